@@ -1,0 +1,41 @@
+# Two set-up commands, each doing its own set-up: `make render` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STACK ?= dev
+CONFIG_FILE ?=
+OUT ?=
+
+RENDER_ARGS := --stack $(STACK)
+ifneq ($(CONFIG_FILE),)
+RENDER_ARGS += --config-file $(CONFIG_FILE)
+endif
+ifneq ($(OUT),)
+RENDER_ARGS += --out $(OUT)
+endif
+
+.PHONY: venv render test lint format snapshot bench clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+render: venv
+	$(PY) -m eks_gpu_platform.offline $(RENDER_ARGS)
+
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: venv
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+test: lint
+	$(PY) -m pytest
+
+clean:
+	rm -rf build $(VENV)

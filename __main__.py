@@ -1,0 +1,25 @@
+"""eks-gpu-platform: read the stack's configuration, build the platform, export its outputs."""
+
+import pulumi
+
+from eks_gpu_platform import GpuPlatform, SpecError, read_stack_config
+
+try:
+    config = read_stack_config()
+except SpecError as err:
+    # A clean failure: one line per bad key, no traceback.
+    raise pulumi.RunError(f"invalid stack configuration:\n{err}") from None
+
+platform = GpuPlatform("platform", config)
+
+pulumi.export("clusterName", platform.cluster_name)
+pulumi.export("kubeconfig", platform.kubeconfig)
+pulumi.export("clusterEndpoint", platform.cluster.endpoint)
+pulumi.export("oidcProviderArn", platform.cluster.oidc_provider_arn)
+pulumi.export("clusterSecurityGroupId", platform.cluster.cluster_security_group_id)
+pulumi.export("nodeSecurityGroupId", platform.cluster.node_security_group_id)
+pulumi.export("vpcId", platform.network.vpc_id)
+pulumi.export("privateSubnetIds", platform.network.private_subnet_ids)
+pulumi.export("karpenterNodeRoleArn", platform.karpenter.node_role_arn)
+pulumi.export("karpenterControllerRoleArn", platform.karpenter.controller_role_arn)
+pulumi.export("interruptionQueueName", platform.karpenter.queue_name)

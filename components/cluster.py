@@ -1,0 +1,316 @@
+"""The EKS cluster: control plane (pulumi-eks), secrets encryption, add-ons and system nodes.
+
+- ``pulumi_eks.Cluster`` with authentication mode API and one access entry per admin, a KMS key
+  (rotation on) for secrets encryption unless a key ARN is given, control-plane logging, the
+  private endpoint always on and the public one only behind a CIDR allowlist.
+- EKS managed add-ons ``vpc-cni``, ``kube-proxy`` and ``eks-pod-identity-agent`` before any node,
+  ``coredns`` once the system nodes exist.
+- A managed node group for controllers (AL2023, on-demand, tainted ``CriticalAddonsOnly``, IMDSv2
+  with hop limit 1, encrypted gp3 root volume) spread over every private subnet's AZ. Karpenter's
+  chart affinity keeps Karpenter from ever provisioning these nodes.
+- The cluster primary security group tagged ``karpenter.sh/discovery``: EKS gives it the
+  self-referencing rules that EFA needs, and managed nodes already use it.
+- One Kubernetes provider, built from the cluster's kubeconfig, for every in-cluster resource.
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from .config import ClusterSpec, SystemNodeGroupSpec
+from .naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
+
+ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+# Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
+ADDONS_BEFORE_COMPUTE = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
+ADDONS_AFTER_COMPUTE = ("coredns",)
+SYSTEM_NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryPullOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+SYSTEM_TAINT_KEY = "CriticalAddonsOnly"
+
+
+def system_node_label(label_domain: str) -> tuple[str, str]:
+    """The label every system node carries; controllers select it."""
+    return f"{label_domain}/system", "true"
+
+
+def system_tolerations() -> list[dict[str, str]]:
+    """Tolerations a controller needs to run on the system nodes."""
+    return [{"key": SYSTEM_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def admin_principal_arn(principal: str, partition: str, account_id: str) -> str:
+    """A full IAM ARN for an admin given as an ARN or as ``role/NAME`` in this account."""
+    if principal.startswith("arn:"):
+        return principal
+    return f"arn:{partition}:iam::{account_id}:{principal}"
+
+
+def admin_policy_arn(partition: str) -> str:
+    """The EKS access policy granting cluster-admin."""
+    return f"arn:{partition}:eks::aws:cluster-access-policy/{ADMIN_POLICY}"
+
+
+def ec2_trust_policy(dns_suffix: str) -> dict:
+    """Trust policy letting EC2 instances assume a node role."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": f"ec2.{dns_suffix}"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+
+
+def system_launch_template_data(disk_size_gib: int) -> dict:
+    """Launch template settings for system nodes: IMDSv2 only, hop limit 1, encrypted gp3."""
+    return {
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            "http_put_response_hop_limit": 1,
+        },
+        "block_device_mappings": [
+            {
+                "device_name": "/dev/xvda",
+                "ebs": {
+                    "volume_size": disk_size_gib,
+                    "volume_type": "gp3",
+                    "encrypted": "true",
+                    "delete_on_termination": "true",
+                },
+            }
+        ],
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class EksClusterArgs:
+    """Inputs of ``EksCluster``: shape from specs, network from other resources."""
+
+    spec: ClusterSpec
+    system_node_group: SystemNodeGroupSpec
+    vpc_id: pulumi.Input[str]
+    private_subnet_ids: pulumi.Input[Sequence[str]]
+    public_subnet_ids: pulumi.Input[Sequence[str]] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS cluster with secrets encryption, managed add-ons and a system node group."""
+
+    cluster_name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    oidc_provider_arn: pulumi.Output[str]
+    oidc_provider_url: pulumi.Output[str]
+    cluster_security_group_id: pulumi.Output[str]
+    node_security_group_id: pulumi.Output[str]
+    system_node_role_arn: pulumi.Output[str]
+    kms_key_arn: pulumi.Output[str]
+
+    def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
+        spec, system, tags = args.spec, args.system_node_group, dict(args.tags)
+        child = pulumi.ResourceOptions(parent=self)
+        protected = pulumi.ResourceOptions(parent=self, protect=spec.protect)
+        partition = aws.get_partition_output().partition
+        dns_suffix = aws.get_partition_output().dns_suffix
+        account_id = aws.get_caller_identity_output().account_id
+
+        if spec.kms_key_arn:
+            self.kms_key_arn = pulumi.Output.from_input(spec.kms_key_arn)
+        else:
+            key = aws.kms.Key(
+                f"{name}-secrets",
+                description=f"EKS secrets encryption for cluster {spec.name}",
+                enable_key_rotation=True,
+                deletion_window_in_days=30,
+                tags=tags,
+                opts=protected,
+            )
+            aws.kms.Alias(
+                f"{name}-secrets",
+                name=f"alias/eks/{spec.name}-secrets",
+                target_key_id=key.key_id,
+                opts=child,
+            )
+            self.kms_key_arn = key.arn
+
+        cluster = eks.Cluster(
+            f"{name}-eks",
+            name=spec.name,
+            version=spec.kubernetes_version,
+            vpc_id=args.vpc_id,
+            subnet_ids=args.private_subnet_ids,
+            node_associate_public_ip_address=False,
+            endpoint_private_access=True,
+            endpoint_public_access=spec.endpoint_public_access,
+            public_access_cidrs=list(spec.public_access_cidrs) or None,
+            authentication_mode=eks.AuthenticationMode.API,
+            access_entries={
+                f"admin-{i}": eks.AccessEntryArgs(
+                    principal_arn=pulumi.Output.all(partition, account_id).apply(
+                        lambda pa, admin=admin: admin_principal_arn(admin, pa[0], pa[1])
+                    ),
+                    type=eks.AccessEntryType.STANDARD,
+                    access_policies={
+                        "cluster-admin": eks.AccessPolicyAssociationArgs(
+                            policy_arn=partition.apply(admin_policy_arn),
+                            access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
+                                type="cluster"
+                            ),
+                        )
+                    },
+                )
+                for i, admin in enumerate(spec.admins)
+            },
+            encryption_config_key_arn=self.kms_key_arn,
+            enabled_cluster_log_types=list(spec.log_types),
+            create_oidc_provider=True,
+            skip_default_node_group=True,
+            skip_default_security_groups=True,
+            bootstrap_self_managed_addons=False,
+            use_default_vpc_cni=True,
+            coredns_addon_options={"enabled": False},
+            kube_proxy_addon_options={"enabled": False},
+            deletion_protection=spec.protect,
+            tags=tags,
+            opts=protected,
+        )
+        # Resolves once the control plane exists, and carries that dependency to every user.
+        self.cluster_name = cluster.cluster_security_group_id.apply(lambda _: spec.name)
+        self.cluster_security_group_id = cluster.cluster_security_group_id
+        self.node_security_group_id = cluster.node_security_group_id
+        self.oidc_provider_arn = cluster.oidc_provider_arn
+        self.oidc_provider_url = cluster.oidc_provider_url
+        self.endpoint = cluster.core.endpoint
+        self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
+
+        aws.ec2.Tag(
+            f"{name}-primary-sg-discovery",
+            resource_id=cluster.cluster_security_group_id,
+            key=DISCOVERY_TAG,
+            value=spec.name,
+            opts=child,
+        )
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=cluster.kubeconfig_json,
+            enable_server_side_apply=True,
+            opts=child,
+        )
+
+        before = [
+            aws.eks.Addon(
+                f"{name}-{addon}",
+                cluster_name=self.cluster_name,
+                addon_name=addon,
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                tags=tags,
+                opts=child,
+            )
+            for addon in ADDONS_BEFORE_COMPUTE
+        ]
+        self.pod_identity_agent = before[-1]
+
+        role = aws.iam.Role(
+            f"{name}-system-node",
+            name=bounded_name("EKSSystemNodeRole-", spec.name, IAM_ROLE_NAME_MAX),
+            assume_role_policy=dns_suffix.apply(lambda s: json.dumps(ec2_trust_policy(s))),
+            tags=tags,
+            opts=child,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-system-node-{policy}",
+                role=role.name,
+                policy_arn=partition.apply(
+                    lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"
+                ),
+                opts=child,
+            )
+            for policy in SYSTEM_NODE_POLICIES
+        ]
+        self.system_node_role_arn = role.arn
+        template = system_launch_template_data(system.disk_size_gib)
+        launch_template = aws.ec2.LaunchTemplate(
+            f"{name}-system",
+            description=f"System nodes of EKS cluster {spec.name}",
+            update_default_version=True,
+            metadata_options=template["metadata_options"],
+            block_device_mappings=template["block_device_mappings"],
+            tag_specifications=[
+                {"resource_type": "instance", "tags": {**tags, "Name": f"{spec.name}-system"}},
+                {"resource_type": "volume", "tags": tags},
+            ],
+            tags=tags,
+            opts=child,
+        )
+        label_key, label_value = system_node_label(spec.label_domain)
+        self.system_node_group = aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=self.cluster_name,
+            node_group_name=f"{spec.name}-system",
+            node_role_arn=role.arn,
+            subnet_ids=args.private_subnet_ids,
+            ami_type=system.ami_type,
+            capacity_type="ON_DEMAND",
+            instance_types=list(system.instance_types),
+            scaling_config={
+                "min_size": system.min_size,
+                "max_size": system.max_size,
+                "desired_size": system.desired_size or system.min_size,
+            },
+            update_config={"max_unavailable": 1},
+            launch_template={
+                "id": launch_template.id,
+                "version": launch_template.latest_version.apply(str),
+            },
+            labels={label_key: label_value},
+            taints=[{"key": SYSTEM_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"}],
+            tags=tags,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[*before, *attachments],
+                # The autoscaler and humans resize the group; Pulumi owns only the bounds.
+                ignore_changes=["scalingConfig.desiredSize"],
+            ),
+        )
+        for addon in ADDONS_AFTER_COMPUTE:
+            aws.eks.Addon(
+                f"{name}-{addon}",
+                cluster_name=self.cluster_name,
+                addon_name=addon,
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
+            )
+
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster_name,
+                "endpoint": self.endpoint,
+                "kubeconfig": self.kubeconfig,
+                "oidc_provider_arn": self.oidc_provider_arn,
+                "oidc_provider_url": self.oidc_provider_url,
+                "cluster_security_group_id": self.cluster_security_group_id,
+                "node_security_group_id": self.node_security_group_id,
+                "system_node_role_arn": self.system_node_role_arn,
+                "kms_key_arn": self.kms_key_arn,
+            }
+        )

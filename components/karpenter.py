@@ -1,0 +1,650 @@
+"""Karpenter: everything upstream's v1.14 CloudFormation reference creates, plus the Helm chart.
+
+- Controller IAM role (EKS Pod Identity by default, IRSA as an option) with upstream's 18
+  statements in upstream's six managed policies (NodeLifecycle, IAMIntegration, EKSIntegration,
+  Interruption, ResourceDiscovery, ZonalShift): the split keeps every document under IAM's 6,144
+  character limit for managed policies even for 100-character cluster names.
+- Node IAM role with upstream's four managed policies and an ``EC2_LINUX`` access entry.
+- Interruption queue (SQS, 300 s retention, SSE, TLS-only) with all five EventBridge rules.
+- Optional EC2 Spot service-linked role (account-wide, so off by default).
+- The ``karpenter-crd`` chart, then the ``karpenter`` chart (``skip_crds``), pinned in
+  ``versions``, running only on the system node group.
+
+Builders (``controller_policies``, ``interruption_rules``, ``karpenter_values`` ...) are pure:
+plain data in, dict out; the component calls them inside ``Output.apply``.
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from . import versions
+from .config import KarpenterSpec
+from .naming import (
+    IAM_POLICY_NAME_MAX,
+    IAM_ROLE_NAME_MAX,
+    SQS_QUEUE_NAME_MAX,
+    TYPE_PREFIX,
+    bounded_name,
+)
+
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "karpenter"
+QUEUE_RETENTION_SECONDS = 300
+QUEUE_TARGET_ID = "KarpenterInterruptionQueueTarget"
+NODE_ROLE_POLICIES = (
+    "AmazonEKS_CNI_Policy",
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEC2ContainerRegistryPullOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+# Upstream's policy groups, in upstream's order.
+POLICY_GROUPS = (
+    "NodeLifecycle",
+    "IAMIntegration",
+    "EKSIntegration",
+    "Interruption",
+    "ResourceDiscovery",
+    "ZonalShift",
+)
+# The five EventBridge rules (upstream logical ids without "Rule"), each a source and detail-type.
+INTERRUPTION_EVENTS: dict[str, tuple[str, str]] = {
+    "ScheduledChange": ("aws.health", "AWS Health Event"),
+    "SpotInterruption": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    "Rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
+    "InstanceStateChange": ("aws.ec2", "EC2 Instance State-change Notification"),
+    "CapacityReservationInterruption": (
+        "aws.ec2",
+        "EC2 Capacity Reservation Instance Interruption Warning",
+    ),
+}
+# Karpenter's feature gates as the v1.14.1 chart defaults them.
+DEFAULT_FEATURE_GATES = {
+    "nodeRepair": False,
+    "nodeOverlay": False,
+    "reservedCapacity": True,
+    "spotToSpotConsolidation": False,
+    "staticCapacity": False,
+    "capacityBuffer": False,
+}
+IAM_VERSION = "2012-10-17"
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure builders
+# ---------------------------------------------------------------------------------------------
+
+
+def _statement(sid: str, actions: Any, resource: Any, condition: dict | None = None) -> dict:
+    out: dict[str, Any] = {"Sid": sid, "Effect": "Allow", "Resource": resource, "Action": actions}
+    if condition:
+        out["Condition"] = condition
+    return out
+
+
+def controller_policies(
+    *,
+    partition: str,
+    region: str,
+    account_id: str,
+    cluster_name: str,
+    node_role_arn: str,
+    queue_arn: str | None,
+) -> dict[str, dict]:
+    """The controller's IAM documents, one per upstream managed policy, keyed by group.
+
+    Statement for statement the v1.14 CloudFormation reference, built from the partition (never
+    a literal ``arn:aws:``). Without an interruption queue the Interruption policy is left out.
+    """
+    ec2 = f"arn:{partition}:ec2:{region}"
+    cluster_tag = f"kubernetes.io/cluster/{cluster_name}"
+    profiles = f"arn:{partition}:iam::{account_id}:instance-profile/*"
+    cluster_arn = f"arn:{partition}:eks:{region}:{account_id}:cluster/{cluster_name}"
+    tagged_types = [
+        f"{ec2}:*:{kind}/*"
+        for kind in (
+            "fleet",
+            "instance",
+            "volume",
+            "network-interface",
+            "launch-template",
+            "spot-instances-request",
+        )
+    ]
+    owned_resource = {
+        "StringEquals": {f"aws:ResourceTag/{cluster_tag}": "owned"},
+        "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+    }
+    owned_request = {
+        f"aws:RequestTag/{cluster_tag}": "owned",
+        "aws:RequestTag/eks:eks-cluster-name": cluster_name,
+    }
+    docs: dict[str, list[dict]] = {
+        "NodeLifecycle": [
+            _statement(
+                "AllowScopedEC2InstanceAccessActions",
+                ["ec2:RunInstances", "ec2:CreateFleet"],
+                [
+                    f"{ec2}::image/*",
+                    f"{ec2}::snapshot/*",
+                    f"{ec2}:*:security-group/*",
+                    f"{ec2}:*:subnet/*",
+                    f"{ec2}:*:capacity-reservation/*",
+                    f"{ec2}:*:placement-group/*",
+                ],
+            ),
+            _statement(
+                "AllowScopedEC2LaunchTemplateAccessActions",
+                ["ec2:RunInstances", "ec2:CreateFleet"],
+                f"{ec2}:*:launch-template/*",
+                owned_resource,
+            ),
+            _statement(
+                "AllowScopedEC2InstanceActionsWithTags",
+                ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
+                tagged_types,
+                {
+                    "StringEquals": dict(owned_request),
+                    "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+                },
+            ),
+            _statement(
+                "AllowScopedResourceCreationTagging",
+                "ec2:CreateTags",
+                tagged_types,
+                {
+                    "StringEquals": {
+                        **owned_request,
+                        "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"],
+                    },
+                    "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+                },
+            ),
+            _statement(
+                "AllowScopedResourceTagging",
+                "ec2:CreateTags",
+                f"{ec2}:*:instance/*",
+                {
+                    **owned_resource,
+                    "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": cluster_name},
+                    "ForAllValues:StringEquals": {
+                        "aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]
+                    },
+                },
+            ),
+            _statement(
+                "AllowScopedDeletion",
+                ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+                [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
+                owned_resource,
+            ),
+        ],
+        "IAMIntegration": [
+            _statement(
+                "AllowPassingInstanceRole",
+                "iam:PassRole",
+                node_role_arn,
+                {
+                    "StringEquals": {
+                        "iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]
+                    }
+                },
+            ),
+            _statement(
+                "AllowScopedInstanceProfileCreationActions",
+                ["iam:CreateInstanceProfile"],
+                profiles,
+                {
+                    "StringEquals": {
+                        **owned_request,
+                        "aws:RequestTag/topology.kubernetes.io/region": region,
+                    },
+                    "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                },
+            ),
+            _statement(
+                "AllowScopedInstanceProfileTagActions",
+                ["iam:TagInstanceProfile"],
+                profiles,
+                {
+                    "StringEquals": {
+                        f"aws:ResourceTag/{cluster_tag}": "owned",
+                        "aws:ResourceTag/topology.kubernetes.io/region": region,
+                        **owned_request,
+                        "aws:RequestTag/topology.kubernetes.io/region": region,
+                    },
+                    "StringLike": {
+                        "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*",
+                        "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*",
+                    },
+                },
+            ),
+            _statement(
+                "AllowScopedInstanceProfileActions",
+                [
+                    "iam:AddRoleToInstanceProfile",
+                    "iam:RemoveRoleFromInstanceProfile",
+                    "iam:DeleteInstanceProfile",
+                ],
+                profiles,
+                {
+                    "StringEquals": {
+                        f"aws:ResourceTag/{cluster_tag}": "owned",
+                        "aws:ResourceTag/topology.kubernetes.io/region": region,
+                    },
+                    "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                },
+            ),
+        ],
+        "EKSIntegration": [
+            _statement("AllowAPIServerEndpointDiscovery", "eks:DescribeCluster", cluster_arn)
+        ],
+        "Interruption": [
+            _statement(
+                "AllowInterruptionQueueActions",
+                ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"],
+                queue_arn,
+            )
+        ],
+        "ResourceDiscovery": [
+            _statement(
+                "AllowRegionalReadActions",
+                [
+                    "ec2:DescribeCapacityReservations",
+                    "ec2:DescribeImages",
+                    "ec2:DescribeInstances",
+                    "ec2:DescribeInstanceStatus",
+                    "ec2:DescribeInstanceTypeOfferings",
+                    "ec2:DescribeInstanceTypes",
+                    "ec2:DescribeLaunchTemplates",
+                    "ec2:DescribePlacementGroups",
+                    "ec2:DescribeSecurityGroups",
+                    "ec2:DescribeSpotPriceHistory",
+                    "ec2:DescribeSubnets",
+                ],
+                "*",
+                {"StringEquals": {"aws:RequestedRegion": region}},
+            ),
+            _statement(
+                "AllowSSMReadActions",
+                "ssm:GetParameter",
+                f"arn:{partition}:ssm:{region}::parameter/aws/service/*",
+            ),
+            _statement("AllowPricingReadActions", "pricing:GetProducts", "*"),
+            _statement("AllowUnscopedInstanceProfileListAction", "iam:ListInstanceProfiles", "*"),
+            _statement("AllowInstanceProfileReadActions", "iam:GetInstanceProfile", profiles),
+        ],
+        "ZonalShift": [
+            _statement(
+                "AllowZonalShiftStatusReadOnly",
+                ["arc-zonal-shift:GetManagedResource"],
+                "*",
+                {"StringEquals": {"arc-zonal-shift:ResourceIdentifier": cluster_arn}},
+            )
+        ],
+    }
+    if queue_arn is None:
+        del docs["Interruption"]
+    return {group: {"Version": IAM_VERSION, "Statement": stmts} for group, stmts in docs.items()}
+
+
+def policy_name(group: str, cluster_name: str) -> str:
+    """Upstream's managed policy name, shortened with a hash past IAM's 128 characters."""
+    return bounded_name(f"KarpenterController{group}Policy-", cluster_name, IAM_POLICY_NAME_MAX)
+
+
+def compact_json(document: dict) -> str:
+    """A policy document as IAM stores and counts it (no insignificant whitespace)."""
+    return json.dumps(document, separators=(",", ":"))
+
+
+def node_trust_policy(dns_suffix: str) -> dict:
+    """Trust policy of the node role: EC2 in this partition (``ec2.${AWS::URLSuffix}``)."""
+    return {
+        "Version": IAM_VERSION,
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": f"ec2.{dns_suffix}"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+
+
+def pod_identity_trust_policy() -> dict:
+    """Trust policy of the controller role with EKS Pod Identity."""
+    return {
+        "Version": IAM_VERSION,
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "pods.eks.amazonaws.com"},
+                "Action": ["sts:AssumeRole", "sts:TagSession"],
+            }
+        ],
+    }
+
+
+def irsa_trust_policy(oidc_provider_arn: str, oidc_provider_url: str) -> dict:
+    """Trust policy of the controller role with IRSA, for ``kube-system/karpenter`` only."""
+    issuer = oidc_provider_url.removeprefix("https://")
+    return {
+        "Version": IAM_VERSION,
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Federated": oidc_provider_arn},
+                "Action": "sts:AssumeRoleWithWebIdentity",
+                "Condition": {
+                    "StringEquals": {
+                        f"{issuer}:aud": "sts.amazonaws.com",
+                        f"{issuer}:sub": f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}",
+                    }
+                },
+            }
+        ],
+    }
+
+
+def queue_policy(queue_arn: str) -> dict:
+    """The interruption queue's policy: EventBridge and SQS may send; no plain HTTP at all."""
+    return {
+        "Version": IAM_VERSION,
+        "Id": "EC2InterruptionPolicy",
+        "Statement": [
+            {
+                "Sid": "SqsWrite",
+                "Effect": "Allow",
+                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                "Action": "sqs:SendMessage",
+                "Resource": queue_arn,
+            },
+            {
+                "Sid": "DenyHTTP",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": "sqs:*",
+                "Resource": queue_arn,
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            },
+        ],
+    }
+
+
+def interruption_rules() -> dict[str, dict]:
+    """The EventBridge event pattern of each interruption rule, keyed by rule."""
+    return {
+        key: {"source": [source], "detail-type": [detail]}
+        for key, (source, detail) in INTERRUPTION_EVENTS.items()
+    }
+
+
+def karpenter_values(
+    *,
+    cluster_name: str,
+    queue_name: str | None,
+    spec: KarpenterSpec,
+    node_selector: Mapping[str, str],
+    tolerations: Sequence[Mapping[str, str]],
+    feature_gates: Mapping[str, bool] | None = None,
+    irsa_role_arn: str | None = None,
+) -> dict:
+    """Helm values for the ``karpenter`` chart (every key exists in the v1.14.1 defaults)."""
+    resources = {"cpu": spec.cpu, "memory": spec.memory}
+    service_account: dict[str, Any] = {"create": True, "name": SERVICE_ACCOUNT}
+    if irsa_role_arn is not None:
+        service_account["annotations"] = {"eks.amazonaws.com/role-arn": irsa_role_arn}
+    return {
+        "settings": {
+            "clusterName": cluster_name,
+            "interruptionQueue": queue_name or "",
+            "featureGates": {**DEFAULT_FEATURE_GATES, **(feature_gates or {})},
+        },
+        "serviceAccount": service_account,
+        "replicas": spec.replicas,
+        "podDisruptionBudget": {"name": "karpenter", "maxUnavailable": 1},
+        "controller": {"resources": {"requests": resources, "limits": dict(resources)}},
+        "nodeSelector": {"kubernetes.io/os": "linux", **node_selector},
+        "tolerations": [dict(t) for t in tolerations],
+        "logLevel": spec.log_level,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Component
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class KarpenterArgs:
+    """Inputs of ``Karpenter``.
+
+    ``cluster_name`` is the plain name (it names IAM roles and the queue); ``cluster`` is the
+    same name as an Output of the cluster, so that everything waits for the control plane.
+    """
+
+    spec: KarpenterSpec
+    cluster_name: str
+    cluster: pulumi.Input[str]
+    oidc_provider_arn: pulumi.Input[str]
+    oidc_provider_url: pulumi.Input[str]
+    k8s_provider: k8s.Provider
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: Sequence[Mapping[str, str]] = ()
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    depends_on: Sequence[pulumi.Resource] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+class Karpenter(pulumi.ComponentResource):
+    """Karpenter's AWS side (IAM, interruption queue, rules) and its Helm chart."""
+
+    node_role_name: pulumi.Output[str]
+    node_role_arn: pulumi.Output[str]
+    controller_role_arn: pulumi.Output[str]
+    queue_name: pulumi.Output[str]
+    queue_arn: pulumi.Output[str]
+    release_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(f"{TYPE_PREFIX}Karpenter", name, None, opts)
+        spec, tags, cluster = args.spec, dict(args.tags), args.cluster_name
+        child = pulumi.ResourceOptions(parent=self)
+        part = aws.get_partition_output()
+        partition, dns_suffix = part.partition, part.dns_suffix
+        region = aws.get_region_output().region
+        account_id = aws.get_caller_identity_output().account_id
+
+        # -- node role ---------------------------------------------------------------------
+        node_role = aws.iam.Role(
+            f"{name}-node",
+            name=bounded_name("KarpenterNodeRole-", cluster, IAM_ROLE_NAME_MAX),
+            path="/",
+            description=f"Nodes launched by Karpenter in EKS cluster {cluster}",
+            assume_role_policy=dns_suffix.apply(lambda s: json.dumps(node_trust_policy(s))),
+            tags=tags,
+            opts=child,
+        )
+        for policy in NODE_ROLE_POLICIES:
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-{policy}",
+                role=node_role.name,
+                policy_arn=partition.apply(
+                    lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"
+                ),
+                opts=child,
+            )
+        self.node_role_name = node_role.name
+        self.node_role_arn = node_role.arn
+
+        # -- interruption queue and rules --------------------------------------------------
+        access_entry_after: list[pulumi.Resource] = []
+        queue_arn: pulumi.Output[str | None] = pulumi.Output.from_input(None)
+        self.queue_name = pulumi.Output.from_input("")
+        self.queue_arn = pulumi.Output.from_input("")
+        if spec.interruption_handling:
+            queue = aws.sqs.Queue(
+                f"{name}-interruption",
+                name=bounded_name("Karpenter-", cluster, SQS_QUEUE_NAME_MAX),
+                message_retention_seconds=QUEUE_RETENTION_SECONDS,
+                sqs_managed_sse_enabled=True,
+                tags=tags,
+                opts=child,
+            )
+            q_policy = aws.sqs.QueuePolicy(
+                f"{name}-interruption",
+                queue_url=queue.url,
+                policy=queue.arn.apply(lambda arn: json.dumps(queue_policy(arn))),
+                opts=child,
+            )
+            access_entry_after.append(q_policy)
+            for key, pattern in interruption_rules().items():
+                rule = aws.cloudwatch.EventRule(
+                    f"{name}-{key}",
+                    description=f"Karpenter interruption handling for {cluster}: {key}",
+                    event_pattern=json.dumps(pattern),
+                    tags=tags,
+                    opts=child,
+                )
+                aws.cloudwatch.EventTarget(
+                    f"{name}-{key}",
+                    rule=rule.name,
+                    arn=queue.arn,
+                    target_id=QUEUE_TARGET_ID,
+                    opts=child,
+                )
+            queue_arn = queue.arn
+            self.queue_name = queue.name
+            self.queue_arn = queue.arn
+
+        aws.eks.AccessEntry(
+            f"{name}-node",
+            cluster_name=args.cluster,
+            principal_arn=node_role.arn,
+            type="EC2_LINUX",
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=access_entry_after),
+        )
+
+        # -- controller role ---------------------------------------------------------------
+        if spec.auth == "podIdentity":
+            trust = pulumi.Output.from_input(json.dumps(pod_identity_trust_policy()))
+        else:
+            trust = pulumi.Output.all(args.oidc_provider_arn, args.oidc_provider_url).apply(
+                lambda a: json.dumps(irsa_trust_policy(a[0], a[1]))
+            )
+        controller_role = aws.iam.Role(
+            f"{name}-controller",
+            name=bounded_name("KarpenterController-", cluster, IAM_ROLE_NAME_MAX),
+            path="/",
+            description=f"Karpenter controller of EKS cluster {cluster}",
+            assume_role_policy=trust,
+            tags=tags,
+            opts=child,
+        )
+        self.controller_role_arn = controller_role.arn
+        documents = pulumi.Output.all(
+            partition, region, account_id, node_role.arn, queue_arn
+        ).apply(
+            lambda a: controller_policies(
+                partition=a[0],
+                region=a[1],
+                account_id=a[2],
+                cluster_name=cluster,
+                node_role_arn=a[3],
+                queue_arn=a[4],
+            )
+        )
+        controller_ready: list[pulumi.Resource] = []
+        for group in POLICY_GROUPS:
+            if group == "Interruption" and not spec.interruption_handling:
+                continue
+            policy = aws.iam.Policy(
+                f"{name}-{group}",
+                name=policy_name(group, cluster),
+                path="/",
+                description=f"Karpenter controller {group} permissions for {cluster}",
+                policy=documents.apply(lambda d, group=group: compact_json(d[group])),
+                tags=tags,
+                opts=child,
+            )
+            controller_ready.append(
+                aws.iam.RolePolicyAttachment(
+                    f"{name}-{group}",
+                    role=controller_role.name,
+                    policy_arn=policy.arn,
+                    opts=child,
+                )
+            )
+        if spec.auth == "podIdentity":
+            controller_ready.append(
+                aws.eks.PodIdentityAssociation(
+                    f"{name}-controller",
+                    cluster_name=args.cluster,
+                    namespace=NAMESPACE,
+                    service_account=SERVICE_ACCOUNT,
+                    role_arn=controller_role.arn,
+                    tags=tags,
+                    opts=child,
+                )
+            )
+        if spec.spot_service_linked_role:
+            aws.iam.ServiceLinkedRole(
+                f"{name}-spot", aws_service_name="spot.amazonaws.com", opts=child
+            )
+
+        # -- charts ------------------------------------------------------------------------
+        k8s_opts = pulumi.ResourceOptions(
+            parent=self, provider=args.k8s_provider, depends_on=list(args.depends_on)
+        )
+        crds = k8s.helm.v3.Release(
+            f"{name}-crd",
+            name=versions.KARPENTER_CRD.name,
+            chart=versions.KARPENTER_CRD.reference,
+            version=spec.version,
+            namespace=NAMESPACE,
+            opts=k8s_opts,
+        )
+        values = pulumi.Output.all(self.queue_name, controller_role.arn).apply(
+            lambda a: karpenter_values(
+                cluster_name=cluster,
+                queue_name=a[0] or None,
+                spec=spec,
+                node_selector=args.node_selector,
+                tolerations=args.tolerations,
+                feature_gates=args.feature_gates,
+                irsa_role_arn=a[1] if spec.auth == "irsa" else None,
+            )
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-chart",
+            name=versions.KARPENTER.name,
+            chart=versions.KARPENTER.reference,
+            version=spec.version,
+            namespace=NAMESPACE,
+            skip_crds=True,
+            values=values,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=args.k8s_provider,
+                depends_on=[crds, *controller_ready, *args.depends_on],
+            ),
+        )
+        self.crd_release = crds
+        self.release_name = self.release.name
+        self.register_outputs(
+            {
+                "node_role_name": self.node_role_name,
+                "node_role_arn": self.node_role_arn,
+                "controller_role_arn": self.controller_role_arn,
+                "queue_name": self.queue_name,
+                "queue_arn": self.queue_arn,
+                "release_name": self.release_name,
+            }
+        )

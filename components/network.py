@@ -1,0 +1,196 @@
+"""The network: a new VPC laid out for EKS and Karpenter, or an existing one tagged for discovery.
+
+A new VPC gets, per AZ, a large private subnet (nodes and pods: the VPC CNI gives every pod a VPC
+address) and a small public subnet (load balancers, NAT), one NAT gateway (or one per AZ), and
+route tables. Private subnets carry ``karpenter.sh/discovery: <cluster>`` so EC2NodeClasses
+select them by tag; an existing VPC's private subnets get the same tag through ``aws.ec2.Tag``.
+"""
+
+import ipaddress
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from .config import VpcSpec
+from .naming import DISCOVERY_TAG, TYPE_PREFIX
+
+# A new VPC is cut into eighths: one eighth per AZ for private subnets (up to 6 AZs), and the
+# last eighth cut again into eighths for the public subnets.
+PRIVATE_SUBNET_SHIFT = 3
+PUBLIC_SUBNET_SHIFT = 6
+
+
+def subnet_layout(cidr: str, az_count: int) -> tuple[list[str], list[str]]:
+    """Private and public subnet CIDRs, one of each per AZ (pure; see module docstring)."""
+    network = ipaddress.ip_network(cidr)
+    eighths = list(network.subnets(prefixlen_diff=PRIVATE_SUBNET_SHIFT))
+    private = [str(n) for n in eighths[:az_count]]
+    public_pool = list(
+        eighths[-1].subnets(prefixlen_diff=PUBLIC_SUBNET_SHIFT - PRIVATE_SUBNET_SHIFT)
+    )
+    public = [str(n) for n in public_pool[:az_count]]
+    return private, public
+
+
+def subnet_tags(cluster_name: str, *, private: bool) -> dict[str, str]:
+    """Tags that let Karpenter and the AWS Load Balancer Controller find the subnets."""
+    if private:
+        return {DISCOVERY_TAG: cluster_name, "kubernetes.io/role/internal-elb": "1"}
+    return {"kubernetes.io/role/elb": "1"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class NetworkArgs:
+    """Inputs of ``Network``."""
+
+    spec: VpcSpec
+    cluster_name: str
+    tags: Mapping[str, str] = field(default_factory=dict)
+    protect: bool = False
+
+
+class Network(pulumi.ComponentResource):
+    """A VPC with private subnets tagged for Karpenter discovery."""
+
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids: pulumi.Output[Sequence[str]]
+    public_subnet_ids: pulumi.Output[Sequence[str]]
+
+    def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(f"{TYPE_PREFIX}Network", name, None, opts)
+        spec, tags = args.spec, dict(args.tags)
+        child = pulumi.ResourceOptions(parent=self)
+        if spec.create:
+            self._create(name, spec, args.cluster_name, tags, child, args.protect)
+        else:
+            self.vpc_id = pulumi.Output.from_input(spec.vpc_id or "")
+            self.private_subnet_ids = pulumi.Output.from_input(list(spec.private_subnet_ids))
+            self.public_subnet_ids = pulumi.Output.from_input(list(spec.public_subnet_ids))
+            for i, subnet_id in enumerate(spec.private_subnet_ids):
+                aws.ec2.Tag(
+                    f"{name}-private-{i}-discovery",
+                    resource_id=subnet_id,
+                    key=DISCOVERY_TAG,
+                    value=args.cluster_name,
+                    opts=child,
+                )
+        self.register_outputs(
+            {
+                "vpc_id": self.vpc_id,
+                "private_subnet_ids": self.private_subnet_ids,
+                "public_subnet_ids": self.public_subnet_ids,
+            }
+        )
+
+    def _create(
+        self,
+        name: str,
+        spec: VpcSpec,
+        cluster: str,
+        tags: dict[str, str],
+        child: pulumi.ResourceOptions,
+        protect: bool,
+    ) -> None:
+        azs = aws.get_availability_zones_output(state="available")
+        private_cidrs, public_cidrs = subnet_layout(spec.vpc_cidr, spec.azs)
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=spec.vpc_cidr,
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags={**tags, "Name": f"{cluster}-vpc"},
+            opts=pulumi.ResourceOptions(parent=self, protect=protect),
+        )
+        igw = aws.ec2.InternetGateway(
+            f"{name}-igw", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster}-igw"}, opts=child
+        )
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public-rt",
+            vpc_id=vpc.id,
+            tags={**tags, "Name": f"{cluster}-public"},
+            opts=child,
+        )
+        aws.ec2.Route(
+            f"{name}-public-default",
+            route_table_id=public_rt.id,
+            destination_cidr_block="0.0.0.0/0",
+            gateway_id=igw.id,
+            opts=child,
+        )
+        public, private, nats = [], [], []
+        for i in range(spec.azs):
+            az = azs.names[i]
+            suffix = chr(ord("a") + i)
+            pub = aws.ec2.Subnet(
+                f"{name}-public-{suffix}",
+                vpc_id=vpc.id,
+                cidr_block=public_cidrs[i],
+                availability_zone=az,
+                map_public_ip_on_launch=False,
+                tags={
+                    **tags,
+                    **subnet_tags(cluster, private=False),
+                    "Name": f"{cluster}-public-{suffix}",
+                },
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{suffix}",
+                subnet_id=pub.id,
+                route_table_id=public_rt.id,
+                opts=child,
+            )
+            public.append(pub)
+            if i == 0 or spec.nat_gateway_per_az:
+                eip = aws.ec2.Eip(
+                    f"{name}-nat-{suffix}",
+                    domain="vpc",
+                    tags={**tags, "Name": f"{cluster}-nat-{suffix}"},
+                    opts=child,
+                )
+                nats.append(
+                    aws.ec2.NatGateway(
+                        f"{name}-nat-{suffix}",
+                        allocation_id=eip.id,
+                        subnet_id=pub.id,
+                        tags={**tags, "Name": f"{cluster}-nat-{suffix}"},
+                        opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]),
+                    )
+                )
+            priv = aws.ec2.Subnet(
+                f"{name}-private-{suffix}",
+                vpc_id=vpc.id,
+                cidr_block=private_cidrs[i],
+                availability_zone=az,
+                tags={
+                    **tags,
+                    **subnet_tags(cluster, private=True),
+                    "Name": f"{cluster}-private-{suffix}",
+                },
+                opts=child,
+            )
+            rt = aws.ec2.RouteTable(
+                f"{name}-private-{suffix}",
+                vpc_id=vpc.id,
+                tags={**tags, "Name": f"{cluster}-private-{suffix}"},
+                opts=child,
+            )
+            aws.ec2.Route(
+                f"{name}-private-{suffix}-default",
+                route_table_id=rt.id,
+                destination_cidr_block="0.0.0.0/0",
+                nat_gateway_id=nats[-1].id,
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{suffix}",
+                subnet_id=priv.id,
+                route_table_id=rt.id,
+                opts=child,
+            )
+            private.append(priv)
+        self.vpc_id = vpc.id
+        self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private])
+        self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public])

@@ -1,0 +1,471 @@
+"""Recording Pulumi mocks: the engine stand-in behind the offline render and the test suite.
+
+``RecordingMocks`` answers resource registrations and invokes with realistic values (ARNs built
+from the configured partition, region and a placeholder account; ids shaped like AWS ids; a
+kubeconfig). Unknown resource types and unknown invoke tokens raise: a silent ``{}`` would turn
+into ``arn:None:...`` far away. ``RecordingMonitor`` also records what the stock monitor drops:
+parent, dependencies, protect, provider and the outputs each component registers.
+
+``run(program, ...)`` runs a Pulumi program under fresh mocks and returns a ``Recording``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.proto import resource_pb2
+
+PLACEHOLDER_ACCOUNT_ID = "123456789012"
+
+
+def _hex(seed: str, length: int) -> str:
+    """A stable hex string derived from ``seed``: the same program gives the same ids."""
+    return hashlib.sha256(seed.encode()).hexdigest()[:length]
+
+
+def _uuid(seed: str) -> str:
+    h = _hex(seed, 32)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+@dataclass
+class Registration:
+    """One resource as the engine saw it."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    id: str
+    dependencies: list[str]
+    property_dependencies: dict[str, list[str]]
+    provider: str
+    protect: bool
+    ignore_changes: list[str]
+    replace_on_changes: list[str]
+    delete_before_replace: bool
+    version: str
+    aliases: list[str]
+    registered_outputs: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "urn": self.urn,
+            "parent": self.parent,
+            "custom": self.custom,
+            "inputs": self.inputs,
+            "dependencies": self.dependencies,
+            "provider": self.provider,
+            "protect": self.protect,
+            "ignoreChanges": self.ignore_changes,
+            "replaceOnChanges": self.replace_on_changes,
+            "deleteBeforeReplace": self.delete_before_replace,
+            "aliases": self.aliases,
+            "registeredOutputs": self.registered_outputs,
+        }
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Realistic, strict answers for every resource type and invoke this project uses."""
+
+    def __init__(self, *, region: str, partition: str, account_id: str = PLACEHOLDER_ACCOUNT_ID):
+        self.region = region
+        self.partition = partition
+        self.account_id = account_id
+        self.dns_suffix = "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    # -- invokes ----------------------------------------------------------------------------
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        self.calls.append((args.token, dict(args.args)))
+        token = args.token
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {
+                "accountId": self.account_id,
+                "arn": f"arn:{self.partition}:iam::{self.account_id}:user/offline-render",
+                "userId": "AIDAOFFLINERENDER0000",
+                "id": self.account_id,
+            }
+        if token == "aws:index/getPartition:getPartition":
+            return {
+                "partition": self.partition,
+                "dnsSuffix": self.dns_suffix,
+                "reverseDnsPrefix": ".".join(reversed(self.dns_suffix.split("."))),
+                "id": self.partition,
+            }
+        if token == "aws:index/getRegion:getRegion":
+            return {"name": self.region, "region": self.region, "id": self.region}
+        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            letters = "abcdef"
+            short = "".join(part[0] for part in self.region.split("-")[:-1])
+            return {
+                "names": [f"{self.region}{c}" for c in letters],
+                "zoneIds": [f"{short}{self.region[-1]}-az{i + 1}" for i in range(len(letters))],
+                "state": "available",
+                "id": self.region,
+            }
+        raise NotImplementedError(
+            f"offline mocks: no answer for invoke {token!r}; add a realistic one to "
+            "eks_gpu_platform.offline.mocks.RecordingMocks.call"
+        )
+
+    # -- resources --------------------------------------------------------------------------
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        typ, name, inputs = args.typ, args.name, dict(args.inputs)
+        if not args.custom:
+            return self._component(typ, name, inputs)
+        builder = self._builders().get(typ)
+        if builder is not None:
+            return builder(name, inputs)
+        if typ.startswith("kubernetes:") or typ.startswith("pulumi:providers:"):
+            return f"{name}-id", inputs
+        raise NotImplementedError(
+            f"offline mocks: no realistic state for resource type {typ!r} ({name!r}); add one "
+            "to eks_gpu_platform.offline.mocks.RecordingMocks"
+        )
+
+    def _arn(self, service: str, resource: str, *, region: bool = True) -> str:
+        reg = self.region if region else ""
+        return f"arn:{self.partition}:{service}:{reg}:{self.account_id}:{resource}"
+
+    def _physical(self, name: str, inputs: dict[str, Any], key: str = "name") -> str:
+        """Pulumi auto-naming: the logical name plus a random suffix, unless a name is given."""
+        return inputs.get(key) or f"{name}-{_hex(name, 7)}"
+
+    def _builders(self) -> dict[str, Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]]]:
+        def with_id(prefix: str, service: str = "ec2", kind: str = "") -> Callable:
+            def build(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+                rid = f"{prefix}-{_hex(name, 17)}"
+                state = {**inputs, "arn": self._arn(service, f"{kind or prefix}/{rid}")}
+                return rid, state
+
+            return build
+
+        def kms_key(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            key_id = _uuid(name)
+            return key_id, {**inputs, "keyId": key_id, "arn": self._arn("kms", f"key/{key_id}")}
+
+        def kms_alias(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            alias = inputs["name"]
+            return alias, {**inputs, "arn": self._arn("kms", alias)}
+
+        def iam_role(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            role = self._physical(name, inputs)
+            path = inputs.get("path", "/")
+            arn = self._arn("iam", f"role{path}{role}", region=False)
+            return role, {**inputs, "name": role, "arn": arn, "uniqueId": "AROA" + _hex(name, 17)}
+
+        def iam_policy(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            policy = self._physical(name, inputs)
+            path = inputs.get("path", "/")
+            arn = self._arn("iam", f"policy{path}{policy}", region=False)
+            return arn, {**inputs, "name": policy, "arn": arn, "policyId": "ANPA" + _hex(name, 17)}
+
+        def attachment(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            return f"{name}-{_hex(name, 8)}", inputs
+
+        def slr(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            service = inputs["awsServiceName"]
+            role = "AWSServiceRoleForEC2Spot"
+            arn = self._arn("iam", f"role/aws-service-role/{service}/{role}", region=False)
+            return arn, {**inputs, "name": role, "arn": arn}
+
+        def queue(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            qname = self._physical(name, inputs)
+            url = f"https://sqs.{self.region}.{self.dns_suffix}/{self.account_id}/{qname}"
+            return url, {**inputs, "name": qname, "arn": self._arn("sqs", qname), "url": url}
+
+        def queue_policy(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            return inputs["queueUrl"], inputs
+
+        def event_rule(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            rule = self._physical(name, inputs)
+            return rule, {**inputs, "name": rule, "arn": self._arn("events", f"rule/{rule}")}
+
+        def event_target(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            return f"{inputs['rule']}-{inputs['targetId']}", inputs
+
+        def placement_group(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            pg_name = self._physical(name, inputs)
+            pg_id = f"pg-{_hex(name, 17)}"
+            arn = self._arn("ec2", f"placement-group/{pg_name}")
+            return pg_name, {**inputs, "name": pg_name, "placementGroupId": pg_id, "arn": arn}
+
+        def eks_child(kind: str, key: str) -> Callable:
+            def build(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+                cluster = inputs["clusterName"]
+                rid = f"{cluster}:{_hex(name, 8)}"
+                arn = self._arn("eks", f"{kind}/{cluster}/{_hex(name, 12)}")
+                return rid, {**inputs, key: arn}
+
+            return build
+
+        def tag(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            return f"{inputs['resourceId']},{inputs['key']}", inputs
+
+        def eip(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            alloc = f"eipalloc-{_hex(name, 17)}"
+            octets = [int(_hex(name + str(i), 2), 16) for i in range(2)]
+            ip = f"52.10.{octets[0]}.{octets[1]}"
+            return alloc, {**inputs, "allocationId": alloc, "publicIp": ip}
+
+        def launch_template(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            lt_id = f"lt-{_hex(name, 17)}"
+            arn = self._arn("ec2", f"launch-template/{lt_id}")
+            return lt_id, {**inputs, "arn": arn, "latestVersion": 1, "defaultVersion": 1}
+
+        def sg_rule(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            rid = f"sgr-{_hex(name, 17)}"
+            return rid, {**inputs, "securityGroupRuleId": rid}
+
+        def route(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            return f"r-{inputs['routeTableId']}1080289494", inputs
+
+        def association(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            return f"rtbassoc-{_hex(name, 17)}", inputs
+
+        return {
+            "aws:kms/key:Key": kms_key,
+            "aws:kms/alias:Alias": kms_alias,
+            "aws:iam/role:Role": iam_role,
+            "aws:iam/policy:Policy": iam_policy,
+            "aws:iam/rolePolicyAttachment:RolePolicyAttachment": attachment,
+            "aws:iam/serviceLinkedRole:ServiceLinkedRole": slr,
+            "aws:sqs/queue:Queue": queue,
+            "aws:sqs/queuePolicy:QueuePolicy": queue_policy,
+            "aws:cloudwatch/eventRule:EventRule": event_rule,
+            "aws:cloudwatch/eventTarget:EventTarget": event_target,
+            "aws:ec2/vpc:Vpc": with_id("vpc"),
+            "aws:ec2/subnet:Subnet": with_id("subnet"),
+            "aws:ec2/internetGateway:InternetGateway": with_id("igw", kind="internet-gateway"),
+            "aws:ec2/natGateway:NatGateway": with_id("nat", kind="natgateway"),
+            "aws:ec2/eip:Eip": eip,
+            "aws:ec2/routeTable:RouteTable": with_id("rtb", kind="route-table"),
+            "aws:ec2/route:Route": route,
+            "aws:ec2/routeTableAssociation:RouteTableAssociation": association,
+            "aws:ec2/securityGroup:SecurityGroup": with_id("sg", kind="security-group"),
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": sg_rule,
+            "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": sg_rule,
+            "aws:ec2/placementGroup:PlacementGroup": placement_group,
+            "aws:ec2/tag:Tag": tag,
+            "aws:ec2/launchTemplate:LaunchTemplate": launch_template,
+            "aws:eks/accessEntry:AccessEntry": eks_child("access-entry", "accessEntryArn"),
+            "aws:eks/podIdentityAssociation:PodIdentityAssociation": eks_child(
+                "podidentityassociation", "associationArn"
+            ),
+            "aws:eks/addon:Addon": eks_child("addon", "arn"),
+            "aws:eks/nodeGroup:NodeGroup": eks_child("nodegroup", "arn"),
+        }
+
+    # -- remote components ------------------------------------------------------------------
+
+    def _component(self, typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
+        if typ == "eks:index:Cluster":
+            return "", self._eks_cluster(name, inputs)
+        return "", {}
+
+    def _eks_cluster(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        cluster = inputs.get("name") or f"{name}-eksCluster-{_hex(name, 7)}"
+        oidc_id = _hex(name, 32).upper()
+        issuer = f"https://oidc.eks.{self.region}.{self.dns_suffix}/id/{oidc_id}"
+        endpoint = f"https://{oidc_id}.gr7.{self.region}.eks.{self.dns_suffix}"
+        ca = base64.b64encode(
+            b"-----BEGIN CERTIFICATE-----\nOFFLINE-RENDER\n-----END CERTIFICATE-----\n"
+        ).decode()
+        kubeconfig = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": cluster, "cluster": {"server": endpoint, "certificate-authority-data": ca}}
+            ],
+            "contexts": [{"name": "aws", "context": {"cluster": cluster, "user": "aws"}}],
+            "current-context": "aws",
+            "users": [
+                {
+                    "name": "aws",
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "aws",
+                            "args": [
+                                "eks",
+                                "get-token",
+                                "--cluster-name",
+                                cluster,
+                                "--region",
+                                self.region,
+                            ],
+                        }
+                    },
+                }
+            ],
+        }
+        primary_sg = f"sg-{_hex(name + '/primary', 17)}"
+        return {
+            "kubeconfig": kubeconfig,
+            "kubeconfigJson": json.dumps(kubeconfig),
+            "clusterSecurityGroupId": primary_sg,
+            "nodeSecurityGroupId": primary_sg,
+            "oidcProviderArn": self._arn(
+                "iam", f"oidc-provider/{issuer.removeprefix('https://')}", region=False
+            ),
+            "oidcProviderUrl": issuer,
+            "oidcIssuer": issuer.removeprefix("https://"),
+            "core": {"endpoint": endpoint, "vpcId": inputs.get("vpcId")},
+        }
+
+
+class RecordingMonitor(_mocks.MockMonitor):
+    """The stock mock monitor, plus a record of resource options and registered outputs.
+
+    It also leaves resource references out of the features it offers, so a remote component
+    passed as an input serialises as its URN instead of being rehydrated on a worker thread
+    (the flaky "attached to a different loop" hang; see FACTS §9.2).
+    """
+
+    def __init__(self, mocks: RecordingMocks):
+        super().__init__(mocks)
+        self.registrations: dict[str, Registration] = {}
+
+    def GetDeploymentInfo(self, request):
+        info = super().GetDeploymentInfo(request)
+        features = [
+            f
+            for f in info.supportedFeatures
+            if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES
+        ]
+        return resource_pb2.DeploymentInfo(supportedFeatures=features)
+
+    def SupportsFeature(self, request):
+        if request.id == "resourceReferences":
+            return type("SupportsFeatureResponse", (object,), {"hasSupport": False})
+        return super().SupportsFeature(request)
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        registered = self.resources[response.urn]
+        self.registrations[response.urn] = Registration(
+            type=request.type,
+            name=request.name,
+            urn=response.urn,
+            parent=request.parent,
+            custom=bool(request.custom),
+            inputs=rpc.deserialize_properties(request.object),
+            outputs=dict(registered.state),
+            id=registered.id or "",
+            dependencies=list(request.dependencies),
+            property_dependencies={
+                k: list(v.urns) for k, v in request.propertyDependencies.items()
+            },
+            provider=request.provider,
+            protect=bool(request.protect),
+            ignore_changes=list(request.ignoreChanges),
+            replace_on_changes=list(request.replaceOnChanges),
+            delete_before_replace=bool(request.deleteBeforeReplace),
+            version=request.version,
+            aliases=[a.urn or a.spec.name for a in request.aliases],
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request):
+        reg = self.registrations.get(request.urn)
+        if reg is not None:
+            reg.registered_outputs = rpc.deserialize_properties(request.outputs)
+        return super().RegisterResourceOutputs(request)
+
+
+@dataclass
+class Recording:
+    """Everything a program registered, in registration order, plus its stack outputs."""
+
+    resources: list[Registration]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def of_type(self, typ: str) -> list[Registration]:
+        return [r for r in self.resources if r.type == typ]
+
+    def named(self, name: str) -> Registration:
+        matches = [r for r in self.resources if r.name == name]
+        if len(matches) != 1:
+            raise KeyError(f"{len(matches)} resources named {name!r}")
+        return matches[0]
+
+    def children_of(self, urn: str) -> list[Registration]:
+        return [r for r in self.resources if r.parent == urn]
+
+
+def run(
+    program: Callable[[], Any],
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, Any],
+    region: str,
+    partition: str,
+    account_id: str = PLACEHOLDER_ACCOUNT_ID,
+    secret_keys: list[str] | None = None,
+) -> Recording:
+    """Run ``program`` under fresh recording mocks and return what it registered.
+
+    ``config`` maps full keys (``"<project>:cluster"``, ``"aws:region"``) to values; structured
+    values are passed as JSON, as the Pulumi CLI does.
+    """
+    settings.reset_options()
+    mocks = RecordingMocks(region=region, partition=partition, account_id=account_id)
+    monitor = RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(
+        {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
+        secret_keys or [],
+    )
+    outputs: dict[str, Any] = {}
+
+    @pulumi.runtime.test
+    def execute() -> Any:
+        program()
+        root = settings.get_root_resource()
+        exported = dict(getattr(root, "outputs", {}) or {})
+        names = list(exported)
+        return pulumi.Output.all(*[exported[n] for n in names]).apply(
+            lambda values: outputs.update(zip(names, values, strict=True))
+        )
+
+    try:
+        execute()
+    finally:
+        # Leave no state for the next run in this process (tests run many programs).
+        settings.reset_options()
+        _drain_loop()
+    return Recording(
+        resources=list(monitor.registrations.values()), outputs=outputs, calls=mocks.calls
+    )
+
+
+def _drain_loop() -> None:
+    try:
+        loop = asyncio.get_event_loop()
+    except RuntimeError:
+        return
+    if not loop.is_closed() and not loop.is_running():
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()

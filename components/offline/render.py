@@ -1,0 +1,342 @@
+"""Offline render: run the real stack program under the project's mocks and write its desired state.
+
+No Pulumi CLI, no AWS account, no network. For a stack file it writes, under ``--out``:
+
+- ``resources.json``: every registered resource (type, logical name, URN, parent, camelCase
+  inputs as the engine sees them, dependencies, options);
+- ``manifests/``: every Kubernetes object the stack creates, one YAML file each;
+- ``helm/``: one file per Helm release (repository, chart, version, namespace, values);
+- ``iam/``: every IAM policy document, named after its resource;
+- ``outputs.json``: the stack outputs (secrets masked);
+
+and prints a summary. Exit codes: 0 rendered; 2 configuration error (one line per problem, no
+traceback, nothing written); 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import runpy
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..config import PROJECT, PlatformConfig, partition_for_region
+from ..platform import stack_config_values
+from ..spec import SpecError
+from . import mocks
+
+EXIT_OK, EXIT_ERROR, EXIT_CONFIG = 0, 1, 2
+SECRET_PLACEHOLDER = "[secret]"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+class ConfigFileError(Exception):
+    """The stack file itself cannot be used (missing, not YAML, wrong project)."""
+
+
+@dataclass
+class StackFile:
+    """A stack's configuration as the Pulumi CLI would hand it to the program."""
+
+    name: str
+    config: dict[str, Any]
+    secret_keys: list[str]
+
+    @property
+    def region(self) -> str | None:
+        value = self.config.get("aws:region")
+        return value if isinstance(value, str) else None
+
+
+def find_project(start: Path) -> Path:
+    """The directory holding ``Pulumi.yaml``: ``start`` or one of its parents."""
+    for folder in [start, *start.parents]:
+        if (folder / "Pulumi.yaml").is_file():
+            return folder
+    raise ConfigFileError(f"no Pulumi.yaml in {start} or its parents")
+
+
+def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> StackFile:
+    """Read ``Pulumi.<stack>.yaml`` (or ``config_file``) plus project-level config defaults."""
+    path = config_file or project_dir / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        raise ConfigFileError(f"stack file {path} does not exist")
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+        project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigFileError(f"{path} is not valid YAML: {err}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
+        raise ConfigFileError(f"{path}: expected a mapping with a 'config' mapping")
+    name = project.get("name")
+    config: dict[str, Any] = {}
+    for key, decl in (project.get("config") or {}).items():
+        full = key if ":" in key else f"{name}:{key}"
+        if isinstance(decl, dict) and "default" in decl:
+            config[full] = decl["default"]
+        elif isinstance(decl, dict) and "value" in decl:
+            config[full] = decl["value"]
+    secret_keys = []
+    for key, value in (document.get("config") or {}).items():
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            # Offline there is no secrets provider: the value is masked, never decrypted.
+            value = SECRET_PLACEHOLDER
+            secret_keys.append(key)
+        config[key] = value
+    return StackFile(name=stack, config=config, secret_keys=secret_keys)
+
+
+def validate(stack: StackFile) -> PlatformConfig:
+    """The stack's configuration as the program will parse it; raises ``SpecError``."""
+    return PlatformConfig.load(stack_config_values(stack.config), stack.region)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the desired state
+# ---------------------------------------------------------------------------------------------
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_").lower()
+
+
+def _mask(value: Any) -> Any:
+    """Replace secret wrappers with a placeholder, and whole-number floats with ints.
+
+    Numbers cross the mock engine as protobuf doubles (``replicas: 2.0``); the real engine
+    hands providers ``2``.
+    """
+    if isinstance(value, dict):
+        if value.get("4dabf18193072939515e22adb298388d") == "1b47061264138c4ac30d75fd1eb44270":
+            return SECRET_PLACEHOLDER
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def kubernetes_objects(recording: mocks.Recording) -> list[dict[str, Any]]:
+    """Every Kubernetes object the program registers (CustomResources and typed kinds)."""
+    objects = []
+    for r in recording.resources:
+        if not r.type.startswith("kubernetes:") or r.type == HELM_RELEASE:
+            continue
+        inputs = r.inputs
+        if "apiVersion" not in inputs or "kind" not in inputs:
+            continue
+        obj = {"apiVersion": inputs["apiVersion"], "kind": inputs["kind"]}
+        for key, value in inputs.items():
+            if key not in ("apiVersion", "kind"):
+                obj[key] = value
+        objects.append(obj)
+    return objects
+
+
+def helm_releases(recording: mocks.Recording) -> list[dict[str, Any]]:
+    """Every Helm release: where the chart comes from, its version, namespace and values."""
+    releases = []
+    for r in recording.of_type(HELM_RELEASE):
+        chart = r.inputs.get("chart", "")
+        repo_opts = r.inputs.get("repositoryOpts") or {}
+        if chart.startswith("oci://"):
+            repository, _, chart_name = chart.rpartition("/")
+        else:
+            repository, chart_name = repo_opts.get("repo", ""), chart
+        releases.append(
+            {
+                "name": r.inputs.get("name", r.name),
+                "resource": r.name,
+                "repository": repository,
+                "chart": chart_name,
+                "version": r.inputs.get("version"),
+                "namespace": r.inputs.get("namespace"),
+                "createNamespace": r.inputs.get("createNamespace", False),
+                "skipCrds": r.inputs.get("skipCrds", False),
+                "values": r.inputs.get("values", {}),
+            }
+        )
+    return releases
+
+
+IAM_DOCUMENT_INPUTS = {
+    "aws:iam/policy:Policy": ("policy", ""),
+    "aws:iam/rolePolicy:RolePolicy": ("policy", ""),
+    "aws:iam/role:Role": ("assumeRolePolicy", "-trust"),
+    "aws:sqs/queuePolicy:QueuePolicy": ("policy", ""),
+}
+
+
+def iam_documents(recording: mocks.Recording) -> dict[str, dict[str, Any]]:
+    """Every IAM policy document, keyed by the resource's logical name (roles: ``-trust``)."""
+    documents = {}
+    for r in recording.resources:
+        spec = IAM_DOCUMENT_INPUTS.get(r.type)
+        if spec is None or spec[0] not in r.inputs:
+            continue
+        key, suffix = spec
+        documents[f"{r.name}{suffix}"] = json.loads(r.inputs[key])
+    return documents
+
+
+def component_counts(recording: mocks.Recording) -> dict[str, int]:
+    """For each component (``Type name``), how many resources it holds, descendants included."""
+    by_urn = {r.urn: r for r in recording.resources}
+    counts: Counter[str] = Counter()
+    for r in recording.resources:
+        if not r.custom:
+            continue
+        parent = by_urn.get(r.parent)
+        while parent is not None:
+            counts[f"{parent.type.rsplit(':', 1)[-1]} {parent.name}"] += 1
+            parent = by_urn.get(parent.parent)
+    return dict(counts)
+
+
+def _dump_yaml(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=100)
+
+
+def write_state(recording: mocks.Recording, out: Path) -> dict[str, int]:
+    """Write the desired state to ``out`` atomically: a failed run leaves nothing partial."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        resources = [_mask(r.to_json()) for r in recording.resources]
+        (staging / "resources.json").write_text(json.dumps(resources, indent=2) + "\n")
+        (staging / "outputs.json").write_text(
+            json.dumps(_mask(recording.outputs), indent=2, default=str) + "\n"
+        )
+        objects = kubernetes_objects(recording)
+        (staging / "manifests").mkdir()
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            parts = [obj["kind"], meta.get("namespace", ""), meta.get("name", "")]
+            name = _slug("-".join(p for p in parts if p)) + ".yaml"
+            (staging / "manifests" / name).write_text(_dump_yaml(_mask(obj)))
+        releases = helm_releases(recording)
+        (staging / "helm").mkdir()
+        for release in releases:
+            (staging / "helm" / f"{_slug(release['name'])}.yaml").write_text(
+                _dump_yaml(_mask(release))
+            )
+        documents = iam_documents(recording)
+        (staging / "iam").mkdir()
+        for name, document in documents.items():
+            (staging / "iam" / f"{_slug(name)}.json").write_text(
+                json.dumps(document, indent=2) + "\n"
+            )
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return {
+        "resources": len(resources),
+        "manifests": len(objects),
+        "helm": len(releases),
+        "iam": len(documents),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------
+
+
+def render(project_dir: Path, stack: StackFile) -> mocks.Recording:
+    """Run the project's ``__main__.py`` for ``stack`` under the recording mocks."""
+    config = validate(stack)
+    program = project_dir / "__main__.py"
+    cwd = os.getcwd()
+    os.chdir(project_dir)
+    try:
+        return mocks.run(
+            lambda: runpy.run_path(str(program), run_name="__main__"),
+            project=PROJECT,
+            stack=stack.name,
+            config=stack.config,
+            region=config.region,
+            partition=partition_for_region(config.region),
+            secret_keys=stack.secret_keys,
+        )
+    finally:
+        os.chdir(cwd)
+
+
+def summary(recording: mocks.Recording, counts: dict[str, int], out: Path) -> str:
+    lines = [f"Rendered {counts['resources']} resources to {out}"]
+    lines.append(
+        f"  {counts['manifests']} Kubernetes manifests, {counts['helm']} Helm releases, "
+        f"{counts['iam']} IAM documents"
+    )
+    lines.append("Resources per component:")
+    for component, n in sorted(component_counts(recording).items()):
+        lines.append(f"  {component:<48} {n:>4}")
+    lines.append("Helm releases:")
+    for release in helm_releases(recording):
+        lines.append(
+            f"  {release['name']:<28} {release['chart']} {release['version']} "
+            f"-> {release['namespace']}"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m eks_gpu_platform.offline",
+        description="Render a stack's desired state offline (no Pulumi CLI, no AWS).",
+    )
+    parser.add_argument("--stack", default="dev", help="stack name: reads Pulumi.<stack>.yaml")
+    parser.add_argument("--config-file", type=Path, help="any stack file instead")
+    parser.add_argument("--out", type=Path, help="output directory (default build/<stack>)")
+    parser.add_argument(
+        "--project-dir", type=Path, default=None, help="folder of Pulumi.yaml (default: cwd)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    started = time.perf_counter()
+    args = parse_args(argv)
+    try:
+        project_dir = (args.project_dir or find_project(Path.cwd())).resolve()
+        stack = load_stack_file(project_dir, args.stack, args.config_file)
+        validate(stack)
+    except ConfigFileError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_CONFIG
+    except SpecError as err:
+        print("invalid stack configuration:", file=sys.stderr)
+        for line in err.lines:
+            print(f"  {line}", file=sys.stderr)
+        return EXIT_CONFIG
+    out = args.out or project_dir / "build" / stack.name
+    try:
+        recording = render(project_dir, stack)
+        counts = write_state(recording, out)
+    except Exception:
+        traceback.print_exc()
+        print("error: the offline render failed (see above)", file=sys.stderr)
+        return EXIT_ERROR
+    print(summary(recording, counts, out))
+    print(f"Wall time: {time.perf_counter() - started:.2f} s")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

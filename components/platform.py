@@ -1,0 +1,98 @@
+"""The whole platform as one component, and reading it from stack configuration.
+
+``GpuPlatform`` composes the network, the EKS cluster and Karpenter (and, as they land, the node
+pools, the GPU Operator and the scheduler) from one validated ``PlatformConfig``. ``__main__.py``
+reads the stack's configuration with ``read_stack_config`` and creates one ``GpuPlatform``.
+"""
+
+import contextlib
+import json
+from typing import Any
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
+from .config import PROJECT, PlatformConfig
+from .karpenter import Karpenter, KarpenterArgs
+from .naming import TYPE_PREFIX
+from .network import Network, NetworkArgs
+
+
+def stack_config_values(raw: dict[str, Any], project: str = PROJECT) -> dict[str, Any]:
+    """The project's keys (without the ``<project>:`` prefix), structured values decoded."""
+    values: dict[str, Any] = {}
+    prefix = f"{project}:"
+    for key, value in raw.items():
+        if not key.startswith(prefix):
+            continue
+        if isinstance(value, str) and value[:1] in ("{", "["):
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(value)
+        values[key[len(prefix) :]] = value
+    return values
+
+
+def read_stack_config() -> PlatformConfig:
+    """Parse and validate the current stack's configuration; raises ``SpecError``."""
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    region = pulumi.Config("aws").get("region")
+    return PlatformConfig.load(stack_config_values(raw), region)
+
+
+class GpuPlatform(pulumi.ComponentResource):
+    """A production GPU cluster on EKS: network, cluster, Karpenter and GPU capacity."""
+
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, config: PlatformConfig, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__(f"{TYPE_PREFIX}GpuPlatform", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        cluster_name = config.cluster.name
+        tags = {**config.tags, "eks-gpu-platform/cluster": cluster_name}
+
+        self.network = Network(
+            f"{name}-network",
+            NetworkArgs(
+                spec=config.vpc,
+                cluster_name=cluster_name,
+                tags=tags,
+                protect=config.cluster.protect,
+            ),
+            opts=child,
+        )
+        self.cluster = EksCluster(
+            f"{name}-cluster",
+            EksClusterArgs(
+                spec=config.cluster,
+                system_node_group=config.system_node_group,
+                vpc_id=self.network.vpc_id,
+                private_subnet_ids=self.network.private_subnet_ids,
+                public_subnet_ids=self.network.public_subnet_ids,
+                tags=tags,
+            ),
+            opts=child,
+        )
+        label_key, label_value = system_node_label(config.cluster.label_domain)
+        self.karpenter = Karpenter(
+            f"{name}-karpenter",
+            KarpenterArgs(
+                spec=config.karpenter,
+                cluster_name=cluster_name,
+                cluster=self.cluster.cluster_name,
+                oidc_provider_arn=self.cluster.oidc_provider_arn,
+                oidc_provider_url=self.cluster.oidc_provider_url,
+                k8s_provider=self.cluster.provider,
+                node_selector={label_key: label_value},
+                tolerations=system_tolerations(),
+                depends_on=[self.cluster.system_node_group, self.cluster.pod_identity_agent],
+                tags=tags,
+            ),
+            opts=child,
+        )
+        self.cluster_name = self.cluster.cluster_name
+        self.kubeconfig = self.cluster.kubeconfig
+        self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig})

@@ -1,0 +1,82 @@
+"""Every pinned chart, image, AMI and API version, with the repository it comes from.
+
+This is the only place a version is written down. Components, the offline render, the
+policy pack and the README's versions table all read from here. To bump Karpenter, change
+``KARPENTER`` *and* review ``eks_gpu_platform.karpenter.controller_policies`` against the
+new release's CloudFormation reference in the same change (see README, "Bumping Karpenter").
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A Helm chart pinned to one version."""
+
+    name: str
+    repository: str
+    version: str
+
+    @property
+    def reference(self) -> str:
+        """The chart as `helm` takes it: an ``oci://`` reference or ``repo/chart``."""
+        if self.repository.startswith("oci://"):
+            return f"{self.repository}/{self.name}"
+        return self.name
+
+
+KARPENTER_VERSION = "1.14.1"
+KARPENTER = Chart(
+    name="karpenter",
+    repository="oci://public.ecr.aws/karpenter",
+    version=KARPENTER_VERSION,
+)
+KARPENTER_CRD = Chart(
+    name="karpenter-crd",
+    repository="oci://public.ecr.aws/karpenter",
+    version=KARPENTER_VERSION,
+)
+GPU_OPERATOR = Chart(
+    name="gpu-operator",
+    repository="https://helm.ngc.nvidia.com/nvidia",
+    version="v26.7.0",
+)
+EFA_DEVICE_PLUGIN = Chart(
+    name="aws-efa-k8s-device-plugin",
+    repository="https://aws.github.io/eks-charts",
+    version="0.5.30",
+)
+KAI_SCHEDULER = Chart(
+    name="kai-scheduler",
+    repository="oci://ghcr.io/kai-scheduler/kai-scheduler",
+    version="v0.16.8",
+)
+
+# Karpenter's AL2023 alias resolves the EKS-optimized AMI for the node's Kubernetes version and
+# picks the NVIDIA variant (driver and container toolkit preinstalled) for GPU instance types.
+# Pinned: `@latest` drifts every node on each AMI release.
+# amazon-eks-ami release v20260903 (used by Kubernetes 1.35/1.36 node images in the wild);
+# verify: /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/x86_64/nvidia/
+#         amazon-eks-node-al2023-x86_64-nvidia-<k8s>-v20260903/image_id
+AL2023_AMI_ALIAS_VERSION = "v20260903"
+BOTTLEROCKET_AMI_ALIAS_VERSION = "v1.65.0"  # bottlerocket-os/bottlerocket, 2026-09-03
+
+# Kubernetes API versions of the objects this project writes.
+NODEPOOL_API = "karpenter.sh/v1"
+EC2NODECLASS_API = "karpenter.k8s.aws/v1"
+NODEOVERLAY_API = "karpenter.sh/v1alpha1"
+KAI_QUEUE_API = "scheduling.run.ai/v2"
+
+# EKS versions this release supports, and the minimum Karpenter version each needs
+# (aws/karpenter-provider-aws website/content/en/v1.14/upgrading/compatibility.md).
+KARPENTER_MIN_VERSION_FOR_KUBERNETES = {
+    "1.30": "0.37.0",
+    "1.31": "1.0.5",
+    "1.32": "1.2.0",
+    "1.33": "1.5.0",
+    "1.34": "1.6.0",
+    "1.35": "1.9.0",
+    "1.36": "1.13.0",
+}
+SUPPORTED_KUBERNETES_VERSIONS = tuple(KARPENTER_MIN_VERSION_FOR_KUBERNETES)
+DEFAULT_KUBERNETES_VERSION = "1.36"
