@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from . import versions
+from .nodepool import NodePoolSpec, default_cpu_pool
 from .spec import (
     QUANTITY,
     Problem,
@@ -28,7 +29,7 @@ from .spec import (
     check_range,
     did_you_mean,
     doc,
-    load_spec,
+    load_value,
     show,
 )
 
@@ -442,9 +443,23 @@ class PlatformConfig(Spec):
         SystemNodeGroupSpec(), "Managed node group for controllers."
     )
     karpenter: KarpenterSpec = doc(KarpenterSpec(), "Karpenter controller.")
+    node_pools: tuple[NodePoolSpec, ...] = doc(
+        (), "Karpenter capacity: gpu, efa and cpu pools (see Node pools)."
+    )
     tags: Mapping[str, str] = doc(
         text="Tags on every AWS resource (and on Karpenter's instances).", default_factory=dict
     )
+
+    @property
+    def pools(self) -> tuple[NodePoolSpec, ...]:
+        """The configured pools, plus the default general-purpose pool when none is cpu."""
+        if any(p.kind == "cpu" for p in self.node_pools):
+            return self.node_pools
+        return (*self.node_pools, default_cpu_pool())
+
+    @property
+    def efa_pools(self) -> tuple[NodePoolSpec, ...]:
+        return tuple(p for p in self.node_pools if p.kind == "efa")
 
     @property
     def partition(self) -> str:
@@ -484,6 +499,7 @@ class PlatformConfig(Spec):
                     f"{self.system_node_group.min_size}",
                 )
             )
+        out += self._pool_problems()
         for i, admin in enumerate(self.cluster.admins):
             arn_partition = admin.split(":")[1] if admin.startswith("arn:") else None
             if arn_partition and arn_partition != self.partition:
@@ -492,6 +508,49 @@ class PlatformConfig(Spec):
                         ("cluster", "admins", i),
                         f"{show(admin)} is in partition {arn_partition!r}, but region "
                         f"{self.region} is in {self.partition!r}",
+                    )
+                )
+        return out
+
+    def _pool_problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        seen: dict[str, int] = {}
+        for i, pool in enumerate(self.node_pools):
+            names = [pool.name]
+            if pool.kind == "efa":
+                names += [f"{pool.name}-{t.replace('.', '-')}" for t in pool.efa_types]
+            for name in names:
+                if name in seen:
+                    out.append(
+                        (
+                            ("node_pools", i, "name"),
+                            f"{show(pool.name)} collides with nodePools[{seen[name]}] "
+                            f"(Karpenter object {show(name)})",
+                        )
+                    )
+                seen.setdefault(name, i)
+            if pool.zone is not None and not pool.zone.startswith(self.region):
+                out.append(
+                    (
+                        ("node_pools", i, "zone"),
+                        f"{show(pool.zone)} is not in region {self.region}",
+                    )
+                )
+            uses_interruptible = {"spot", "reserved"} & set(pool.capacity_types)
+            if uses_interruptible and not self.karpenter.interruption_handling:
+                out.append(
+                    (
+                        ("karpenter", "interruption_handling"),
+                        f"is false but nodePools[{i}] ({pool.name}) uses "
+                        f"{' and '.join(sorted(uses_interruptible))} capacity; Karpenter needs "
+                        "the interruption queue to drain those nodes before EC2 reclaims them",
+                    )
+                )
+            if pool.is_gpu and pool.limits.gpus is None:
+                out.append(
+                    (
+                        ("node_pools", i, "limits", "gpus"),
+                        f"is not set; GPU pool {show(pool.name)} needs a GPU cap",
                     )
                 )
         return out
@@ -520,10 +579,7 @@ class PlatformConfig(Spec):
                     problems.append("cluster: is required; set at least cluster.name")
                 continue
             try:
-                if key == "tags":
-                    sections[f.name] = _load_tags(values[key])
-                else:
-                    sections[f.name] = load_spec(hints[f.name], values[key], key)
+                sections[f.name] = load_value(hints[f.name], values[key], key)
             except SpecError as err:
                 problems.extend(err.lines)
         if problems:
@@ -532,11 +588,3 @@ class PlatformConfig(Spec):
             return cls(region=region or "", **sections)
         except SpecError as err:
             raise SpecError("", err.problems, config=True) from None
-
-
-def _load_tags(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
-    ):
-        raise SpecError("tags", [((), f"{show(raw)} is not a map of strings to strings")])
-    return dict(raw)

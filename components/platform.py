@@ -14,9 +14,11 @@ from pulumi.runtime import config as runtime_config
 
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .config import PROJECT, PlatformConfig
+from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .karpenter import Karpenter, KarpenterArgs
 from .naming import TYPE_PREFIX
 from .network import Network, NetworkArgs
+from .nodepool import NodePool, NodePoolArgs
 
 
 def stack_config_values(raw: dict[str, Any], project: str = PROJECT) -> dict[str, Any]:
@@ -88,11 +90,42 @@ class GpuPlatform(pulumi.ComponentResource):
                 k8s_provider=self.cluster.provider,
                 node_selector={label_key: label_value},
                 tolerations=system_tolerations(),
+                feature_gates={"nodeOverlay": True} if config.efa_pools else {},
                 depends_on=[self.cluster.system_node_group, self.cluster.pod_identity_agent],
                 tags=tags,
             ),
             opts=child,
         )
+        karpenter_ready = [self.karpenter.crd_release, self.karpenter.release]
+        self.node_pools = {
+            pool.name: NodePool(
+                f"{name}-pool-{pool.name}",
+                NodePoolArgs(
+                    spec=pool,
+                    cluster_name=cluster_name,
+                    label_domain=config.cluster.label_domain,
+                    node_role=self.karpenter.node_role_name,
+                    k8s_provider=self.cluster.provider,
+                    vpc_id=self.network.vpc_id,
+                    gpu_limit=pool.limits.gpus,
+                    depends_on=karpenter_ready,
+                    tags=tags,
+                ),
+                opts=child,
+            )
+            for pool in config.pools
+        }
+        if config.efa_pools:
+            self.efa_device_plugin = EfaDevicePlugin(
+                f"{name}-efa",
+                EfaDevicePluginArgs(
+                    efa_label_key=f"{config.cluster.label_domain}/efa",
+                    instance_types=[t for p in config.efa_pools for t in p.efa_types],
+                    k8s_provider=self.cluster.provider,
+                    depends_on=[self.cluster.system_node_group],
+                ),
+                opts=child,
+            )
         self.cluster_name = self.cluster.cluster_name
         self.kubeconfig = self.cluster.kubeconfig
         self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig})

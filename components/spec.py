@@ -263,10 +263,10 @@ def load_spec(cls: type, raw: Any, key: str) -> Any:
     return value
 
 
-def load_list(cls: type, raw: Any, key: str) -> tuple:
-    """Build a tuple of ``cls`` from a configuration list."""
+def load_value(tp: Any, raw: Any, key: str) -> Any:
+    """Convert configuration data to ``tp`` (a spec, a tuple of specs, a map ...)."""
     problems: list[Problem] = []
-    value = _convert(tuple[cls, ...], raw, (), problems)
+    value = _convert(tp, raw, (), problems)
     if problems:
         raise SpecError(key, problems, config=True)
     return value

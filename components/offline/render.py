@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from ..config import PROJECT, PlatformConfig, partition_for_region
+from ..efa import nccl_test_manifest
 from ..platform import stack_config_values
 from ..spec import SpecError
 from . import mocks
@@ -129,6 +130,19 @@ def _mask(value: Any) -> Any:
     return value
 
 
+def _sorted(value: Any) -> Any:
+    """Sort mapping keys at every level: the engine's maps arrive in no stable order, and a
+    stable file is what makes the render diffable in a pull request."""
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+HEAD_KEYS = ("apiVersion", "kind", "metadata")
+
+
 def kubernetes_objects(recording: mocks.Recording) -> list[dict[str, Any]]:
     """Every Kubernetes object the program registers (CustomResources and typed kinds)."""
     objects = []
@@ -138,10 +152,10 @@ def kubernetes_objects(recording: mocks.Recording) -> list[dict[str, Any]]:
         inputs = r.inputs
         if "apiVersion" not in inputs or "kind" not in inputs:
             continue
-        obj = {"apiVersion": inputs["apiVersion"], "kind": inputs["kind"]}
-        for key, value in inputs.items():
-            if key not in ("apiVersion", "kind"):
-                obj[key] = value
+        obj = {key: _sorted(inputs[key]) for key in HEAD_KEYS if key in inputs}
+        for key in sorted(inputs):
+            if key not in HEAD_KEYS:
+                obj[key] = _sorted(inputs[key])
         objects.append(obj)
     return objects
 
@@ -166,7 +180,7 @@ def helm_releases(recording: mocks.Recording) -> list[dict[str, Any]]:
                 "namespace": r.inputs.get("namespace"),
                 "createNamespace": r.inputs.get("createNamespace", False),
                 "skipCrds": r.inputs.get("skipCrds", False),
-                "values": r.inputs.get("values", {}),
+                "values": _sorted(r.inputs.get("values", {})),
             }
         )
     return releases
@@ -210,13 +224,27 @@ def _dump_yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=100)
 
 
-def write_state(recording: mocks.Recording, out: Path) -> dict[str, int]:
+def example_workloads(config: PlatformConfig) -> dict[str, dict[str, Any]]:
+    """Example manifests for this stack (not applied by Pulumi): one NCCL test per EFA pool."""
+    examples = {}
+    for pool in config.efa_pools:
+        examples[f"nccl-allreduce-{pool.name}"] = nccl_test_manifest(
+            pool, instance_type=pool.efa_types[0], label_domain=config.cluster.label_domain
+        )
+    return examples
+
+
+def write_state(
+    recording: mocks.Recording, out: Path, examples: dict[str, dict[str, Any]] | None = None
+) -> dict[str, int]:
     """Write the desired state to ``out`` atomically: a failed run leaves nothing partial."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         resources = [_mask(r.to_json()) for r in recording.resources]
-        (staging / "resources.json").write_text(json.dumps(resources, indent=2) + "\n")
+        (staging / "resources.json").write_text(
+            json.dumps(resources, indent=2, sort_keys=True) + "\n"
+        )
         (staging / "outputs.json").write_text(
             json.dumps(_mask(recording.outputs), indent=2, default=str) + "\n"
         )
@@ -237,8 +265,11 @@ def write_state(recording: mocks.Recording, out: Path) -> dict[str, int]:
         (staging / "iam").mkdir()
         for name, document in documents.items():
             (staging / "iam" / f"{_slug(name)}.json").write_text(
-                json.dumps(document, indent=2) + "\n"
+                json.dumps(document, indent=2, sort_keys=True) + "\n"
             )
+        (staging / "examples").mkdir()
+        for name, manifest in (examples or {}).items():
+            (staging / "examples" / f"{name}.yaml").write_text(_dump_yaml(manifest))
         if out.exists():
             shutil.rmtree(out)
         staging.rename(out)
@@ -328,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or project_dir / "build" / stack.name
     try:
         recording = render(project_dir, stack)
-        counts = write_state(recording, out)
+        counts = write_state(recording, out, example_workloads(validate(stack)))
     except Exception:
         traceback.print_exc()
         print("error: the offline render failed (see above)", file=sys.stderr)
