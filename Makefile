@@ -14,7 +14,7 @@ ifneq ($(OUT),)
 RENDER_ARGS += --out $(OUT)
 endif
 
-.PHONY: venv render test lint format snapshot bench clean
+.PHONY: venv render test lint format snapshot bench clean docs
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,3 +39,6 @@ test: lint
 
 clean:
 	rm -rf build $(VENV)
+
+docs: venv
+	$(PY) -m eks_gpu_platform.docs

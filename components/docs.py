@@ -1,0 +1,155 @@
+"""README sections generated from the code: the configuration reference and the versions table.
+
+``python -m eks_gpu_platform.docs`` rewrites the marked sections of README.md in place;
+``--check`` exits 1 when they are stale (the test suite runs the same comparison).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import sys
+import typing
+from pathlib import Path
+from typing import Any, get_args, get_origin
+
+from . import versions
+from .config import PROJECT, PlatformConfig
+from .spec import camel, show, type_name
+
+BEGIN = "<!-- BEGIN GENERATED: {name} -->"
+END = "<!-- END GENERATED: {name} -->"
+
+
+def _spec_of(tp: Any) -> type | None:
+    """The spec class inside a field type (itself, a tuple of it, or an optional one)."""
+    if dataclasses.is_dataclass(tp):
+        return tp
+    for arg in get_args(tp):
+        found = _spec_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _default(f: dataclasses.Field) -> str:
+    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        return "**required**"
+    value = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    if dataclasses.is_dataclass(value):
+        return "see below"
+    if value is None:
+        return "(see description)"
+    if value in ((), {}):
+        return "empty"
+    return f"`{show(value)}`" if not isinstance(value, bool) else f"`{show(value)}`"
+
+
+def _type(tp: Any) -> str:
+    spec = _spec_of(tp)
+    if spec is not None:
+        if get_origin(tp) is tuple or any(get_origin(a) is tuple for a in get_args(tp)):
+            return "list of objects"
+        return "object"
+    name = type_name(tp)
+    for article in ("a ", "an "):
+        name = name.removeprefix(article)
+    return name.replace("|", "\\|")
+
+
+def spec_tables(cls: type, key: str) -> list[str]:
+    """Markdown tables for ``cls`` and every spec nested in it, keys spelled as in config."""
+    hints = typing.get_type_hints(cls)
+    rows = [f"#### `{key}`", "", "| Key | Type | Default | Description |", "|---|---|---|---|"]
+    nested: list[tuple[type, str]] = []
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        name = camel(f.name)
+        text = f.metadata.get("doc", "").replace("|", "\\|")
+        rows.append(f"| `{name}` | {_type(tp)} | {_default(f)} | {text} |")
+        spec = _spec_of(tp)
+        if spec is not None:
+            is_list = "list" in _type(tp)
+            nested.append((spec, f"{key}.{name}{'[]' if is_list else ''}"))
+    out = [*rows, ""]
+    for spec, path in nested:
+        out += spec_tables(spec, path)
+    return out
+
+
+def config_reference() -> str:
+    """The configuration reference: one section per top-level key of the project namespace."""
+    hints = typing.get_type_hints(PlatformConfig)
+    lines = []
+    for f in dataclasses.fields(PlatformConfig):
+        if f.name == "region":
+            continue
+        key = camel(f.name)
+        tp = hints[f.name]
+        spec = _spec_of(tp)
+        lines += [f"### `{PROJECT}:{key}`", "", f.metadata.get("doc", ""), ""]
+        if spec is None:
+            lines += [f"Type: {_type(tp)}. Default: {_default(f)}.", ""]
+            continue
+        prefix = f"{key}[]" if "list" in _type(tp) else key
+        lines += spec_tables(spec, prefix)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def versions_table() -> str:
+    """Every pinned chart and AMI version, from ``versions``."""
+    rows = ["| Component | Version | Source |", "|---|---|---|"]
+    for label, chart in (
+        ("Karpenter chart", versions.KARPENTER),
+        ("Karpenter CRD chart", versions.KARPENTER_CRD),
+        ("NVIDIA GPU Operator", versions.GPU_OPERATOR),
+        ("AWS EFA device plugin", versions.EFA_DEVICE_PLUGIN),
+        ("KAI scheduler", versions.KAI_SCHEDULER),
+    ):
+        source = chart.reference if chart.repository.startswith("oci://") else (
+            f"{chart.repository} ({chart.name})"
+        )
+        rows.append(f"| {label} | `{chart.version}` | `{source}` |")
+    rows.append(f"| AL2023 AMI alias | `al2023@{versions.AL2023_AMI_ALIAS_VERSION}` | EKS-optimized NVIDIA variant |")
+    rows.append(
+        f"| Bottlerocket AMI alias | `bottlerocket@{versions.BOTTLEROCKET_AMI_ALIAS_VERSION}` | "
+        "Bottlerocket NVIDIA variant |"
+    )
+    kube = ", ".join(versions.SUPPORTED_KUBERNETES_VERSIONS)
+    rows.append(f"| Kubernetes (EKS) | {kube} (default {versions.DEFAULT_KUBERNETES_VERSION}) | Karpenter compatibility matrix |")
+    return "\n".join(rows) + "\n"
+
+
+SECTIONS = {"config-reference": config_reference, "versions": versions_table}
+
+
+def render_readme(text: str) -> str:
+    """``text`` with every generated section replaced by its current content."""
+    for name, build in SECTIONS.items():
+        begin, end = BEGIN.format(name=name), END.format(name=name)
+        pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+        if not pattern.search(text):
+            raise ValueError(f"README has no {begin} ... {end} section")
+        text = pattern.sub(lambda _m, b=build, s=begin, e=end: f"{s}\n{b()}{e}", text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument("--check", action="store_true", help="exit 1 if README is stale")
+    args = parser.parse_args(argv)
+    current = args.readme.read_text()
+    fresh = render_readme(current)
+    if args.check:
+        if fresh != current:
+            print(f"{args.readme} is stale: run `make docs`", file=sys.stderr)
+            return 1
+        return 0
+    args.readme.write_text(fresh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
