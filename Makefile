@@ -34,8 +34,11 @@ format: venv
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
+# pytest exits 5 when it collects no test: that is a failure here, not a pass.
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
+	exit $$status
 
 clean:
 	rm -rf build $(VENV)

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import celpy
 import jsonschema
-import re2
+import re2  # google-re2, a cel-python dependency: Go regexp (RE2) semantics
 import yaml
 from celpy import celtypes
 
@@ -153,7 +153,7 @@ def _iter_schema(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, 
 
 
 def _format_path(path: tuple[str | int, ...]) -> str:
-    """Render a value path the way Kubernetes field errors do: ``spec.items[0].labels[a/b]``."""
+    """Render a value path such as ``spec.items[0].labels[a/b]`` (non-identifiers bracketed)."""
     rendered = ""
     for segment in path:
         if isinstance(segment, int) or not _IDENTIFIER.fullmatch(segment):
