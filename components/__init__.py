@@ -1,5 +1,7 @@
 """eks-gpu-platform: Pulumi components for a production GPU cluster on Amazon EKS."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 from .cluster import EksCluster, EksClusterArgs
 from .config import (
     ClusterSpec,
@@ -8,24 +10,38 @@ from .config import (
     SystemNodeGroupSpec,
     VpcSpec,
 )
+from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .karpenter import Karpenter, KarpenterArgs
 from .network import Network, NetworkArgs
-from .platform import GpuPlatform, read_stack_config
+from .nodepool import NodePool, NodePoolArgs, NodePoolSpec
+from .platform import GpuPlatform, GpuPlatformArgs, read_stack_config
 from .spec import SpecError
+
+try:
+    __version__ = version("eks-gpu-platform")
+except PackageNotFoundError:  # imported from a source tree that is not installed
+    __version__ = "0.0.0"
 
 __all__ = [
     "ClusterSpec",
+    "EfaDevicePlugin",
+    "EfaDevicePluginArgs",
     "EksCluster",
     "EksClusterArgs",
     "GpuPlatform",
+    "GpuPlatformArgs",
     "Karpenter",
     "KarpenterArgs",
     "KarpenterSpec",
     "Network",
     "NetworkArgs",
+    "NodePool",
+    "NodePoolArgs",
+    "NodePoolSpec",
     "PlatformConfig",
     "SpecError",
     "SystemNodeGroupSpec",
     "VpcSpec",
+    "__version__",
     "read_stack_config",
 ]

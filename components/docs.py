@@ -43,7 +43,7 @@ def _default(f: dataclasses.Field) -> str:
         return "(see description)"
     if value in ((), {}):
         return "empty"
-    return f"`{show(value)}`" if not isinstance(value, bool) else f"`{show(value)}`"
+    return f"`{show(value)}`"
 
 
 def _type(tp: Any) -> str:
@@ -107,17 +107,25 @@ def versions_table() -> str:
         ("AWS EFA device plugin", versions.EFA_DEVICE_PLUGIN),
         ("KAI scheduler", versions.KAI_SCHEDULER),
     ):
-        source = chart.reference if chart.repository.startswith("oci://") else (
-            f"{chart.repository} ({chart.name})"
+        source = (
+            chart.reference
+            if chart.repository.startswith("oci://")
+            else (f"{chart.repository} ({chart.name})")
         )
         rows.append(f"| {label} | `{chart.version}` | `{source}` |")
-    rows.append(f"| AL2023 AMI alias | `al2023@{versions.AL2023_AMI_ALIAS_VERSION}` | EKS-optimized NVIDIA variant |")
+    rows.append(
+        f"| AL2023 AMI alias | `al2023@{versions.AL2023_AMI_ALIAS_VERSION}` | "
+        "EKS-optimized NVIDIA variant |"
+    )
     rows.append(
         f"| Bottlerocket AMI alias | `bottlerocket@{versions.BOTTLEROCKET_AMI_ALIAS_VERSION}` | "
         "Bottlerocket NVIDIA variant |"
     )
     kube = ", ".join(versions.SUPPORTED_KUBERNETES_VERSIONS)
-    rows.append(f"| Kubernetes (EKS) | {kube} (default {versions.DEFAULT_KUBERNETES_VERSION}) | Karpenter compatibility matrix |")
+    rows.append(
+        f"| Kubernetes (EKS) | {kube} (default {versions.DEFAULT_KUBERNETES_VERSION}) | "
+        "Karpenter compatibility matrix |"
+    )
     return "\n".join(rows) + "\n"
 
 

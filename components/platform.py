@@ -6,8 +6,12 @@ reads the stack's configuration with ``read_stack_config`` and creates one ``Gpu
 """
 
 import contextlib
+import dataclasses
 import json
-from typing import Any
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal, Required, TypedDict, Union, get_args, get_origin
 
 import pulumi
 from pulumi.runtime import config as runtime_config
@@ -19,6 +23,7 @@ from .karpenter import Karpenter, KarpenterArgs
 from .naming import TYPE_PREFIX
 from .network import Network, NetworkArgs
 from .nodepool import NodePool, NodePoolArgs
+from .spec import SpecError, config_from_python
 
 
 def stack_config_values(raw: dict[str, Any], project: str = PROJECT) -> dict[str, Any]:
@@ -42,6 +47,59 @@ def read_stack_config() -> PlatformConfig:
     return PlatformConfig.load(stack_config_values(raw), region)
 
 
+def typed_dict_for(cls: type, name: str, _cache: dict | None = None) -> type:
+    """A ``TypedDict`` (``total=False``; required fields marked ``Required``) mirroring a spec.
+
+    The Pulumi component analyzer reads it to publish the component's inputs in the package
+    schema, so TypeScript, Go and .NET programs get the same configuration surface.
+    """
+    cache = {} if _cache is None else _cache
+
+    def convert(tp: Any) -> Any:
+        origin = get_origin(tp)
+        if origin in (Union, types.UnionType):
+            inner = [a for a in get_args(tp) if a is not type(None)]
+            return convert(inner[0])
+        if origin is Literal:
+            return pulumi.Input[str]
+        if origin is tuple:
+            return pulumi.Input[list[convert(get_args(tp)[0])]]  # type: ignore[misc]
+        if origin in (Mapping, dict):
+            return pulumi.Input[dict[str, convert(get_args(tp)[1])]]  # type: ignore[misc]
+        if dataclasses.is_dataclass(tp):
+            if tp not in cache:
+                cache[tp] = typed_dict_for(tp, tp.__name__.removesuffix("Spec") + "Inputs", cache)
+            return pulumi.Input[cache[tp]]
+        return pulumi.Input[tp]
+
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        tp = convert(hints[f.name])
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        fields[f.name] = Required[tp] if required else tp
+    typed = TypedDict(name, fields, total=False)  # type: ignore[operator]
+    typed.__doc__ = cls.__doc__
+    typed.__module__ = cls.__module__
+    return typed
+
+
+GpuPlatformArgs = typed_dict_for(PlatformConfig, "GpuPlatformArgs")
+
+
+def platform_config_from_args(args: Mapping[str, Any]) -> PlatformConfig:
+    """A ``PlatformConfig`` from the component's snake_case args (how a hosted component,
+    called from TypeScript, Go or .NET, receives them)."""
+    data = config_from_python(PlatformConfig, args)
+    region = data.pop("region", None)
+    for key, value in data.items():
+        if isinstance(value, pulumi.Output):
+            raise SpecError.from_lines(
+                [f"{key}: must be a plain value; it decides which resources exist"]
+            )
+    return PlatformConfig.load(data, region)
+
+
 class GpuPlatform(pulumi.ComponentResource):
     """A production GPU cluster on EKS: network, cluster, Karpenter and GPU capacity."""
 
@@ -49,9 +107,11 @@ class GpuPlatform(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
 
     def __init__(
-        self, name: str, config: PlatformConfig, opts: pulumi.ResourceOptions | None = None
+        self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None
     ):
+        """``args``: a ``PlatformConfig`` from Python, or its fields as a dict (hosted)."""
         super().__init__(f"{TYPE_PREFIX}GpuPlatform", name, None, opts)
+        config = args if isinstance(args, PlatformConfig) else platform_config_from_args(args)
         child = pulumi.ResourceOptions(parent=self)
         cluster_name = config.cluster.name
         tags = {**config.tags, "eks-gpu-platform/cluster": cluster_name}

@@ -270,3 +270,42 @@ def load_value(tp: Any, raw: Any, key: str) -> Any:
     if problems:
         raise SpecError(key, problems, config=True)
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-language hosting: back from the snake_case dicts a hosted component receives.
+# ---------------------------------------------------------------------------------------------
+
+
+def config_from_python(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """snake_case data (as a hosted component receives it) to the camelCase config shape.
+
+    Keys of spec fields are renamed; keys inside free-form maps (tags, labels) are kept.
+    """
+    hints = typing.get_type_hints(cls)
+    by_name = {f.name: f for f in dataclasses.fields(cls)}
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in by_name or value is None:
+            out[key if key not in by_name else camel(key)] = value
+            continue
+        out[camel(key)] = _python_value(hints[key], value)
+    return out
+
+
+def _python_value(tp: Any, value: Any) -> Any:
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        inner = [a for a in get_args(tp) if a is not type(None)]
+        return _python_value(inner[0], value)
+    if origin is tuple and isinstance(value, (list, tuple)):
+        return [_python_value(get_args(tp)[0], v) for v in value]
+    if dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
+        return config_from_python(tp, value)
+    if (
+        hasattr(value, "value")
+        and type(value).__module__ != "builtins"
+        and not isinstance(value, (str, int, float, bool))
+    ):
+        return value.value  # a hosted enum arrives as a Python Enum
+    return value
