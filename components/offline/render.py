@@ -163,7 +163,7 @@ def kubernetes_objects(recording: mocks.Recording) -> list[dict[str, Any]]:
 def helm_releases(recording: mocks.Recording) -> list[dict[str, Any]]:
     """Every Helm release: where the chart comes from, its version, namespace and values."""
     releases = []
-    for r in recording.of_type(HELM_RELEASE):
+    for r in sorted(recording.of_type(HELM_RELEASE), key=lambda r: r.name):
         chart = r.inputs.get("chart", "")
         repo_opts = r.inputs.get("repositoryOpts") or {}
         if chart.startswith("oci://"):
@@ -220,6 +220,69 @@ def component_counts(recording: mocks.Recording) -> dict[str, int]:
     return dict(counts)
 
 
+def node_pool_rows(recording: mocks.Recording) -> list[dict[str, str]]:
+    """One row per Karpenter NodePool: what it launches, on which capacity, with what caps."""
+    rows = []
+    pools = [o for o in kubernetes_objects(recording) if o["kind"] == "NodePool"]
+    for obj in sorted(pools, key=lambda o: o["metadata"]["name"]):
+        spec = obj["spec"]
+        template = spec["template"]
+        reqs = {r["key"]: r.get("values", []) for r in template["spec"]["requirements"]}
+        launches = (
+            reqs.get("node.kubernetes.io/instance-type")
+            or reqs.get("karpenter.k8s.aws/instance-gpu-name")
+            or reqs.get("karpenter.k8s.aws/instance-family")
+            or reqs.get("karpenter.k8s.aws/instance-category")
+            or []
+        )
+        labels = template["metadata"].get("labels", {})
+        preemptible = next((v for k, v in labels.items() if k.endswith("/preemptible")), "")
+        rows.append(
+            {
+                "NodePool": obj["metadata"]["name"],
+                "Launches": ", ".join(launches),
+                "Capacity": ", ".join(reqs.get("karpenter.sh/capacity-type", [])),
+                "Zone": ", ".join(reqs.get("topology.kubernetes.io/zone", [])) or "any",
+                "GPU limit": str(spec.get("limits", {}).get("nvidia.com/gpu", "-")),
+                "Preemptible": preemptible,
+                "Consolidation": spec["disruption"]["consolidationPolicy"],
+                "Expire after": template["spec"].get("expireAfter", ""),
+            }
+        )
+    return rows
+
+
+def markdown_summary(recording: mocks.Recording, stack: str, elapsed: float) -> str:
+    """The render as a pull-request comment: counts, node pools, and a component diagram."""
+    lines = [f"### `{stack}`: {len(recording.resources)} resources", ""]
+    lines += ["| Component | Resources |", "|---|---:|"]
+    for component, n in sorted(component_counts(recording).items()):
+        lines.append(f"| {component} | {n} |")
+    rows = node_pool_rows(recording)
+    if rows:
+        lines += ["", "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        lines += ["| " + " | ".join(row.values()) + " |" for row in rows]
+    lines += ["", "| Helm release | Chart | Version | Namespace |", "|---|---|---|---|"]
+    for release in helm_releases(recording):
+        lines.append(
+            f"| {release['name']} | {release['repository']}/{release['chart']} | "
+            f"{release['version']} | {release['namespace']} |"
+        )
+    lines += ["", "```mermaid", "flowchart LR"]
+    by_urn = {r.urn: r for r in recording.resources}
+    ids = {}
+    for r in sorted(recording.resources, key=lambda r: r.urn):
+        if not r.custom:
+            ids[r.urn] = f"c{len(ids)}"
+            lines.append(f'  {ids[r.urn]}["{r.type.rsplit(":", 1)[-1]}<br/>{r.name}"]')
+    for urn, node in ids.items():
+        parent = by_urn[urn].parent
+        if parent in ids:
+            lines.append(f"  {ids[parent]} --> {node}")
+    lines += ["```", "", f"Rendered offline in {elapsed:.2f} s.", ""]
+    return "\n".join(lines)
+
+
 def _dump_yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=100)
 
@@ -241,7 +304,8 @@ def write_state(
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
-        resources = [_mask(r.to_json()) for r in recording.resources]
+        # Registration order varies from run to run (the engine is asynchronous): sort.
+        resources = [_mask(r.to_json()) for r in sorted(recording.resources, key=lambda r: r.urn)]
         (staging / "resources.json").write_text(
             json.dumps(resources, indent=2, sort_keys=True) + "\n"
         )
@@ -364,8 +428,10 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         print("error: the offline render failed (see above)", file=sys.stderr)
         return EXIT_ERROR
+    elapsed = time.perf_counter() - started
+    (out / "summary.md").write_text(markdown_summary(recording, stack.name, elapsed))
     print(summary(recording, counts, out))
-    print(f"Wall time: {time.perf_counter() - started:.2f} s")
+    print(f"Wall time: {elapsed:.2f} s")
     return EXIT_OK
 
 

@@ -1,0 +1,132 @@
+"""The library as others consume it: install, package schema, workflows, generated docs."""
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+from check_jsonschema.builtin_schemas import get_builtin_schema
+from jsonschema import Draft7Validator
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.schema import generate_schema
+
+from eks_gpu_platform import docs
+from eks_gpu_platform.platform import GpuPlatform, platform_config_from_args
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def load_workflow(path: Path) -> dict:
+    """Workflows are YAML 1.2: a YAML 1.1 loader would read the `on:` key as `True`."""
+    return YAML(typ="safe").load(path.read_text())
+
+
+PUBLIC = (
+    "GpuPlatform",
+    "EksCluster",
+    "Karpenter",
+    "Network",
+    "NodePool",
+    "EfaDevicePlugin",
+    "PlatformConfig",
+    "SpecError",
+)
+
+
+def package_schema() -> dict:
+    result = Analyzer("eks-gpu-platform").analyze([GpuPlatform])
+    spec = generate_schema(
+        "eks-gpu-platform",
+        "0.1.0",
+        None,
+        result["component_definitions"],
+        result["type_definitions"],
+        list(result["dependencies"]),
+    )
+    return spec.to_json()
+
+
+def test_package_schema_publishes_the_platform_component() -> None:
+    schema = package_schema()
+    resource = schema["resources"]["eks-gpu-platform:index:GpuPlatform"]
+    assert resource["isComponent"] is True
+    assert sorted(resource["inputProperties"]) == [
+        "cluster",
+        "karpenter",
+        "nodePools",
+        "region",
+        "systemNodeGroup",
+        "tags",
+        "vpc",
+    ]
+    assert resource["requiredInputs"] == ["cluster", "region"]
+    assert sorted(resource["properties"]) == ["clusterName", "kubeconfig"]
+    pool = schema["types"]["eks-gpu-platform:index:NodePoolInputs"]
+    assert pool["required"] == ["name"]
+    assert pool["properties"]["capacityTypes"] == {"type": "array", "items": {"type": "string"}}
+    assert pool["properties"]["limits"] == {"$ref": "#/types/eks-gpu-platform:index:LimitsInputs"}
+
+
+def test_hosted_args_arrive_snake_case_and_parse_into_the_same_config() -> None:
+    config = platform_config_from_args(
+        {
+            "region": "us-west-2",
+            "cluster": {"name": "hosted", "kubernetes_version": "1.35"},
+            "node_pools": [
+                {
+                    "name": "l4",
+                    "gpus": ["l4"],
+                    "limits": {"gpus": 4},
+                    "labels": {"team_name": "research"},
+                }
+            ],
+            "tags": {"cost_center": "ml"},
+        }
+    )
+    assert config.cluster.kubernetes_version == "1.35"
+    assert config.node_pools[0].labels == {"team_name": "research"}
+    assert config.tags == {"cost_center": "ml"}
+
+
+@pytest.mark.parametrize("workflow", sorted((REPO / ".github" / "workflows").glob("*.yml")))
+def test_workflows_validate_against_the_github_schema(workflow: Path) -> None:
+    schema = get_builtin_schema("vendor.github-workflows")
+    document = load_workflow(workflow)
+    errors = sorted(e.message for e in Draft7Validator(schema).iter_errors(document))
+    assert errors == []
+
+
+def test_pull_request_workflow_renders_every_shipped_stack() -> None:
+    workflow = load_workflow(REPO / ".github/workflows/pull-request.yml")
+    stacks = sorted(p.name.split(".")[1] for p in REPO.glob("Pulumi.*.yaml"))
+    assert workflow["jobs"]["render"]["strategy"]["matrix"]["stack"] == stacks
+    assert workflow["jobs"]["preview"]["strategy"]["matrix"]["stack"] == stacks
+
+
+def test_readme_generated_sections_match_the_code() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert docs.render_readme(readme) == readme, "README is stale: run `make docs`"
+
+
+def test_fresh_virtualenv_installs_and_imports_the_library(tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(REPO)],
+        check=True,
+        timeout=600,
+    )
+    probe = (
+        "import eks_gpu_platform as e; "
+        f"print(','.join(n for n in {PUBLIC!r} if hasattr(e, n))); "
+        "import importlib.resources as r; "
+        "print(r.files('eks_gpu_platform').joinpath('py.typed').is_file())"
+    )
+    out = subprocess.run(
+        [str(python), "-c", probe], check=True, capture_output=True, text=True, timeout=120
+    ).stdout.split()
+    assert out == [",".join(PUBLIC), "True"]
+    assert sys.prefix != str(env_dir)
