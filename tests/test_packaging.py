@@ -6,11 +6,11 @@ import venv
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
 from check_jsonschema.builtin_schemas import get_builtin_schema
 from jsonschema import Draft7Validator
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.schema import generate_schema
+from ruamel.yaml import YAML
 
 from eks_gpu_platform import docs
 from eks_gpu_platform.platform import GpuPlatform, platform_config_from_args
