@@ -9,6 +9,7 @@ they decide the shape of the graph.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import typing
 from collections.abc import Mapping
@@ -16,7 +17,9 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from . import versions
-from .nodepool import NodePoolSpec, default_cpu_pool
+from .gpu_operator import GpuOperatorSpec, mig_profiles_for_family
+from .nodepool import AMI_SHIPS_NVIDIA_DRIVER, NodePoolSpec, default_cpu_pool
+from .scheduler import PoolRouting, SchedulerSpec, pool_gpu_limits, routing_problems
 from .spec import (
     QUANTITY,
     Problem,
@@ -57,7 +60,7 @@ PARTITIONS = {
     "us-iso-": "aws-iso",
     "us-isob-": "aws-iso-b",
 }
-REGION_PATTERN = r"^(us|eu|ap|sa|ca|me|af|il|mx|cn|us-gov)-[a-z]+-[0-9]$"
+REGION_PATTERN = r"^(us|eu|ap|sa|ca|me|af|il|mx|cn|us-gov|us-iso|us-isob)-[a-z]+-[0-9]$"
 EKS_NAME_PATTERN = r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$"
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 IAM_PRINCIPAL_PATTERN = (
@@ -193,7 +196,10 @@ class ClusterSpec(Spec):
             self.label_domain, LABEL_DOMAIN_PATTERN, "a DNS domain such as 'example.com'"
         ):
             out.append((("label_domain",), msg))
-        elif self.label_domain.endswith(("kubernetes.io", "k8s.io", "karpenter.sh", "k8s.aws")):
+        elif any(
+            self.label_domain == reserved or self.label_domain.endswith("." + reserved)
+            for reserved in ("kubernetes.io", "k8s.io", "karpenter.sh", "k8s.aws")
+        ):
             out.append(
                 (
                     ("label_domain",),
@@ -250,8 +256,8 @@ class VpcSpec(Spec):
                 if msg := check_cidr(self.cidr):
                     out.append((("cidr",), msg))
                 else:
-                    prefix = int(self.cidr.split("/")[1])
-                    if ":" in self.cidr or not 16 <= prefix <= 20:
+                    network = ipaddress.ip_network(self.cidr)
+                    if network.version != 4 or not 16 <= network.prefixlen <= 20:
                         out.append(
                             (
                                 ("cidr",),
@@ -446,6 +452,11 @@ class PlatformConfig(Spec):
     node_pools: tuple[NodePoolSpec, ...] = doc(
         (), "Karpenter capacity: gpu, efa and cpu pools (see Node pools)."
     )
+    gpu_operator: GpuOperatorSpec = doc(GpuOperatorSpec(), "NVIDIA GPU Operator.")
+    scheduler: SchedulerSpec = doc(
+        SchedulerSpec(enabled=False),
+        "KAI scheduler and queues; off unless configured (then enabled: true by default).",
+    )
     tags: Mapping[str, str] = doc(
         text="Tags on every AWS resource (and on Karpenter's instances).", default_factory=dict
     )
@@ -460,6 +471,29 @@ class PlatformConfig(Spec):
     @property
     def efa_pools(self) -> tuple[NodePoolSpec, ...]:
         return tuple(p for p in self.node_pools if p.kind == "efa")
+
+    @property
+    def gpu_pools(self) -> tuple[NodePoolSpec, ...]:
+        return tuple(p for p in self.node_pools if p.is_gpu)
+
+    @property
+    def drivers_preinstalled(self) -> bool:
+        """Whether every GPU node boots an AMI that ships the NVIDIA driver and toolkit."""
+        return all(AMI_SHIPS_NVIDIA_DRIVER[p.ami.family] for p in self.gpu_pools)
+
+    def _routing(self) -> dict[str, PoolRouting]:
+        return {
+            p.name: PoolRouting(preemptible=p.preemptible, gpu_cap=p.limits.gpus, gpu=p.is_gpu)
+            for p in self.pools
+        }
+
+    @property
+    def gpu_limits(self) -> dict[str, int | None]:
+        """Each GPU pool's ``nvidia.com/gpu`` limit: from the queues routed to it when the
+        scheduler is on (friction point 1), else the pool's own cap."""
+        if self.scheduler.enabled:
+            return dict(pool_gpu_limits(self.scheduler.queues, self._routing()))
+        return {p.name: p.limits.gpus for p in self.gpu_pools}
 
     @property
     def partition(self) -> str:
@@ -546,11 +580,62 @@ class PlatformConfig(Spec):
                         "the interruption queue to drain those nodes before EC2 reclaims them",
                     )
                 )
-            if pool.is_gpu and pool.limits.gpus is None:
+            if pool.is_gpu and pool.limits.gpus is None and not self.scheduler.enabled:
                 out.append(
                     (
                         ("node_pools", i, "limits", "gpus"),
-                        f"is not set; GPU pool {show(pool.name)} needs a GPU cap",
+                        f"is not set; GPU pool {show(pool.name)} needs a GPU cap (or scheduler "
+                        "queues routed to it, which size it)",
+                    )
+                )
+            out += self._gpu_operator_problems(i, pool)
+        if self.scheduler.enabled:
+            if not self.gpu_operator.enabled:
+                out.append(
+                    (
+                        ("gpu_operator", "enabled"),
+                        "is false but the KAI scheduler is on; KAI needs the GPU Operator "
+                        "(RuntimeClass nvidia, GPU feature discovery labels)",
+                    )
+                )
+            out += [
+                (("scheduler", *p), m)
+                for p, m in routing_problems(self.scheduler.queues, self._routing())
+            ]
+        return out
+
+    def _gpu_operator_problems(self, i: int, pool: NodePoolSpec) -> list[Problem]:
+        out: list[Problem] = []
+        if pool.mig_profile is not None:
+            if not self.gpu_operator.enabled or self.gpu_operator.mig_strategy == "none":
+                out.append(
+                    (
+                        ("node_pools", i, "mig_profile"),
+                        "needs the GPU Operator with migStrategy single or mixed",
+                    )
+                )
+            for family in sorted({t.family for t in pool.catalog_types}):
+                allowed = mig_profiles_for_family(family)
+                if pool.mig_profile not in allowed:
+                    out.append(
+                        (
+                            ("node_pools", i, "mig_profile"),
+                            f"{show(pool.mig_profile)} does not apply to {family} GPUs; "
+                            + (
+                                f"expected one of {', '.join(allowed)}"
+                                if allowed
+                                else "they do not support MIG"
+                            ),
+                        )
+                    )
+        if pool.time_slicing is not None:
+            names = sorted(self.gpu_operator.time_slicing)
+            if not self.gpu_operator.enabled or pool.time_slicing not in names:
+                out.append(
+                    (
+                        ("node_pools", i, "time_slicing"),
+                        f"{show(pool.time_slicing)} is not a gpuOperator.timeSlicing "
+                        f"configuration; expected one of {', '.join(names) or '(none defined)'}",
                     )
                 )
         return out

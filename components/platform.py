@@ -19,10 +19,12 @@ from pulumi.runtime import config as runtime_config
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .config import PROJECT, PlatformConfig
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
+from .gpu_operator import GpuOperator, GpuOperatorArgs
 from .karpenter import Karpenter, KarpenterArgs
 from .naming import TYPE_PREFIX
 from .network import Network, NetworkArgs
-from .nodepool import NodePool, NodePoolArgs
+from .nodepool import GPU_RESOURCE, NodePool, NodePoolArgs, pool_taints
+from .scheduler import KaiScheduler, KaiSchedulerArgs
 from .spec import SpecError, config_from_python
 
 
@@ -85,6 +87,20 @@ def typed_dict_for(cls: type, name: str, _cache: dict | None = None) -> type:
 
 
 GpuPlatformArgs = typed_dict_for(PlatformConfig, "GpuPlatformArgs")
+
+
+def gpu_node_tolerations(config: PlatformConfig) -> list[dict[str, str]]:
+    """Tolerations for the GPU Operator's DaemonSets beyond ``nvidia.com/gpu``: every other
+    taint a GPU pool puts on its nodes (EFA, user-defined)."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for pool in config.gpu_pools:
+        for taint in pool_taints(pool):
+            if taint["key"] != GPU_RESOURCE:
+                key = (taint["key"], taint["effect"])
+                seen.setdefault(
+                    key, {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
+                )
+    return [seen[k] for k in sorted(seen)]
 
 
 def platform_config_from_args(args: Mapping[str, Any]) -> PlatformConfig:
@@ -157,6 +173,7 @@ class GpuPlatform(pulumi.ComponentResource):
             opts=child,
         )
         karpenter_ready = [self.karpenter.crd_release, self.karpenter.release]
+        gpu_limits = config.gpu_limits
         self.node_pools = {
             pool.name: NodePool(
                 f"{name}-pool-{pool.name}",
@@ -167,7 +184,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     node_role=self.karpenter.node_role_name,
                     k8s_provider=self.cluster.provider,
                     vpc_id=self.network.vpc_id,
-                    gpu_limit=pool.limits.gpus,
+                    gpu_limit=gpu_limits.get(pool.name),
                     depends_on=karpenter_ready,
                     tags=tags,
                 ),
@@ -183,6 +200,38 @@ class GpuPlatform(pulumi.ComponentResource):
                     instance_types=[t for p in config.efa_pools for t in p.efa_types],
                     k8s_provider=self.cluster.provider,
                     depends_on=[self.cluster.system_node_group],
+                ),
+                opts=child,
+            )
+        system_selector = {label_key: label_value}
+        self.gpu_operator = None
+        if config.gpu_operator.enabled:
+            self.gpu_operator = GpuOperator(
+                f"{name}-gpu-operator",
+                GpuOperatorArgs(
+                    spec=config.gpu_operator,
+                    drivers_preinstalled=config.drivers_preinstalled,
+                    k8s_provider=self.cluster.provider,
+                    system_node_selector=system_selector,
+                    system_tolerations=system_tolerations(),
+                    gpu_tolerations=gpu_node_tolerations(config),
+                    depends_on=[self.cluster.system_node_group],
+                ),
+                opts=child,
+            )
+        self.scheduler = None
+        if config.scheduler.enabled and self.gpu_operator is not None:
+            cpu_pools = [self.node_pools[p.name] for p in config.pools if p.kind == "cpu"]
+            self.scheduler = KaiScheduler(
+                f"{name}-scheduler",
+                KaiSchedulerArgs(
+                    spec=config.scheduler,
+                    k8s_provider=self.cluster.provider,
+                    kubernetes_version=config.cluster.kubernetes_version,
+                    pool_label_key=f"{config.cluster.label_domain}/pool",
+                    system_node_selector=system_selector,
+                    system_tolerations=system_tolerations(),
+                    depends_on=[self.gpu_operator, self.cluster.system_node_group, *cpu_pools],
                 ),
                 opts=child,
             )

@@ -28,6 +28,12 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+class RawKey(str):
+    """A key as the user typed it (an unknown key, a map key): never camelCased in messages."""
+
+    __slots__ = ()
+
+
 def format_path(root: str, path: Path, *, config: bool) -> str:
     """Join a problem path onto its root, camelCasing field names for configuration keys."""
     out = root
@@ -35,7 +41,7 @@ def format_path(root: str, path: Path, *, config: bool) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            name = camel(part) if config else part
+            name = camel(part) if config and not isinstance(part, RawKey) else part
             out = f"{out}.{name}" if out else name
     return out
 
@@ -202,7 +208,7 @@ def _convert(tp: Any, raw: Any, path: Path, problems: list[Problem]) -> Any:
             if not isinstance(k, str):
                 problems.append((path, f"key {show(k)} is not a string"))
                 continue
-            out[k] = _convert(value_tp, v, (*path, k), problems)
+            out[k] = _convert(value_tp, v, (*path, RawKey(k)), problems)
         return out
     if dataclasses.is_dataclass(tp):
         return _load(tp, raw, path, problems)
@@ -233,7 +239,7 @@ def _load(cls: type, raw: Any, path: Path, problems: list[Problem]) -> Any:
         if key not in fields:
             problems.append(
                 (
-                    (*path, key),
+                    (*path, RawKey(key)),
                     "unknown key"
                     + (did_you_mean(str(key), fields) or "")
                     + f"; allowed keys are {', '.join(sorted(fields))}",

@@ -80,3 +80,7 @@ KARPENTER_MIN_VERSION_FOR_KUBERNETES = {
 }
 SUPPORTED_KUBERNETES_VERSIONS = tuple(KARPENTER_MIN_VERSION_FOR_KUBERNETES)
 DEFAULT_KUBERNETES_VERSION = "1.36"
+
+# Images of the example workloads the render writes (not deployed by the stack).
+EXAMPLE_TRAINING_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
+EXAMPLE_INFERENCE_IMAGE = "nvcr.io/nvidia/tritonserver:25.01-py3"

@@ -54,9 +54,11 @@ def test_package_schema_publishes_the_platform_component() -> None:
     assert resource["isComponent"] is True
     assert sorted(resource["inputProperties"]) == [
         "cluster",
+        "gpuOperator",
         "karpenter",
         "nodePools",
         "region",
+        "scheduler",
         "systemNodeGroup",
         "tags",
         "vpc",

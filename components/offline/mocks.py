@@ -27,6 +27,28 @@ from pulumi.runtime.proto import resource_pb2
 PLACEHOLDER_ACCOUNT_ID = "123456789012"
 
 
+DIRECTIONS = {
+    "east": "e",
+    "west": "w",
+    "north": "n",
+    "south": "s",
+    "central": "c",
+    "northeast": "ne",
+    "northwest": "nw",
+    "southeast": "se",
+    "southwest": "sw",
+}
+
+
+def region_short_code(region: str) -> str:
+    """How AWS abbreviates a region in zone ids: us-west-2 -> usw2, ap-northeast-1 -> apne1."""
+    *parts, number = region.split("-")
+    head, rest = parts[0], parts[1:]
+    if rest[:1] == ["gov"]:
+        head, rest = head + "g", rest[1:]
+    return head + "".join(DIRECTIONS.get(p, p[:1]) for p in rest) + number
+
+
 def _hex(seed: str, length: int) -> str:
     """A stable hex string derived from ``seed``: the same program gives the same ids."""
     return hashlib.sha256(seed.encode()).hexdigest()[:length]
@@ -112,10 +134,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
             return {"name": self.region, "region": self.region, "id": self.region}
         if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             letters = "abcdef"
-            short = "".join(part[0] for part in self.region.split("-")[:-1])
+            short = region_short_code(self.region)
             return {
                 "names": [f"{self.region}{c}" for c in letters],
-                "zoneIds": [f"{short}{self.region[-1]}-az{i + 1}" for i in range(len(letters))],
+                "zoneIds": [f"{short}-az{i + 1}" for i in range(len(letters))],
                 "state": "available",
                 "id": self.region,
             }
@@ -398,6 +420,7 @@ class Recording:
 
     resources: list[Registration]
     outputs: dict[str, Any] = field(default_factory=dict)
+    secret_outputs: set[str] = field(default_factory=set)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def of_type(self, typ: str) -> list[Registration]:
@@ -438,15 +461,25 @@ def run(
         secret_keys or [],
     )
     outputs: dict[str, Any] = {}
+    secret: set[str] = set()
 
     @pulumi.runtime.test
     def execute() -> Any:
         program()
         root = settings.get_root_resource()
         exported = dict(getattr(root, "outputs", {}) or {})
-        names = list(exported)
-        return pulumi.Output.all(*[exported[n] for n in names]).apply(
-            lambda values: outputs.update(zip(names, values, strict=True))
+
+        async def collect(name: str, value: Any) -> None:
+            output = pulumi.Output.from_input(value)
+            if await output.is_secret():
+                secret.add(name)
+            outputs[name] = await output.future()
+
+        return pulumi.Output.all(
+            *[
+                pulumi.Output.from_input(asyncio.ensure_future(collect(n, v)))
+                for n, v in exported.items()
+            ]
         )
 
     try:
@@ -456,7 +489,10 @@ def run(
         settings.reset_options()
         _drain_loop()
     return Recording(
-        resources=list(monitor.registrations.values()), outputs=outputs, calls=mocks.calls
+        resources=list(monitor.registrations.values()),
+        outputs=outputs,
+        secret_outputs=secret,
+        calls=mocks.calls,
     )
 
 

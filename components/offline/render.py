@@ -32,9 +32,16 @@ from typing import Any
 
 import yaml
 
+from .. import catalog, versions
 from ..config import PROJECT, PlatformConfig, partition_for_region
 from ..efa import nccl_test_manifest
 from ..platform import stack_config_values
+from ..scheduler import (
+    fractional_pod_template,
+    inference_deployment_template,
+    leaf_queue_names,
+    training_job_template,
+)
 from ..spec import SpecError
 from . import mocks
 
@@ -190,7 +197,7 @@ IAM_DOCUMENT_INPUTS = {
     "aws:iam/policy:Policy": ("policy", ""),
     "aws:iam/rolePolicy:RolePolicy": ("policy", ""),
     "aws:iam/role:Role": ("assumeRolePolicy", "-trust"),
-    "aws:sqs/queuePolicy:QueuePolicy": ("policy", ""),
+    "aws:sqs/queuePolicy:QueuePolicy": ("policy", "-queue-policy"),
 }
 
 
@@ -252,7 +259,7 @@ def node_pool_rows(recording: mocks.Recording) -> list[dict[str, str]]:
     return rows
 
 
-def markdown_summary(recording: mocks.Recording, stack: str, elapsed: float) -> str:
+def markdown_summary(recording: mocks.Recording, stack: str) -> str:
     """The render as a pull-request comment: counts, node pools, and a component diagram."""
     lines = [f"### `{stack}`: {len(recording.resources)} resources", ""]
     lines += ["| Component | Resources |", "|---|---:|"]
@@ -279,7 +286,7 @@ def markdown_summary(recording: mocks.Recording, stack: str, elapsed: float) -> 
         parent = by_urn[urn].parent
         if parent in ids:
             lines.append(f"  {ids[parent]} --> {node}")
-    lines += ["```", "", f"Rendered offline in {elapsed:.2f} s.", ""]
+    lines += ["```", ""]
     return "\n".join(lines)
 
 
@@ -288,12 +295,63 @@ def _dump_yaml(data: Any) -> str:
 
 
 def example_workloads(config: PlatformConfig) -> dict[str, dict[str, Any]]:
-    """Example manifests for this stack (not applied by Pulumi): one NCCL test per EFA pool."""
+    """Example manifests for this stack (not applied by Pulumi): an NCCL test per EFA pool, and
+    with the scheduler, a workload per leaf queue routed to a GPU pool (friction point 4)."""
+    domain = config.cluster.label_domain
     examples = {}
     for pool in config.efa_pools:
         examples[f"nccl-allreduce-{pool.name}"] = nccl_test_manifest(
-            pool, instance_type=pool.efa_types[0], label_domain=config.cluster.label_domain
+            pool, instance_type=pool.efa_types[0], label_domain=domain
         )
+    if not config.scheduler.enabled:
+        return examples
+    pools = {p.name: p for p in config.gpu_pools}
+    leaves = leaf_queue_names(config.scheduler.queues)
+    fractional_done = False
+    for queue in config.scheduler.queues:
+        routed = [pools[n] for n in queue.node_pools if n in pools]
+        if queue.name not in leaves or not routed:
+            continue
+        pool = routed[0]
+        smallest = min(pool.catalog_types, key=lambda t: (t.gpu_count, t.name))
+        common = {
+            "namespace": "default",
+            "queue": queue.name,
+            "pool": pool.name,
+            "pool_label_key": f"{domain}/pool",
+        }
+        if pool.kind == "efa" or pool.preemptible:
+            examples[f"training-{queue.name}"] = training_job_template(
+                name=f"train-{queue.name}",
+                replicas=2,
+                gpus_per_pod=smallest.gpu_count,
+                image=versions.EXAMPLE_TRAINING_IMAGE,
+                command=["torchrun", "--nnodes=2", "--nproc-per-node=gpu", "train.py"],
+                priority_class="train" if pool.preemptible else "build",
+                efa_per_pod=smallest.efa_interfaces if pool.kind == "efa" else 0,
+                hugepages_2mi=catalog.EFA_HUGEPAGES_2MI if pool.kind == "efa" else None,
+                cpu="32" if pool.kind == "efa" else None,
+                memory="256Gi" if pool.kind == "efa" else None,
+                **common,
+            )
+        else:
+            examples[f"inference-{queue.name}"] = inference_deployment_template(
+                name=f"serve-{queue.name}",
+                replicas=2,
+                gpus_per_pod=1,
+                image=versions.EXAMPLE_INFERENCE_IMAGE,
+                command=["tritonserver", "--model-repository=/models"],
+                **common,
+            )
+        if pool.preemptible and config.scheduler.gpu_sharing and not fractional_done:
+            fractional_done = True
+            examples[f"fractional-{queue.name}"] = fractional_pod_template(
+                name=f"notebook-{queue.name}",
+                image=versions.EXAMPLE_TRAINING_IMAGE,
+                command=["sleep", "infinity"],
+                gpu_fraction=0.5,
+                **common,
+            )
     return examples
 
 
@@ -306,19 +364,27 @@ def write_state(
     try:
         # Registration order varies from run to run (the engine is asynchronous): sort.
         resources = [_mask(r.to_json()) for r in sorted(recording.resources, key=lambda r: r.urn)]
+        for resource in resources:
+            resource["dependencies"] = sorted(resource["dependencies"])
         (staging / "resources.json").write_text(
             json.dumps(resources, indent=2, sort_keys=True) + "\n"
         )
+        outputs = {
+            k: SECRET_PLACEHOLDER if k in recording.secret_outputs else _mask(v)
+            for k, v in recording.outputs.items()
+        }
         (staging / "outputs.json").write_text(
-            json.dumps(_mask(recording.outputs), indent=2, default=str) + "\n"
+            json.dumps(outputs, indent=2, default=str, sort_keys=True) + "\n"
         )
         objects = kubernetes_objects(recording)
         (staging / "manifests").mkdir()
         for obj in objects:
             meta = obj.get("metadata") or {}
             parts = [obj["kind"], meta.get("namespace", ""), meta.get("name", "")]
-            name = _slug("-".join(p for p in parts if p)) + ".yaml"
-            (staging / "manifests" / name).write_text(_dump_yaml(_mask(obj)))
+            path = staging / "manifests" / (_slug("-".join(p for p in parts if p)) + ".yaml")
+            if path.exists():
+                raise ValueError(f"two Kubernetes objects render to {path.name}")
+            path.write_text(_dump_yaml(_mask(obj)))
         releases = helm_releases(recording)
         (staging / "helm").mkdir()
         for release in releases:
@@ -328,9 +394,10 @@ def write_state(
         documents = iam_documents(recording)
         (staging / "iam").mkdir()
         for name, document in documents.items():
-            (staging / "iam" / f"{_slug(name)}.json").write_text(
-                json.dumps(document, indent=2, sort_keys=True) + "\n"
-            )
+            path = staging / "iam" / f"{_slug(name)}.json"
+            if path.exists():
+                raise ValueError(f"two IAM documents render to {path.name}; rename one resource")
+            path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
         (staging / "examples").mkdir()
         for name, manifest in (examples or {}).items():
             (staging / "examples" / f"{name}.yaml").write_text(_dump_yaml(manifest))
@@ -429,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: the offline render failed (see above)", file=sys.stderr)
         return EXIT_ERROR
     elapsed = time.perf_counter() - started
-    (out / "summary.md").write_text(markdown_summary(recording, stack.name, elapsed))
+    (out / "summary.md").write_text(markdown_summary(recording, stack.name))
     print(summary(recording, counts, out))
     print(f"Wall time: {elapsed:.2f} s")
     return EXIT_OK

@@ -1,0 +1,444 @@
+"""The EKS cluster (``eks_gpu_platform.cluster``): pure builders, then the component's children
+and their inputs under the recording mocks."""
+
+import json
+
+import pytest
+
+from eks_gpu_platform.cluster import (
+    EksCluster,
+    EksClusterArgs,
+    admin_policy_arn,
+    admin_principal_arn,
+    ec2_trust_policy,
+    system_launch_template_data,
+    system_node_label,
+    system_tolerations,
+)
+from eks_gpu_platform.config import ClusterSpec, SystemNodeGroupSpec
+
+COMPONENT = "eks-gpu-platform:index:EksCluster"
+ACCOUNT = "111122223333"
+KMS_ARN = "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+SUBNETS = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryPullOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+
+
+# --- pure builders ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("principal", "partition", "expected"),
+    [
+        ("role/PlatformAdmin", "aws", "arn:aws:iam::111122223333:role/PlatformAdmin"),
+        ("user/alice", "aws-cn", "arn:aws-cn:iam::111122223333:user/alice"),
+        ("role/team/Admin", "aws-us-gov", "arn:aws-us-gov:iam::111122223333:role/team/Admin"),
+        (
+            "arn:aws:iam::444455556666:role/Other",
+            "aws",
+            "arn:aws:iam::444455556666:role/Other",
+        ),
+    ],
+    ids=["role", "user-china", "role-with-path", "full-arn-unchanged"],
+)
+def test_admin_principal_arn(principal, partition, expected):
+    assert admin_principal_arn(principal, partition, ACCOUNT) == expected
+
+
+@pytest.mark.parametrize(
+    ("partition", "expected"),
+    [
+        ("aws", "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"),
+        ("aws-cn", "arn:aws-cn:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"),
+    ],
+    ids=["aws", "aws-cn"],
+)
+def test_admin_policy_arn(partition, expected):
+    assert admin_policy_arn(partition) == expected
+
+
+def test_ec2_trust_policy():
+    assert ec2_trust_policy("amazonaws.com.cn") == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "ec2.amazonaws.com.cn"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+
+
+def test_system_launch_template_data():
+    assert system_launch_template_data(80) == {
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            "http_put_response_hop_limit": 1,
+        },
+        "block_device_mappings": [
+            {
+                "device_name": "/dev/xvda",
+                "ebs": {
+                    "volume_size": 80,
+                    "volume_type": "gp3",
+                    "encrypted": "true",
+                    "delete_on_termination": "true",
+                },
+            }
+        ],
+    }
+
+
+def test_system_node_label_and_tolerations():
+    assert system_node_label("ml.example.com") == ("ml.example.com/system", "true")
+    assert system_tolerations() == [
+        {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+
+
+# --- component ------------------------------------------------------------------------------
+
+
+def eks_cluster(
+    run_program,
+    spec: ClusterSpec,
+    system: SystemNodeGroupSpec | None = None,
+    *,
+    region: str = "us-west-2",
+    partition: str = "aws",
+):
+    def program():
+        EksCluster(
+            "c",
+            EksClusterArgs(
+                spec=spec,
+                system_node_group=system or SystemNodeGroupSpec(),
+                vpc_id="vpc-0123456789abcdef0",
+                private_subnet_ids=SUBNETS,
+                tags={"team": "ml"},
+            ),
+        )
+
+    return run_program(program, region=region, partition=partition, account_id=ACCOUNT)
+
+
+def find(recording, typ: str, name: str):
+    matches = [r for r in recording.resources if r.type == typ and r.name == name]
+    assert len(matches) == 1, (typ, name, len(matches))
+    return matches[0]
+
+
+PUBLIC = ClusterSpec(
+    name="gpu-dev",
+    endpoint_public_access=True,
+    public_access_cidrs=("203.0.113.0/24",),
+    admins=("role/PlatformAdmin", "arn:aws:iam::444455556666:user/alice"),
+)
+
+
+def expected_children(*, kms: bool) -> list[tuple[str, str]]:
+    out = [
+        ("eks:index:Cluster", "c-eks"),
+        ("aws:ec2/tag:Tag", "c-primary-sg-discovery"),
+        ("pulumi:providers:kubernetes", "c-k8s"),
+        ("aws:eks/addon:Addon", "c-vpc-cni"),
+        ("aws:eks/addon:Addon", "c-kube-proxy"),
+        ("aws:eks/addon:Addon", "c-eks-pod-identity-agent"),
+        ("aws:eks/addon:Addon", "c-coredns"),
+        ("aws:iam/role:Role", "c-system-node"),
+        *[
+            ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", f"c-system-node-{p}")
+            for p in NODE_POLICIES
+        ],
+        ("aws:ec2/launchTemplate:LaunchTemplate", "c-system"),
+        ("aws:eks/nodeGroup:NodeGroup", "c-system"),
+    ]
+    if kms:
+        out += [("aws:kms/key:Key", "c-secrets"), ("aws:kms/alias:Alias", "c-secrets")]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("given_key", [False, True], ids=["key-created", "key-given"])
+def test_children(run_program, given_key):
+    spec = ClusterSpec(name="gpu-dev", kms_key_arn=KMS_ARN if given_key else None)
+    rec = eks_cluster(run_program, spec)
+    (component,) = rec.of_type(COMPONENT)
+    children = rec.children_of(component.urn)
+    assert sorted((c.type, c.name) for c in children) == expected_children(kms=not given_key)
+    assert len(rec.resources) == len(children) + 1
+
+
+def test_eks_cluster_inputs(run_program):
+    rec = eks_cluster(run_program, PUBLIC)
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    key = find(rec, "aws:kms/key:Key", "c-secrets")
+    assert cluster.custom is False
+    assert cluster.inputs == {
+        "name": "gpu-dev",
+        "version": "1.36",
+        "vpcId": "vpc-0123456789abcdef0",
+        "subnetIds": SUBNETS,
+        "nodeAssociatePublicIpAddress": False,
+        "endpointPrivateAccess": True,
+        "endpointPublicAccess": True,
+        "publicAccessCidrs": ["203.0.113.0/24"],
+        "authenticationMode": "API",
+        "accessEntries": {
+            "admin-0": {
+                "principalArn": "arn:aws:iam::111122223333:role/PlatformAdmin",
+                "type": "STANDARD",
+                "accessPolicies": {
+                    "cluster-admin": {
+                        "policyArn": (
+                            "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+                        ),
+                        "accessScope": {"type": "cluster"},
+                    }
+                },
+            },
+            "admin-1": {
+                "principalArn": "arn:aws:iam::444455556666:user/alice",
+                "type": "STANDARD",
+                "accessPolicies": {
+                    "cluster-admin": {
+                        "policyArn": (
+                            "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+                        ),
+                        "accessScope": {"type": "cluster"},
+                    }
+                },
+            },
+        },
+        "encryptionConfigKeyArn": key.outputs["arn"],
+        "enabledClusterLogTypes": [
+            "api",
+            "audit",
+            "authenticator",
+            "controllerManager",
+            "scheduler",
+        ],
+        "createOidcProvider": True,
+        "skipDefaultNodeGroup": True,
+        "skipDefaultSecurityGroups": True,
+        "bootstrapSelfManagedAddons": False,
+        "useDefaultVpcCni": True,
+        "corednsAddonOptions": {"enabled": False},
+        "kubeProxyAddonOptions": {"enabled": False},
+        "deletionProtection": False,
+        "tags": {"team": "ml"},
+    }
+    assert key.urn in cluster.dependencies
+
+
+def test_private_endpoint_only(run_program):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev"))
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    assert cluster.inputs["endpointPrivateAccess"] is True
+    assert cluster.inputs["endpointPublicAccess"] is False
+    assert "publicAccessCidrs" not in cluster.inputs
+    assert cluster.inputs["accessEntries"] == {}
+
+
+def test_access_entries_follow_partition_and_account(run_program):
+    spec = ClusterSpec(name="gpu-cn", admins=("role/PlatformAdmin", "user/bob"))
+    rec = eks_cluster(run_program, spec, region="cn-north-1", partition="aws-cn")
+    entries = find(rec, "eks:index:Cluster", "c-eks").inputs["accessEntries"]
+    assert {k: v["principalArn"] for k, v in entries.items()} == {
+        "admin-0": "arn:aws-cn:iam::111122223333:role/PlatformAdmin",
+        "admin-1": "arn:aws-cn:iam::111122223333:user/bob",
+    }
+    assert {v["accessPolicies"]["cluster-admin"]["policyArn"] for v in entries.values()} == {
+        "arn:aws-cn:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+    }
+    role = find(rec, "aws:iam/role:Role", "c-system-node")
+    assert json.loads(role.inputs["assumeRolePolicy"]) == ec2_trust_policy("amazonaws.com.cn")
+
+
+def test_kms_key_with_rotation(run_program):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev"))
+    key = find(rec, "aws:kms/key:Key", "c-secrets")
+    assert key.inputs == {
+        "description": "EKS secrets encryption for cluster gpu-dev",
+        "enableKeyRotation": True,
+        "deletionWindowInDays": 30,
+        "tags": {"team": "ml"},
+    }
+    alias = find(rec, "aws:kms/alias:Alias", "c-secrets")
+    assert alias.inputs == {
+        "name": "alias/eks/gpu-dev-secrets",
+        "targetKeyId": key.outputs["keyId"],
+    }
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    assert cluster.inputs["encryptionConfigKeyArn"] == key.outputs["arn"]
+    assert key.outputs["arn"].startswith("arn:aws:kms:us-west-2:111122223333:key/")
+
+
+def test_given_kms_key_creates_no_key(run_program):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev", kms_key_arn=KMS_ARN))
+    assert rec.of_type("aws:kms/key:Key") == []
+    assert rec.of_type("aws:kms/alias:Alias") == []
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    assert cluster.inputs["encryptionConfigKeyArn"] == KMS_ARN
+    (component,) = rec.of_type(COMPONENT)
+    assert component.registered_outputs["kms_key_arn"] == KMS_ARN
+
+
+def test_addons_around_the_system_node_group(run_program):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev"))
+    group = find(rec, "aws:eks/nodeGroup:NodeGroup", "c-system")
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    addons = {a.inputs["addonName"]: a for a in rec.of_type("aws:eks/addon:Addon")}
+    assert sorted(addons) == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
+    for name, addon in addons.items():
+        assert addon.inputs == {
+            "clusterName": "gpu-dev",
+            "addonName": name,
+            "resolveConflictsOnCreate": "OVERWRITE",
+            "resolveConflictsOnUpdate": "OVERWRITE",
+            "tags": {"team": "ml"},
+        }
+        # The cluster name resolves once the control plane exists.
+        assert cluster.urn in addon.dependencies
+    assert group.urn in addons["coredns"].dependencies
+    for name in ("vpc-cni", "kube-proxy", "eks-pod-identity-agent"):
+        assert addons[name].urn in group.dependencies
+        assert group.urn not in addons[name].dependencies
+    assert addons["coredns"].urn not in group.dependencies
+
+
+def test_system_node_group(run_program):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev"))
+    group = find(rec, "aws:eks/nodeGroup:NodeGroup", "c-system")
+    role = find(rec, "aws:iam/role:Role", "c-system-node")
+    template = find(rec, "aws:ec2/launchTemplate:LaunchTemplate", "c-system")
+    assert group.inputs == {
+        "clusterName": "gpu-dev",
+        "nodeGroupName": "gpu-dev-system",
+        "nodeRoleArn": role.outputs["arn"],
+        "subnetIds": SUBNETS,
+        "amiType": "AL2023_x86_64_STANDARD",
+        "capacityType": "ON_DEMAND",
+        "instanceTypes": ["m7i.xlarge"],
+        "scalingConfig": {"minSize": 2, "maxSize": 4, "desiredSize": 2},
+        "updateConfig": {"maxUnavailable": 1},
+        "launchTemplate": {"id": template.id, "version": "1"},
+        "labels": {"eks-gpu-platform.io/system": "true"},
+        "taints": [{"key": "CriticalAddonsOnly", "value": "true", "effect": "NO_SCHEDULE"}],
+        "tags": {"team": "ml"},
+    }
+    assert group.ignore_changes == ["scalingConfig.desiredSize"]
+    for policy in NODE_POLICIES:
+        attachment = find(
+            rec, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", f"c-system-node-{policy}"
+        )
+        assert attachment.inputs == {
+            "role": "EKSSystemNodeRole-gpu-dev",
+            "policyArn": f"arn:aws:iam::aws:policy/{policy}",
+        }
+        assert attachment.urn in group.dependencies
+    assert role.inputs == {
+        "name": "EKSSystemNodeRole-gpu-dev",
+        "assumeRolePolicy": json.dumps(ec2_trust_policy("amazonaws.com")),
+        "tags": {"team": "ml"},
+    }
+    assert template.inputs == {
+        "description": "System nodes of EKS cluster gpu-dev",
+        "updateDefaultVersion": True,
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpTokens": "required",
+            "httpPutResponseHopLimit": 1,
+        },
+        "blockDeviceMappings": [
+            {
+                "deviceName": "/dev/xvda",
+                "ebs": {
+                    "volumeSize": 50,
+                    "volumeType": "gp3",
+                    "encrypted": "true",
+                    "deleteOnTermination": "true",
+                },
+            }
+        ],
+        "tagSpecifications": [
+            {"resourceType": "instance", "tags": {"team": "ml", "Name": "gpu-dev-system"}},
+            {"resourceType": "volume", "tags": {"team": "ml"}},
+        ],
+        "tags": {"team": "ml"},
+    }
+
+
+def test_arm64_system_node_group(run_program):
+    system = SystemNodeGroupSpec(
+        instance_types=("m7g.large",), min_size=3, max_size=5, desired_size=4, disk_size_gib=100
+    )
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev"), system)
+    group = find(rec, "aws:eks/nodeGroup:NodeGroup", "c-system")
+    assert group.inputs["amiType"] == "AL2023_ARM_64_STANDARD"
+    assert group.inputs["instanceTypes"] == ["m7g.large"]
+    assert group.inputs["scalingConfig"] == {"minSize": 3, "maxSize": 5, "desiredSize": 4}
+    template = find(rec, "aws:ec2/launchTemplate:LaunchTemplate", "c-system")
+    assert template.inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 100
+
+
+def test_primary_security_group_discovery_tag(run_program):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev"))
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    tag = find(rec, "aws:ec2/tag:Tag", "c-primary-sg-discovery")
+    assert tag.inputs == {
+        "resourceId": cluster.outputs["clusterSecurityGroupId"],
+        "key": "karpenter.sh/discovery",
+        "value": "gpu-dev",
+    }
+    assert rec.of_type("aws:ec2/tag:Tag") == [tag]
+
+
+def test_kubernetes_provider_uses_the_cluster_kubeconfig(run_program):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev"))
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    provider = find(rec, "pulumi:providers:kubernetes", "c-k8s")
+    assert provider.inputs["kubeconfig"] == cluster.outputs["kubeconfigJson"]
+    assert provider.inputs["enableServerSideApply"] == "true"
+
+
+@pytest.mark.parametrize("protect", [True, False], ids=["protect", "no-protect"])
+def test_protect(run_program, protect):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev", protect=protect))
+    protected = sorted((r.type, r.name) for r in rec.resources if r.protect)
+    assert protected == (
+        [("aws:kms/key:Key", "c-secrets"), ("eks:index:Cluster", "c-eks")] if protect else []
+    )
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    assert cluster.inputs["deletionProtection"] is protect
+
+
+def test_registered_outputs(run_program):
+    rec = eks_cluster(run_program, ClusterSpec(name="gpu-dev"))
+    (component,) = rec.of_type(COMPONENT)
+    cluster = find(rec, "eks:index:Cluster", "c-eks")
+    key = find(rec, "aws:kms/key:Key", "c-secrets")
+    role = find(rec, "aws:iam/role:Role", "c-system-node")
+    outputs = dict(component.registered_outputs)
+    kubeconfig = outputs.pop("kubeconfig")
+    assert outputs == {
+        "cluster_name": "gpu-dev",
+        "endpoint": cluster.outputs["core"]["endpoint"],
+        "oidc_provider_arn": cluster.outputs["oidcProviderArn"],
+        "oidc_provider_url": cluster.outputs["oidcProviderUrl"],
+        "cluster_security_group_id": cluster.outputs["clusterSecurityGroupId"],
+        "node_security_group_id": cluster.outputs["nodeSecurityGroupId"],
+        "system_node_role_arn": role.outputs["arn"],
+        "kms_key_arn": key.outputs["arn"],
+    }
+    # The kubeconfig output is a secret: it crosses the wire wrapped.
+    assert kubeconfig == {
+        "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+        "value": cluster.outputs["kubeconfigJson"],
+    }

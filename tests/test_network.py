@@ -1,0 +1,291 @@
+"""The network (``eks_gpu_platform.network``): subnet layout, tags, and the component's children."""
+
+import ipaddress
+from collections import Counter
+
+import pytest
+
+from eks_gpu_platform.config import VpcSpec
+from eks_gpu_platform.network import Network, NetworkArgs, subnet_layout, subnet_tags
+
+CLUSTER = "gpu-dev"
+NETWORK_TYPE = "eks-gpu-platform:index:Network"
+TAGS = {"team": "ml"}
+
+
+# --- pure builders ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cidr", "azs", "private", "public"),
+    [
+        pytest.param(
+            "10.0.0.0/16",
+            2,
+            ["10.0.0.0/19", "10.0.32.0/19"],
+            ["10.0.224.0/22", "10.0.228.0/22"],
+            id="slash16-2az",
+        ),
+        pytest.param(
+            "10.40.0.0/16",
+            3,
+            ["10.40.0.0/19", "10.40.32.0/19", "10.40.64.0/19"],
+            ["10.40.224.0/22", "10.40.228.0/22", "10.40.232.0/22"],
+            id="slash16-3az",
+        ),
+        pytest.param(
+            "10.0.0.0/16",
+            6,
+            [
+                "10.0.0.0/19",
+                "10.0.32.0/19",
+                "10.0.64.0/19",
+                "10.0.96.0/19",
+                "10.0.128.0/19",
+                "10.0.160.0/19",
+            ],
+            [
+                "10.0.224.0/22",
+                "10.0.228.0/22",
+                "10.0.232.0/22",
+                "10.0.236.0/22",
+                "10.0.240.0/22",
+                "10.0.244.0/22",
+            ],
+            id="slash16-6az",
+        ),
+        pytest.param(
+            "172.16.16.0/20",
+            3,
+            ["172.16.16.0/23", "172.16.18.0/23", "172.16.20.0/23"],
+            ["172.16.30.0/26", "172.16.30.64/26", "172.16.30.128/26"],
+            id="slash20-3az",
+        ),
+    ],
+)
+def test_subnet_layout(cidr, azs, private, public):
+    assert subnet_layout(cidr, azs) == (private, public)
+
+
+@pytest.mark.parametrize("cidr", ["10.0.0.0/16", "10.8.0.0/18", "192.168.0.0/20"])
+@pytest.mark.parametrize("azs", [2, 3, 4, 5, 6])
+def test_subnet_layout_never_overlaps_and_stays_inside_the_vpc(cidr, azs):
+    private, public = subnet_layout(cidr, azs)
+    vpc = ipaddress.ip_network(cidr)
+    subnets = [ipaddress.ip_network(s) for s in private + public]
+    assert len(subnets) == 2 * azs
+    assert all(s.subnet_of(vpc) for s in subnets)
+    for i, a in enumerate(subnets):
+        for b in subnets[i + 1 :]:
+            assert not a.overlaps(b), (a, b)
+    # Private subnets are an eighth of the VPC each; public ones a 64th.
+    assert {s.prefixlen for s in subnets[:azs]} == {vpc.prefixlen + 3}
+    assert {s.prefixlen for s in subnets[azs:]} == {vpc.prefixlen + 6}
+
+
+@pytest.mark.parametrize(
+    ("private", "expected"),
+    [
+        (True, {"karpenter.sh/discovery": "gpu-dev", "kubernetes.io/role/internal-elb": "1"}),
+        (False, {"kubernetes.io/role/elb": "1"}),
+    ],
+    ids=["private", "public"],
+)
+def test_subnet_tags(private, expected):
+    assert subnet_tags("gpu-dev", private=private) == expected
+
+
+# --- component ------------------------------------------------------------------------------
+
+
+def network(run_program, spec: VpcSpec, *, protect: bool = False, region: str = "us-west-2"):
+    def program():
+        Network("net", NetworkArgs(spec=spec, cluster_name=CLUSTER, tags=TAGS, protect=protect))
+
+    return run_program(program, region=region)
+
+
+def by_type_and_name(recording):
+    return {(r.type, r.name): r for r in recording.resources}
+
+
+def expected_children(azs: int, nat_per_az: bool) -> list[tuple[str, str]]:
+    out = [
+        ("aws:ec2/vpc:Vpc", "net-vpc"),
+        ("aws:ec2/internetGateway:InternetGateway", "net-igw"),
+        ("aws:ec2/routeTable:RouteTable", "net-public-rt"),
+        ("aws:ec2/route:Route", "net-public-default"),
+    ]
+    for i in range(azs):
+        s = "abcdef"[i]
+        out += [
+            ("aws:ec2/subnet:Subnet", f"net-public-{s}"),
+            ("aws:ec2/routeTableAssociation:RouteTableAssociation", f"net-public-{s}"),
+            ("aws:ec2/subnet:Subnet", f"net-private-{s}"),
+            ("aws:ec2/routeTable:RouteTable", f"net-private-{s}"),
+            ("aws:ec2/route:Route", f"net-private-{s}-default"),
+            ("aws:ec2/routeTableAssociation:RouteTableAssociation", f"net-private-{s}"),
+        ]
+        if i == 0 or nat_per_az:
+            out += [
+                ("aws:ec2/eip:Eip", f"net-nat-{s}"),
+                ("aws:ec2/natGateway:NatGateway", f"net-nat-{s}"),
+            ]
+    return sorted(out)
+
+
+NEW_VPCS = [
+    pytest.param(2, False, 18, id="2az-single-nat"),
+    pytest.param(2, True, 20, id="2az-nat-per-az"),
+    pytest.param(3, False, 24, id="3az-single-nat"),
+    pytest.param(3, True, 28, id="3az-nat-per-az"),
+]
+
+
+@pytest.mark.parametrize(("azs", "nat_per_az", "count"), NEW_VPCS)
+def test_new_vpc_children(run_program, azs, nat_per_az, count):
+    rec = network(
+        run_program, VpcSpec(cidr="10.40.0.0/16", az_count=azs, nat_gateway_per_az=nat_per_az)
+    )
+    component = one_of(rec, NETWORK_TYPE)
+    children = rec.children_of(component.urn)
+    assert len(children) == count
+    assert sorted((c.type, c.name) for c in children) == expected_children(azs, nat_per_az)
+    # Everything the program registered is the component or one of its direct children.
+    assert len(rec.resources) == count + 1
+    types = Counter(c.type for c in children)
+    assert types["aws:ec2/natGateway:NatGateway"] == (azs if nat_per_az else 1)
+    assert types["aws:ec2/eip:Eip"] == (azs if nat_per_az else 1)
+
+
+@pytest.mark.parametrize(("azs", "nat_per_az", "count"), NEW_VPCS)
+def test_new_vpc_routes_and_subnets(run_program, azs, nat_per_az, count):
+    rec = network(
+        run_program, VpcSpec(cidr="10.40.0.0/16", az_count=azs, nat_gateway_per_az=nat_per_az)
+    )
+    res = by_type_and_name(rec)
+    vpc = res[("aws:ec2/vpc:Vpc", "net-vpc")]
+    assert vpc.inputs == {
+        "cidrBlock": "10.40.0.0/16",
+        "enableDnsHostnames": True,
+        "enableDnsSupport": True,
+        "tags": {"team": "ml", "Name": "gpu-dev-vpc"},
+    }
+    igw = res[("aws:ec2/internetGateway:InternetGateway", "net-igw")]
+    public_rt = res[("aws:ec2/routeTable:RouteTable", "net-public-rt")]
+    assert res[("aws:ec2/route:Route", "net-public-default")].inputs == {
+        "routeTableId": public_rt.id,
+        "destinationCidrBlock": "0.0.0.0/0",
+        "gatewayId": igw.id,
+    }
+    private_cidrs, public_cidrs = subnet_layout("10.40.0.0/16", azs)
+    for i in range(azs):
+        s = "abcdef"[i]
+        private = res[("aws:ec2/subnet:Subnet", f"net-private-{s}")]
+        assert private.inputs == {
+            "vpcId": vpc.id,
+            "cidrBlock": private_cidrs[i],
+            "availabilityZone": f"us-west-2{s}",
+            "tags": {
+                "team": "ml",
+                "karpenter.sh/discovery": "gpu-dev",
+                "kubernetes.io/role/internal-elb": "1",
+                "Name": f"gpu-dev-private-{s}",
+            },
+        }
+        public = res[("aws:ec2/subnet:Subnet", f"net-public-{s}")]
+        assert public.inputs == {
+            "vpcId": vpc.id,
+            "cidrBlock": public_cidrs[i],
+            "availabilityZone": f"us-west-2{s}",
+            "mapPublicIpOnLaunch": False,
+            "tags": {"team": "ml", "kubernetes.io/role/elb": "1", "Name": f"gpu-dev-public-{s}"},
+        }
+        nat = res[("aws:ec2/natGateway:NatGateway", f"net-nat-{s if nat_per_az else 'a'}")]
+        rt = res[("aws:ec2/routeTable:RouteTable", f"net-private-{s}")]
+        assert res[("aws:ec2/route:Route", f"net-private-{s}-default")].inputs == {
+            "routeTableId": rt.id,
+            "destinationCidrBlock": "0.0.0.0/0",
+            "natGatewayId": nat.id,
+        }
+        assert res[
+            ("aws:ec2/routeTableAssociation:RouteTableAssociation", f"net-private-{s}")
+        ].inputs == {"subnetId": private.id, "routeTableId": rt.id}
+        assert res[
+            ("aws:ec2/routeTableAssociation:RouteTableAssociation", f"net-public-{s}")
+        ].inputs == {"subnetId": public.id, "routeTableId": public_rt.id}
+    nat_a = res[("aws:ec2/natGateway:NatGateway", "net-nat-a")]
+    assert nat_a.inputs["subnetId"] == res[("aws:ec2/subnet:Subnet", "net-public-a")].id
+    assert nat_a.inputs["allocationId"] == res[("aws:ec2/eip:Eip", "net-nat-a")].id
+    # NAT gateways need the internet gateway attached first.
+    assert igw.urn in nat_a.dependencies
+
+
+def test_new_vpc_outputs_and_protect(run_program):
+    rec = network(run_program, VpcSpec(cidr="10.40.0.0/16", az_count=2), protect=True)
+    res = by_type_and_name(rec)
+    component = one_of(rec, NETWORK_TYPE)
+    assert component.registered_outputs == {
+        "vpc_id": res[("aws:ec2/vpc:Vpc", "net-vpc")].id,
+        "private_subnet_ids": [
+            res[("aws:ec2/subnet:Subnet", "net-private-a")].id,
+            res[("aws:ec2/subnet:Subnet", "net-private-b")].id,
+        ],
+        "public_subnet_ids": [
+            res[("aws:ec2/subnet:Subnet", "net-public-a")].id,
+            res[("aws:ec2/subnet:Subnet", "net-public-b")].id,
+        ],
+    }
+    protected = sorted(r.name for r in rec.resources if r.protect)
+    assert protected == ["net-vpc"]
+
+
+def test_new_vpc_uses_the_default_cidr_and_three_azs(run_program):
+    rec = network(run_program, VpcSpec())
+    subnets = sorted((r.name, r.inputs["cidrBlock"]) for r in rec.of_type("aws:ec2/subnet:Subnet"))
+    assert subnets == [
+        ("net-private-a", "10.0.0.0/19"),
+        ("net-private-b", "10.0.32.0/19"),
+        ("net-private-c", "10.0.64.0/19"),
+        ("net-public-a", "10.0.224.0/22"),
+        ("net-public-b", "10.0.228.0/22"),
+        ("net-public-c", "10.0.232.0/22"),
+    ]
+
+
+def test_existing_vpc_only_tags_private_subnets(run_program):
+    spec = VpcSpec(
+        vpc_id="vpc-0123456789abcdef0",
+        private_subnet_ids=(
+            "subnet-0123456789abcdef0",
+            "subnet-0123456789abcdef1",
+            "subnet-0aa11bb22",
+        ),
+        public_subnet_ids=("subnet-0123456789abcdef2",),
+    )
+    rec = network(run_program, spec)
+    component = one_of(rec, NETWORK_TYPE)
+    children = rec.children_of(component.urn)
+    assert [(c.type, c.name, c.inputs) for c in sorted(children, key=lambda c: c.name)] == [
+        (
+            "aws:ec2/tag:Tag",
+            f"net-private-{i}-discovery",
+            {"resourceId": subnet, "key": "karpenter.sh/discovery", "value": "gpu-dev"},
+        )
+        for i, subnet in enumerate(spec.private_subnet_ids)
+    ]
+    assert len(rec.resources) == 4
+    assert not [
+        r for r in rec.resources if r.type.startswith("aws:ec2/") and r.type != "aws:ec2/tag:Tag"
+    ]
+    assert component.registered_outputs == {
+        "vpc_id": "vpc-0123456789abcdef0",
+        "private_subnet_ids": list(spec.private_subnet_ids),
+        "public_subnet_ids": ["subnet-0123456789abcdef2"],
+    }
+
+
+def one_of(recording, typ):
+    matches = recording.of_type(typ)
+    assert len(matches) == 1
+    return matches[0]

@@ -1,0 +1,468 @@
+"""The offline render end to end: the CLI on the dev stack, bad configurations, the module entry
+point, and the strictness of the recording mocks."""
+
+import contextlib
+import io
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+from test_karpenter import UPSTREAM_POLICIES, upstream_actions
+
+from eks_gpu_platform.offline import mocks
+from eks_gpu_platform.offline.render import iam_documents, main
+
+REPO = Path(__file__).resolve().parents[1]
+PYTHON = REPO / ".venv" / "bin" / "python"
+WALL_TIME = re.compile(r"^Wall time: \d+\.\d\d s$")
+
+# The foundation's IAM documents (node pools and later components may add more).
+FOUNDATION_IAM_FILES = {
+    "platform-cluster-system-node-trust.json",
+    "platform-karpenter-controller-trust.json",
+    "platform-karpenter-node-trust.json",
+    "platform-karpenter-nodelifecycle.json",
+    "platform-karpenter-iamintegration.json",
+    "platform-karpenter-eksintegration.json",
+    "platform-karpenter-interruption.json",
+    "platform-karpenter-resourcediscovery.json",
+    "platform-karpenter-zonalshift.json",
+}
+CONTROLLER_POLICY_FILES = {
+    group: f"platform-karpenter-{group.lower()}.json" for group in UPSTREAM_POLICIES
+}
+
+
+def run_main(*argv: str) -> tuple[int, str, str]:
+    """``main(argv)`` in this process, with its stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory):
+    """The dev stack rendered once through the CLI entry point: (exit code, stdout, stderr, out)."""
+    out = tmp_path_factory.mktemp("render") / "dev"
+    code, stdout, stderr = run_main("--stack", "dev", "--project-dir", str(REPO), "--out", str(out))
+    return code, stdout, stderr, out
+
+
+def resources(out: Path) -> list[dict]:
+    return json.loads((out / "resources.json").read_text())
+
+
+def resource(out: Path, typ: str, name: str) -> dict:
+    matches = [r for r in resources(out) if r["type"] == typ and r["name"] == name]
+    assert len(matches) == 1, (typ, name)
+    return matches[0]
+
+
+# --- the dev stack ---------------------------------------------------------------------------
+
+
+def test_dev_render_succeeds_and_writes_the_files(dev):
+    code, _, stderr, out = dev
+    assert code == 0, stderr
+    assert stderr == ""
+    for name in (
+        "resources.json",
+        "outputs.json",
+        "helm/karpenter.yaml",
+        "helm/karpenter-crd.yaml",
+    ):
+        assert (out / name).is_file(), name
+    iam = {p.name for p in (out / "iam").iterdir()}
+    assert iam >= FOUNDATION_IAM_FILES
+    helm = {p.name for p in (out / "helm").iterdir()}
+    assert helm >= {"karpenter-crd.yaml", "karpenter.yaml"}
+    # No staging directory is left next to the output.
+    assert [p.name for p in out.parent.iterdir()] == ["dev"]
+
+
+def test_karpenter_release_files(dev):
+    out = dev[3]
+    queue = resource(out, "aws:sqs/queue:Queue", "platform-karpenter-interruption")
+    crd = yaml.safe_load((out / "helm" / "karpenter-crd.yaml").read_text())
+    assert crd == {
+        "name": "karpenter-crd",
+        "resource": "platform-karpenter-crd",
+        "repository": "oci://public.ecr.aws/karpenter",
+        "chart": "karpenter-crd",
+        "version": "1.14.1",
+        "namespace": "kube-system",
+        "createNamespace": False,
+        "skipCrds": False,
+        "values": {},
+    }
+    release = yaml.safe_load((out / "helm" / "karpenter.yaml").read_text())
+    values = release.pop("values")
+    assert release == {
+        "name": "karpenter",
+        "resource": "platform-karpenter-chart",
+        "repository": "oci://public.ecr.aws/karpenter",
+        "chart": "karpenter",
+        "version": "1.14.1",
+        "namespace": "kube-system",
+        "createNamespace": False,
+        "skipCrds": True,
+    }
+    assert queue["inputs"]["name"] == "Karpenter-gpu-dev"
+    assert values["settings"]["interruptionQueue"] == queue["inputs"]["name"]
+    assert values["settings"]["clusterName"] == "gpu-dev"
+    assert values["replicas"] == 2
+    assert values["nodeSelector"] == {
+        "eks-gpu-platform.io/system": "true",
+        "kubernetes.io/os": "linux",
+    }
+    outputs = json.loads((out / "outputs.json").read_text())
+    assert outputs["interruptionQueueName"] == queue["inputs"]["name"]
+    assert outputs["clusterName"] == "gpu-dev"
+
+
+def test_controller_policy_files_grant_every_upstream_action(dev):
+    out = dev[3]
+    granted: set[str] = set()
+    sids: list[str] = []
+    for group, name in CONTROLLER_POLICY_FILES.items():
+        document = json.loads((out / "iam" / name).read_text())
+        assert document["Version"] == "2012-10-17", group
+        for statement in document["Statement"]:
+            sids.append(statement["Sid"])
+            action = statement["Action"]
+            granted.update([action] if isinstance(action, str) else action)
+    assert granted == upstream_actions()
+    assert len(sids) == 18
+    queue = resource(out, "aws:sqs/queue:Queue", "platform-karpenter-interruption")
+    interruption = json.loads((out / "iam" / "platform-karpenter-interruption.json").read_text())
+    assert (
+        interruption["Statement"][0]["Resource"]
+        == f"arn:aws:sqs:us-west-2:{mocks.PLACEHOLDER_ACCOUNT_ID}:{queue['inputs']['name']}"
+    )
+
+
+def test_every_iam_document_gets_its_own_file(dev, render_stack):
+    out = dev[3]
+    documents = iam_documents(render_stack("dev"))
+    files = [json.loads(p.read_text()) for p in (out / "iam").iterdir()]
+    assert len(files) == len(documents)
+    assert any(d.get("Id") == "EC2InterruptionPolicy" for d in files)
+
+
+def test_secret_outputs_are_masked(dev):
+    outputs = json.loads((dev[3] / "outputs.json").read_text())
+    assert outputs["kubeconfig"] == "[secret]"
+
+
+def test_resources_json_is_stable(dev):
+    for r in resources(dev[3]):
+        assert r["dependencies"] == sorted(r["dependencies"]), r["name"]
+
+
+def test_resources_json_matches_the_recording(dev, render_stack):
+    recording = render_stack("dev")
+    written = resources(dev[3])
+    assert sorted((r["type"], r["name"]) for r in written) == sorted(
+        (r.type, r.name) for r in recording.resources
+    )
+    # Numbers are written as the engine hands them to providers: integers, not 2.0.
+    group = next(r for r in written if r["type"] == "aws:eks/nodeGroup:NodeGroup")
+    assert group["inputs"]["scalingConfig"] == {"desiredSize": 2, "maxSize": 3, "minSize": 2}
+    assert isinstance(group["inputs"]["scalingConfig"]["minSize"], int)
+
+
+def test_summary(dev):
+    _, stdout, _, out = dev
+    lines = stdout.splitlines()
+    assert lines[0] == f"Rendered {len(resources(out))} resources to {out}"
+    manifests = len(list((out / "manifests").iterdir()))
+    helm = len(list((out / "helm").iterdir()))
+    assert re.fullmatch(
+        rf"  {manifests} Kubernetes manifests, {helm} Helm releases, \d+ IAM documents", lines[1]
+    ), lines[1]
+    assert lines[2] == "Resources per component:"
+    for line in (
+        f"  {'EksCluster platform-cluster':<48} {15:>4}",
+        f"  {'Karpenter platform-karpenter':<48} {34:>4}",
+        f"  {'Network platform-network':<48} {18:>4}",
+    ):
+        assert line in lines
+    custom = sum(1 for r in resources(out) if r["custom"])
+    assert f"  {'GpuPlatform platform':<48} {custom:>4}" in lines
+    assert "Helm releases:" in lines
+    assert f"  {'karpenter-crd':<28} karpenter-crd 1.14.1 -> kube-system" in lines
+    assert f"  {'karpenter':<28} karpenter 1.14.1 -> kube-system" in lines
+    assert WALL_TIME.match(lines[-1]), lines[-1]
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+BAD_STACK = """\
+config:
+  aws:region: us-west-2
+  eks-gpu-platform:cluster:
+    name: gpu-dev
+    kubernetesVersion: 1.30
+    endpointPublicAccess: true
+  eks-gpu-platform:karpenter:
+    replica: 2
+  eks-gpu-platform:vpc:
+    azCount: 9
+"""
+
+
+def test_bad_configuration_exits_2_with_one_line_per_problem(tmp_path):
+    stack = tmp_path / "Pulumi.bad.yaml"
+    stack.write_text(BAD_STACK)
+    out = tmp_path / "out"
+    code, stdout, stderr = run_main(
+        "--stack", "bad", "--config-file", str(stack), "--project-dir", str(REPO), "--out", str(out)
+    )
+    assert code == 2
+    assert stdout == ""
+    assert "Traceback" not in stderr
+    assert stderr.splitlines() == [
+        "invalid stack configuration:",
+        "  cluster.kubernetesVersion: 1.3 is not a string (quote it in YAML)",
+        "  vpc.azCount: 9 is out of range; expected a number from 2 to 6",
+        "  karpenter.replica: unknown key; did you mean 'replicas'?; allowed keys are auth, "
+        "chartVersion, cpu, interruptionHandling, logLevel, memory, replicas, "
+        "spotServiceLinkedRole",
+    ]
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["Pulumi.bad.yaml"]
+
+
+def test_cross_field_problem_exits_2(tmp_path):
+    stack = tmp_path / "Pulumi.x.yaml"
+    stack.write_text(
+        "config:\n"
+        "  aws:region: us-west-2\n"
+        "  eks-gpu-platform:cluster:\n"
+        "    name: gpu-dev\n"
+        "    endpointPublicAccess: true\n"
+        "    publicAccessCidrs: [203.0.113.0/24]\n"
+        "  eks-gpu-platform:karpenter:\n"
+        "    replicas: 3\n"
+    )
+    code, stdout, stderr = run_main(
+        "--config-file", str(stack), "--project-dir", str(REPO), "--out", str(tmp_path / "o")
+    )
+    assert (code, stdout) == (2, "")
+    assert stderr.splitlines() == [
+        "invalid stack configuration:",
+        "  karpenter.replicas: 3 replicas need 3 system nodes (one per node), but "
+        "systemNodeGroup.minSize is 2",
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_stack_file_exits_2(tmp_path):
+    code, stdout, stderr = run_main(
+        "--stack", "nope", "--project-dir", str(REPO), "--out", str(tmp_path / "o")
+    )
+    assert (code, stdout) == (2, "")
+    assert stderr == f"error: stack file {REPO / 'Pulumi.nope.yaml'} does not exist\n"
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("config: [unclosed\n", "is not valid YAML"),
+        ("- a\n- b\n", "expected a mapping with a 'config' mapping"),
+        ("config: [a, b]\n", "expected a mapping with a 'config' mapping"),
+    ],
+    ids=["not-yaml", "not-a-mapping", "config-not-a-mapping"],
+)
+def test_unusable_stack_file_exits_2(tmp_path, text, message):
+    stack = tmp_path / "Pulumi.x.yaml"
+    stack.write_text(text)
+    code, stdout, stderr = run_main(
+        "--config-file", str(stack), "--project-dir", str(REPO), "--out", str(tmp_path / "o")
+    )
+    assert (code, stdout) == (2, "")
+    assert stderr.startswith(f"error: {stack}")
+    assert message in stderr
+    assert "Traceback" not in stderr
+    assert len(stderr.splitlines()) >= 1
+    assert not (tmp_path / "o").exists()
+
+
+GOOD_STACK = """\
+config:
+  aws:region: eu-west-1
+  eks-gpu-platform:cluster:
+    name: gpu-alt
+  eks-gpu-platform:vpc:
+    cidr: 10.50.0.0/20
+    azCount: 3
+  eks-gpu-platform:karpenter:
+    interruptionHandling: false
+"""
+
+
+def test_config_file_and_out(tmp_path):
+    stack = tmp_path / "alt.yaml"
+    stack.write_text(GOOD_STACK)
+    out = tmp_path / "nested" / "alt-out"
+    code, stdout, stderr = run_main(
+        "--stack", "alt", "--config-file", str(stack), "--project-dir", str(REPO), "--out", str(out)
+    )
+    assert code == 0, stderr
+    assert stdout.splitlines()[0] == f"Rendered {len(resources(out))} resources to {out}"
+    written = resources(out)
+    assert not [r for r in written if r["type"].startswith("aws:sqs/")]
+    assert not [r for r in written if r["type"] == "aws:cloudwatch/eventRule:EventRule"]
+    subnets = sorted(
+        r["inputs"]["cidrBlock"] for r in written if r["type"] == "aws:ec2/subnet:Subnet"
+    )
+    assert subnets == [
+        "10.50.0.0/23",
+        "10.50.14.0/26",
+        "10.50.14.128/26",
+        "10.50.14.64/26",
+        "10.50.2.0/23",
+        "10.50.4.0/23",
+    ]
+    cluster = next(r for r in written if r["type"] == "eks:index:Cluster")
+    assert cluster["inputs"]["name"] == "gpu-alt"
+    assert cluster["urn"].startswith("urn:pulumi:alt::eks-gpu-platform::")
+    assert not (out / "iam" / "platform-karpenter-interruption.json").exists()
+    release = yaml.safe_load((out / "helm" / "karpenter.yaml").read_text())
+    assert release["values"]["settings"]["interruptionQueue"] == ""
+    outputs = json.loads((out / "outputs.json").read_text())
+    assert outputs["interruptionQueueName"] == ""
+    assert outputs["karpenterNodeRoleArn"] == (
+        f"arn:aws:iam::{mocks.PLACEHOLDER_ACCOUNT_ID}:role/KarpenterNodeRole-gpu-alt"
+    )
+
+
+def test_module_entry_point(tmp_path):
+    out = tmp_path / "dev"
+    proc = subprocess.run(
+        [str(PYTHON), "-m", "eks_gpu_platform.offline", "--stack", "dev", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"Rendered {len(resources(out))} resources to {out}"
+    assert WALL_TIME.match(lines[-1]), lines[-1]
+    assert (out / "helm" / "karpenter.yaml").is_file()
+
+
+def test_module_entry_point_exit_code_for_bad_config(tmp_path):
+    proc = subprocess.run(
+        [str(PYTHON), "-m", "eks_gpu_platform.offline", "--stack", "nope", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == f"error: stack file {REPO / 'Pulumi.nope.yaml'} does not exist\n"
+
+
+# --- strict mocks ------------------------------------------------------------------------------
+
+
+def test_unknown_invoke_raises():
+    m = mocks.RecordingMocks(region="us-west-2", partition="aws")
+    with pytest.raises(NotImplementedError) as err:
+        m.call(pulumi.runtime.MockCallArgs("aws:ec2/getVpc:getVpc", {"id": "vpc-1"}, ""))
+    assert str(err.value) == (
+        "offline mocks: no answer for invoke 'aws:ec2/getVpc:getVpc'; add a realistic one to "
+        "eks_gpu_platform.offline.mocks.RecordingMocks.call"
+    )
+    assert m.calls == [("aws:ec2/getVpc:getVpc", {"id": "vpc-1"})]
+
+
+def test_unknown_resource_type_raises():
+    m = mocks.RecordingMocks(region="us-west-2", partition="aws")
+    args = pulumi.runtime.MockResourceArgs(
+        typ="aws:s3/bucket:Bucket", name="b", inputs={}, provider="", resource_id="", custom=True
+    )
+    with pytest.raises(NotImplementedError) as err:
+        m.new_resource(args)
+    assert str(err.value) == (
+        "offline mocks: no realistic state for resource type 'aws:s3/bucket:Bucket' ('b'); add "
+        "one to eks_gpu_platform.offline.mocks.RecordingMocks"
+    )
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        (
+            "aws:index/getPartition:getPartition",
+            {
+                "partition": "aws-cn",
+                "dnsSuffix": "amazonaws.com.cn",
+                "reverseDnsPrefix": "cn.com.amazonaws",
+                "id": "aws-cn",
+            },
+        ),
+        (
+            "aws:index/getCallerIdentity:getCallerIdentity",
+            {
+                "accountId": "111122223333",
+                "arn": "arn:aws-cn:iam::111122223333:user/offline-render",
+                "userId": "AIDAOFFLINERENDER0000",
+                "id": "111122223333",
+            },
+        ),
+        (
+            "aws:index/getRegion:getRegion",
+            {"name": "cn-north-1", "region": "cn-north-1", "id": "cn-north-1"},
+        ),
+    ],
+    ids=["partition", "caller", "region"],
+)
+def test_known_invokes(token, expected):
+    m = mocks.RecordingMocks(region="cn-north-1", partition="aws-cn", account_id="111122223333")
+    assert m.call(pulumi.runtime.MockCallArgs(token, {}, "")) == expected
+
+
+AZ_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones"
+
+
+def test_availability_zone_names():
+    m = mocks.RecordingMocks(region="us-west-2", partition="aws")
+    zones = m.call(pulumi.runtime.MockCallArgs(AZ_TOKEN, {}, ""))
+    assert zones["names"] == [f"us-west-2{c}" for c in "abcdef"]
+    assert zones["state"] == "available"
+
+
+@pytest.mark.parametrize(
+    ("region", "zone_id"),
+    [("us-west-2", "usw2-az1"), ("eu-central-1", "euc1-az1"), ("ap-northeast-1", "apne1-az1")],
+    ids=lambda v: v,
+)
+def test_availability_zone_ids_are_shaped_like_aws(region, zone_id):
+    m = mocks.RecordingMocks(region=region, partition="aws")
+    zones = m.call(pulumi.runtime.MockCallArgs(AZ_TOKEN, {}, ""))
+    assert zones["zoneIds"][0] == zone_id
+
+
+def test_kubernetes_and_provider_types_pass_through():
+    m = mocks.RecordingMocks(region="us-west-2", partition="aws")
+    release = pulumi.runtime.MockResourceArgs(
+        typ="kubernetes:helm.sh/v3:Release", name="r", inputs={"chart": "c"}, custom=True
+    )
+    assert m.new_resource(release) == ("r-id", {"chart": "c"})
+    component = pulumi.runtime.MockResourceArgs(
+        typ="eks-gpu-platform:index:Anything", name="x", inputs={}, custom=False
+    )
+    assert m.new_resource(component) == ("", {})
