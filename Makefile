@@ -45,3 +45,7 @@ clean:
 
 docs: venv
 	$(PY) -m eks_gpu_platform.docs
+
+# Rewrite the replacement-safety snapshots (snapshots/<stack>.json) on purpose.
+snapshot: venv
+	$(PY) -m eks_gpu_platform.offline.snapshot

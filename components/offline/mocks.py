@@ -79,7 +79,7 @@ class Registration:
     replace_on_changes: list[str]
     delete_before_replace: bool
     version: str
-    aliases: list[str]
+    aliases: list[dict[str, Any]]
     registered_outputs: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -403,7 +403,7 @@ class RecordingMonitor(_mocks.MockMonitor):
             replace_on_changes=list(request.replaceOnChanges),
             delete_before_replace=bool(request.deleteBeforeReplace),
             version=request.version,
-            aliases=[a.urn or a.spec.name for a in request.aliases],
+            aliases=[_alias(a) for a in request.aliases],
         )
         return response
 
@@ -412,6 +412,19 @@ class RecordingMonitor(_mocks.MockMonitor):
         if reg is not None:
             reg.registered_outputs = rpc.deserialize_properties(request.outputs)
         return super().RegisterResourceOutputs(request)
+
+
+def _alias(alias: Any) -> dict[str, Any]:
+    """An alias as the SDK sent it: a full URN, or a spec of what changed (empty = unchanged)."""
+    if alias.urn:
+        return {"urn": alias.urn}
+    spec = alias.spec
+    out = {k: getattr(spec, k) for k in ("name", "type", "stack", "project") if getattr(spec, k)}
+    if spec.parentUrn:
+        out["parentUrn"] = spec.parentUrn
+    if spec.noParent:
+        out["noParent"] = True
+    return out
 
 
 @dataclass

@@ -1,0 +1,175 @@
+"""Replacement safety: a committed snapshot of every URN and of the inputs that replace state.
+
+Pulumi identifies a resource by its URN (type chain, parent chain and logical name). A renamed or
+re-parented resource gets a new URN, so ``pulumi up`` deletes the old one and creates a new one,
+unless the code carries an alias. Stateful resources are also replaced when an input that forces
+replacement changes (a cluster's name, a VPC's CIDR, a queue's name ...).
+
+``snapshot(recording)`` captures both for one stack; ``compare(old, new)`` explains every URN
+that disappeared and every replacement-forcing input that changed. The test suite compares each
+shipped stack with ``snapshots/<stack>.json``; ``make snapshot`` rewrites them on purpose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import mocks
+
+# Inputs whose change makes the provider replace a stateful resource.
+REPLACE_INPUTS: dict[str, tuple[str, ...]] = {
+    "eks:index:Cluster": (
+        "name",
+        "vpcId",
+        "encryptionConfigKeyArn",
+        "kubernetesServiceIpAddressRange",
+        "ipFamily",
+    ),
+    "aws:kms/key:Key": ("customerMasterKeySpec", "keyUsage", "multiRegion"),
+    "aws:ec2/vpc:Vpc": ("cidrBlock", "instanceTenancy"),
+    "aws:ec2/subnet:Subnet": ("vpcId", "cidrBlock", "availabilityZone"),
+    "aws:sqs/queue:Queue": ("name", "fifoQueue"),
+    "aws:iam/role:Role": ("name", "path"),
+    "aws:iam/policy:Policy": ("name", "path"),
+    "aws:ec2/placementGroup:PlacementGroup": ("name", "strategy"),
+}
+
+
+def _urn(stack: str, project: str, chain: list[str], name: str) -> str:
+    return f"urn:pulumi:{stack}::{project}::{'$'.join(chain)}::{name}"
+
+
+def _chain(urn: str | None, by_urn: dict[str, mocks.Registration]) -> list[str]:
+    """The types from the outermost ancestor down to ``urn`` (the stack excluded)."""
+    chain: list[str] = []
+    node = by_urn.get(urn or "")
+    while node is not None:
+        chain.append(node.type)
+        node = by_urn.get(node.parent)
+    return list(reversed(chain))
+
+
+def engine_urns(recording: mocks.Recording) -> dict[str, str]:
+    """Each recorded resource's URN as the real engine forms it.
+
+    The engine's qualified type is the whole chain of ancestor types (the stack excluded) then
+    the resource's own type: ``GpuPlatform$EksCluster$aws:iam/role:Role``. The mock monitor
+    only keeps the immediate parent's type, so the chain is rebuilt from the parents.
+    """
+    by_urn = {r.urn: r for r in recording.resources}
+    return {
+        r.urn: _urn(*_stack_project(r.urn), _chain(r.urn, by_urn), r.name)
+        for r in recording.resources
+    }
+
+
+def _stack_project(urn: str) -> tuple[str, str]:
+    parts = urn.split("::")
+    return parts[0].removeprefix("urn:pulumi:"), parts[1]
+
+
+def alias_urns(recording: mocks.Recording) -> dict[str, list[str]]:
+    """For each resource with aliases, the engine URNs those aliases stand for."""
+    by_urn = {r.urn: r for r in recording.resources}
+    urns = engine_urns(recording)
+    out: dict[str, list[str]] = {}
+    for r in recording.resources:
+        for alias in r.aliases:
+            if "urn" in alias:
+                old = alias["urn"]
+                known = by_urn.get(old)
+                out.setdefault(urns[r.urn], []).append(urns[known.urn] if known else old)
+                continue
+            stack, project = _stack_project(r.urn)
+            parent_chain = (
+                [] if alias.get("noParent") else _chain(alias.get("parentUrn", r.parent), by_urn)
+            )
+            chain = [*parent_chain, alias.get("type", r.type)]
+            old = _urn(
+                alias.get("stack", stack),
+                alias.get("project", project),
+                chain,
+                alias.get("name", r.name),
+            )
+            out.setdefault(urns[r.urn], []).append(old)
+    return out
+
+
+def snapshot(recording: mocks.Recording) -> dict[str, Any]:
+    """URNs of every resource, and the replacement-forcing inputs of stateful ones."""
+    urns = engine_urns(recording)
+    stateful = {}
+    for r in recording.resources:
+        keys = REPLACE_INPUTS.get(r.type)
+        if keys is not None:
+            stateful[urns[r.urn]] = {k: r.inputs[k] for k in keys if k in r.inputs}
+    return {
+        "urns": sorted(urns.values()),
+        "replaceInputs": dict(sorted(stateful.items())),
+        "aliases": dict(sorted(alias_urns(recording).items())),
+    }
+
+
+def compare(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What would replace or delete existing resources, one line each (empty: safe)."""
+    problems = []
+    new_urns = set(new["urns"])
+    aliased = {old_urn for olds in new.get("aliases", {}).values() for old_urn in olds}
+    for urn in old["urns"]:
+        if urn not in new_urns and urn not in aliased:
+            problems.append(
+                f"{urn}: no longer registered (renamed or re-parented?) - Pulumi would delete "
+                "it; add `aliases=[...]` with the old name/parent, or run `make snapshot` if "
+                "the deletion is intended"
+            )
+    renamed = {o: n for n, olds in new.get("aliases", {}).items() for o in olds}
+    for urn, inputs in old["replaceInputs"].items():
+        current = urn if urn in new["replaceInputs"] else renamed.get(urn)
+        if current not in new["replaceInputs"]:
+            continue
+        now = new["replaceInputs"][current]
+        for key in sorted(set(inputs) | set(now)):
+            if inputs.get(key) != now.get(key):
+                problems.append(
+                    f"{urn}: {key} changes from {json.dumps(inputs.get(key))} to "
+                    f"{json.dumps(now.get(key))} - this replaces the resource; run "
+                    "`make snapshot` if that is intended"
+                )
+    return problems
+
+
+def snapshot_path(project_dir: Path, stack: str) -> Path:
+    return project_dir / "snapshots" / f"{stack}.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .render import find_project, load_stack_file, render
+
+    parser = argparse.ArgumentParser(description="Write or check the replacement snapshots.")
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("stacks", nargs="*", help="stacks (default: every Pulumi.<stack>.yaml)")
+    args = parser.parse_args(argv)
+    project_dir = find_project(Path.cwd())
+    stacks = args.stacks or sorted(p.name.split(".")[1] for p in project_dir.glob("Pulumi.*.yaml"))
+    failed = False
+    for stack in stacks:
+        current = snapshot(render(project_dir, load_stack_file(project_dir, stack, None)))
+        path = snapshot_path(project_dir, stack)
+        if args.check:
+            problems = compare(json.loads(path.read_text()), current)
+            for line in problems:
+                print(f"{stack}: {line}", file=sys.stderr)
+            failed = failed or bool(problems)
+            continue
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
+        print(f"wrote {path.relative_to(project_dir)} ({len(current['urns'])} URNs)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
