@@ -49,3 +49,7 @@ docs: venv
 # Rewrite the replacement-safety snapshots (snapshots/<stack>.json) on purpose.
 snapshot: venv
 	$(PY) -m eks_gpu_platform.offline.snapshot
+
+# Render timings and memory per stack and per node pool, and the test suite's wall time.
+bench: venv
+	$(PY) benchmarks/bench.py

@@ -59,6 +59,7 @@ class StackFile:
     """A stack's configuration as the Pulumi CLI would hand it to the program."""
 
     name: str
+    project: str
     config: dict[str, Any]
     secret_keys: list[str]
 
@@ -103,11 +104,21 @@ def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> 
             value = SECRET_PLACEHOLDER
             secret_keys.append(key)
         config[key] = value
-    return StackFile(name=stack, config=config, secret_keys=secret_keys)
+    if not name:
+        raise ConfigFileError(f"{project_dir / 'Pulumi.yaml'} has no project name")
+    return StackFile(name=stack, project=name, config=config, secret_keys=secret_keys)
 
 
-def validate(stack: StackFile) -> PlatformConfig:
-    """The stack's configuration as the program will parse it; raises ``SpecError``."""
+def validate(stack: StackFile) -> PlatformConfig | None:
+    """The stack's configuration as this project's program parses it; raises ``SpecError``.
+
+    Other projects (programs that import the library) have their own configuration: for them
+    only ``aws:region`` is checked here, and the program validates the rest as it runs.
+    """
+    if stack.project != PROJECT:
+        if not stack.region:
+            raise SpecError.from_lines(["aws:region: is required"])
+        return None
     return PlatformConfig.load(stack_config_values(stack.config), stack.region)
 
 
@@ -422,18 +433,19 @@ def write_state(
 
 def render(project_dir: Path, stack: StackFile) -> mocks.Recording:
     """Run the project's ``__main__.py`` for ``stack`` under the recording mocks."""
-    config = validate(stack)
+    validate(stack)
+    region = stack.region or ""
     program = project_dir / "__main__.py"
     cwd = os.getcwd()
     os.chdir(project_dir)
     try:
         return mocks.run(
             lambda: runpy.run_path(str(program), run_name="__main__"),
-            project=PROJECT,
+            project=stack.project,
             stack=stack.name,
             config=stack.config,
-            region=config.region,
-            partition=partition_for_region(config.region),
+            region=region,
+            partition=partition_for_region(region),
             secret_keys=stack.secret_keys,
         )
     finally:
@@ -490,7 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or project_dir / "build" / stack.name
     try:
         recording = render(project_dir, stack)
-        counts = write_state(recording, out, example_workloads(validate(stack)))
+        config = validate(stack)
+        examples = example_workloads(config) if config is not None else {}
+        counts = write_state(recording, out, examples)
     except Exception:
         traceback.print_exc()
         print("error: the offline render failed (see above)", file=sys.stderr)
