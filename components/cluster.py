@@ -23,6 +23,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from .config import ClusterSpec, SystemNodeGroupSpec
+from .iam import attach_managed_policies, ec2_trust_policy
 from .naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
 
 ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
@@ -58,20 +59,6 @@ def admin_principal_arn(principal: str, partition: str, account_id: str) -> str:
 def admin_policy_arn(partition: str) -> str:
     """The EKS access policy granting cluster-admin."""
     return f"arn:{partition}:eks::aws:cluster-access-policy/{ADMIN_POLICY}"
-
-
-def ec2_trust_policy(dns_suffix: str) -> dict:
-    """Trust policy letting EC2 instances assume a node role."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": f"ec2.{dns_suffix}"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
 
 
 def system_launch_template_data(disk_size_gib: int) -> dict:
@@ -213,18 +200,7 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
 
-        before = [
-            aws.eks.Addon(
-                f"{name}-{addon}",
-                cluster_name=self.cluster_name,
-                addon_name=addon,
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
-                tags=tags,
-                opts=child,
-            )
-            for addon in ADDONS_BEFORE_COMPUTE
-        ]
+        before = [self._addon(name, addon, tags, child) for addon in ADDONS_BEFORE_COMPUTE]
         self.pod_identity_agent = before[-1]
 
         role = aws.iam.Role(
@@ -234,17 +210,9 @@ class EksCluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        attachments = [
-            aws.iam.RolePolicyAttachment(
-                f"{name}-system-node-{policy}",
-                role=role.name,
-                policy_arn=partition.apply(
-                    lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"
-                ),
-                opts=child,
-            )
-            for policy in SYSTEM_NODE_POLICIES
-        ]
+        attachments = attach_managed_policies(
+            f"{name}-system-node", role, SYSTEM_NODE_POLICIES, partition, child
+        )
         self.system_node_role_arn = role.arn
         template = system_launch_template_data(system.disk_size_gib)
         launch_template = aws.ec2.LaunchTemplate(
@@ -290,16 +258,9 @@ class EksCluster(pulumi.ComponentResource):
                 ignore_changes=["scalingConfig.desiredSize"],
             ),
         )
+        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
         for addon in ADDONS_AFTER_COMPUTE:
-            aws.eks.Addon(
-                f"{name}-{addon}",
-                cluster_name=self.cluster_name,
-                addon_name=addon,
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
-                tags=tags,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
-            )
+            self._addon(name, addon, tags, after_nodes)
 
         self.register_outputs(
             {
@@ -313,4 +274,19 @@ class EksCluster(pulumi.ComponentResource):
                 "system_node_role_arn": self.system_node_role_arn,
                 "kms_key_arn": self.kms_key_arn,
             }
+        )
+
+    def _addon(
+        self, name: str, addon: str, tags: dict[str, str], opts: pulumi.ResourceOptions
+    ) -> aws.eks.Addon:
+        """An EKS managed add-on at the cluster version's default, taking over any existing
+        self-managed copy."""
+        return aws.eks.Addon(
+            f"{name}-{addon}",
+            cluster_name=self.cluster_name,
+            addon_name=addon,
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=tags,
+            opts=opts,
         )

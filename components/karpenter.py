@@ -25,6 +25,7 @@ import pulumi_kubernetes as k8s
 
 from . import versions
 from .config import KarpenterSpec
+from .iam import IAM_VERSION, attach_managed_policies, compact_json, ec2_trust_policy
 from .naming import (
     IAM_POLICY_NAME_MAX,
     IAM_ROLE_NAME_MAX,
@@ -72,7 +73,6 @@ DEFAULT_FEATURE_GATES = {
     "staticCapacity": False,
     "capacityBuffer": False,
 }
-IAM_VERSION = "2012-10-17"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,25 +298,6 @@ def policy_name(group: str, cluster_name: str) -> str:
     return bounded_name(f"KarpenterController{group}Policy-", cluster_name, IAM_POLICY_NAME_MAX)
 
 
-def compact_json(document: dict) -> str:
-    """A policy document as IAM stores and counts it (no insignificant whitespace)."""
-    return json.dumps(document, separators=(",", ":"))
-
-
-def node_trust_policy(dns_suffix: str) -> dict:
-    """Trust policy of the node role: EC2 in this partition (``ec2.${AWS::URLSuffix}``)."""
-    return {
-        "Version": IAM_VERSION,
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": f"ec2.{dns_suffix}"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-
-
 def pod_identity_trust_policy() -> dict:
     """Trust policy of the controller role with EKS Pod Identity."""
     return {
@@ -467,19 +448,11 @@ class Karpenter(pulumi.ComponentResource):
             name=bounded_name("KarpenterNodeRole-", cluster, IAM_ROLE_NAME_MAX),
             path="/",
             description=f"Nodes launched by Karpenter in EKS cluster {cluster}",
-            assume_role_policy=dns_suffix.apply(lambda s: json.dumps(node_trust_policy(s))),
+            assume_role_policy=dns_suffix.apply(lambda s: json.dumps(ec2_trust_policy(s))),
             tags=tags,
             opts=child,
         )
-        for policy in NODE_ROLE_POLICIES:
-            aws.iam.RolePolicyAttachment(
-                f"{name}-node-{policy}",
-                role=node_role.name,
-                policy_arn=partition.apply(
-                    lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"
-                ),
-                opts=child,
-            )
+        attach_managed_policies(f"{name}-node", node_role, NODE_ROLE_POLICIES, partition, child)
         self.node_role_name = node_role.name
         self.node_role_arn = node_role.arn
 

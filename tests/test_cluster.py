@@ -10,12 +10,12 @@ from eks_gpu_platform.cluster import (
     EksClusterArgs,
     admin_policy_arn,
     admin_principal_arn,
-    ec2_trust_policy,
     system_launch_template_data,
     system_node_label,
     system_tolerations,
 )
 from eks_gpu_platform.config import ClusterSpec, SystemNodeGroupSpec
+from eks_gpu_platform.iam import ec2_trust_policy
 
 COMPONENT = "eks-gpu-platform:index:EksCluster"
 ACCOUNT = "111122223333"

@@ -17,6 +17,7 @@ from values_check import load_defaults, unknown_keys
 
 from eks_gpu_platform import versions
 from eks_gpu_platform.config import KarpenterSpec
+from eks_gpu_platform.iam import ec2_trust_policy
 from eks_gpu_platform.karpenter import (
     INTERRUPTION_EVENTS,
     POLICY_GROUPS,
@@ -27,7 +28,6 @@ from eks_gpu_platform.karpenter import (
     interruption_rules,
     irsa_trust_policy,
     karpenter_values,
-    node_trust_policy,
     pod_identity_trust_policy,
     policy_name,
     queue_policy,
@@ -584,7 +584,7 @@ def test_interruption_rules_are_upstreams_five():
     ids=["aws", "aws-cn"],
 )
 def test_node_trust_policy(dns_suffix, service):
-    assert node_trust_policy(dns_suffix) == {
+    assert ec2_trust_policy(dns_suffix) == {
         "Version": "2012-10-17",
         "Statement": [
             {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
@@ -1013,7 +1013,7 @@ def test_roles_follow_the_partition(run_program, region, partition, suffix):
         "name": "KarpenterNodeRole-gpu-dev",
         "path": "/",
         "description": "Nodes launched by Karpenter in EKS cluster gpu-dev",
-        "assumeRolePolicy": json.dumps(node_trust_policy(suffix)),
+        "assumeRolePolicy": json.dumps(ec2_trust_policy(suffix)),
         "tags": {"team": "ml"},
     }
     for policy in NODE_POLICIES:
