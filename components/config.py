@@ -483,7 +483,12 @@ class PlatformConfig(Spec):
 
     def _routing(self) -> dict[str, PoolRouting]:
         return {
-            p.name: PoolRouting(preemptible=p.preemptible, gpu_cap=p.limits.gpus, gpu=p.is_gpu)
+            p.name: PoolRouting(
+                preemptible=p.preemptible,
+                gpu_cap=p.limits.gpus,
+                gpu=p.is_gpu,
+                slices_per_gpu=self.gpu_operator.time_slicing.get(p.time_slicing or "", 1),
+            )
             for p in self.pools
         }
 

@@ -416,12 +416,14 @@ class PoolRouting:
     ``preemptible``: sized by the queues' ``gpu.limit`` (over-quota work may run there), else
     by their ``gpu.quota`` (non-preemptible work runs in quota only). ``gpu_cap``: the pool's
     own GPU limit, if configured. ``gpu``: false for CPU pools, which queues may route to but
-    which have no GPU limit.
+    which have no GPU limit. ``slices_per_gpu``: a time-sliced pool advertises each physical GPU
+    as that many ``nvidia.com/gpu``; queues count those slices, Karpenter counts physical GPUs.
     """
 
     preemptible: bool
     gpu_cap: int | None
     gpu: bool = True
+    slices_per_gpu: int = 1
 
 
 def _pool_demand(
@@ -443,9 +445,11 @@ def _pool_demand(
     return (None if unlimited else total), feeders
 
 
-def _pool_limit(demand: float | None, cap: int | None) -> int | None:
+def _pool_limit(demand: float | None, cap: int | None, slices_per_gpu: int = 1) -> int | None:
+    """Physical GPUs for ``demand`` admitted GPUs (slices on a time-sliced pool), within the cap."""
     if demand is None:
         return cap
+    demand = demand / slices_per_gpu
     whole = math.ceil(round(demand, 6))
     return whole if cap is None else min(whole, cap)
 
@@ -468,7 +472,7 @@ def pool_gpu_limits(
         if not routing.gpu:
             continue
         demand, _ = _pool_demand(queues, leaves, name, routing)
-        limit = _pool_limit(demand, routing.gpu_cap)
+        limit = _pool_limit(demand, routing.gpu_cap, routing.slices_per_gpu)
         if limit is None:
             raise ValueError(
                 f"pool_gpu_limits: node pool {name!r} is fed by a queue with unlimited GPUs and "
@@ -525,7 +529,7 @@ def routing_problems(
                         )
                     )
             continue
-        if _pool_limit(demand, routing.gpu_cap) == 0:
+        if _pool_limit(demand, routing.gpu_cap, routing.slices_per_gpu) == 0:
             if routing.gpu_cap == 0:
                 reason = "its GPU cap is 0"
             else:

@@ -1190,3 +1190,20 @@ def test_leaf_queue_records_its_node_pools_for_the_policy_pack():
     assert ks.queue_manifest(parent, label_domain="example.com")["metadata"] == {
         "name": parent.name
     }
+
+
+@pytest.mark.parametrize(
+    ("preemptible", "slices", "cap", "expected"),
+    [
+        # quota 6 / limit 10 admitted slices; each physical GPU carries `slices` of them.
+        (False, 1, None, 6),
+        (False, 4, None, 2),  # ceil(6 / 4)
+        (True, 4, None, 3),  # ceil(10 / 4)
+        (True, 4, 2, 2),
+        (True, 10, None, 1),
+    ],
+)
+def test_time_sliced_pool_limit_counts_physical_gpus(preemptible, slices, cap, expected):
+    queues = (queue("team", pools=("shared",), gpu=(6, 10)),)
+    pools = {"shared": ks.PoolRouting(preemptible, cap, slices_per_gpu=slices)}
+    assert ks.pool_gpu_limits(queues, pools) == {"shared": expected}

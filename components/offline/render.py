@@ -16,6 +16,7 @@ traceback, nothing written); 1 anything else.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -270,9 +271,19 @@ def node_pool_rows(recording: mocks.Recording) -> list[dict[str, str]]:
     return rows
 
 
-def markdown_summary(recording: mocks.Recording, stack: str) -> str:
-    """The render as a pull-request comment: counts, node pools, and a component diagram."""
+def markdown_summary(
+    recording: mocks.Recording,
+    stack: str,
+    policy_lines: list[str] | None = None,
+    pack: Any | None = None,
+) -> str:
+    """The render as a pull-request comment: counts, policies, node pools, a component diagram."""
     lines = [f"### `{stack}`: {len(recording.resources)} resources", ""]
+    if pack is not None:
+        if policy_lines:
+            lines += ["Policy violations:", ""] + [f"- `{line}`" for line in policy_lines] + [""]
+        else:
+            lines += ["Policy pack: no violations.", ""]
     lines += ["| Component | Resources |", "|---|---:|"]
     for component, n in sorted(component_counts(recording).items()):
         lines.append(f"| {component} | {n} |")
@@ -431,6 +442,26 @@ def write_state(
 # ---------------------------------------------------------------------------------------------
 
 
+def load_policy_pack(pack_dir: Path) -> Any | None:
+    """The pack's offline runner (``<pack>/offline.py``), or None when the folder has none.
+
+    A pack is a folder importable by its name from its parent (this project's ``policies/``).
+    """
+    if not (pack_dir / "offline.py").is_file():
+        return None
+    parent = str(pack_dir.resolve().parent)
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
+    return importlib.import_module(f"{pack_dir.name}.offline")
+
+
+def check_policies(
+    recording: mocks.Recording, pack: Any, config: dict[str, Any] | None
+) -> tuple[list[str], bool]:
+    """Run the pack's rules over the recorded resources: lines and whether any is mandatory."""
+    return pack.report(pack.evaluate(recording.resources, config))
+
+
 def render(project_dir: Path, stack: StackFile) -> mocks.Recording:
     """Run the project's ``__main__.py`` for ``stack`` under the recording mocks."""
     validate(stack)
@@ -481,6 +512,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--project-dir", type=Path, default=None, help="folder of Pulumi.yaml (default: cwd)"
     )
+    parser.add_argument(
+        "--policy-pack",
+        type=Path,
+        default=None,
+        help="policy pack folder (default: <project>/policies when it exists)",
+    )
+    parser.add_argument(
+        "--policy-pack-config", type=Path, help="policy config JSON, as for the CLI"
+    )
+    parser.add_argument("--no-policy", action="store_true", help="skip the policy pack")
     return parser.parse_args(argv)
 
 
@@ -500,19 +541,40 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {line}", file=sys.stderr)
         return EXIT_CONFIG
     out = args.out or project_dir / "build" / stack.name
+    pack_dir = args.policy_pack or project_dir / "policies"
     try:
+        pack = None if args.no_policy else load_policy_pack(pack_dir)
+        if args.policy_pack and pack is None:
+            print(f"error: {args.policy_pack} has no offline.py policy runner", file=sys.stderr)
+            return EXIT_CONFIG
+        policy_config = (
+            json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
+        )
         recording = render(project_dir, stack)
         config = validate(stack)
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
+        lines, mandatory = check_policies(recording, pack, policy_config) if pack else ([], False)
     except Exception:
         traceback.print_exc()
         print("error: the offline render failed (see above)", file=sys.stderr)
         return EXIT_ERROR
     elapsed = time.perf_counter() - started
-    (out / "summary.md").write_text(markdown_summary(recording, stack.name))
+    (out / "summary.md").write_text(markdown_summary(recording, stack.name, lines, pack))
+    (out / "policy.txt").write_text("".join(f"{line}\n" for line in lines))
     print(summary(recording, counts, out))
+    if pack is None:
+        print("Policy pack: not run")
+    elif lines:
+        print(f"Policy pack: {len(lines)} violation(s)")
+        for line in lines:
+            print(f"  {line}", file=sys.stderr if line.startswith("mandatory") else sys.stdout)
+    else:
+        print(f"Policy pack: {pack_dir.name} passed")
     print(f"Wall time: {elapsed:.2f} s")
+    if mandatory:
+        print("error: mandatory policy violations (see above)", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_OK
 
 
