@@ -129,7 +129,30 @@ def versions_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-SECTIONS = {"config-reference": config_reference, "versions": versions_table}
+def policies_table(project_dir: Path | None = None) -> str:
+    """The policy pack's rules (``policies/rules``): name, level, what they check and why."""
+    root = str((project_dir or Path.cwd()).resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from policies.rules import RULES
+
+    rows = ["| Policy | Default level | Checks | Why |", "|---|---|---|---|"]
+    for rule in RULES:
+        scope = (
+            "stack"
+            if rule.check_stack
+            else ", ".join(f"`{t.rsplit(':', 1)[-1]}`" for t in rule.resource_checks)
+        )
+        why = rule.description.replace("|", "\\|").replace("\n", " ")
+        rows.append(f"| `{rule.name}` | {rule.enforcement_level} | {scope} | {why} |")
+    return "\n".join(rows) + "\n"
+
+
+SECTIONS = {
+    "config-reference": config_reference,
+    "versions": versions_table,
+    "policies": policies_table,
+}
 
 
 def render_readme(text: str) -> str:
