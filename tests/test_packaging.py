@@ -158,3 +158,15 @@ def test_consumer_example_renders_offline(tmp_path: Path, capsys) -> None:
         "eks:index:Cluster",
     }
     assert "Rendered 74 resources" in capsys.readouterr().out
+
+
+def test_project_file_declares_only_config_types_pulumi_accepts() -> None:
+    project = YAML(typ="safe").load((REPO / "Pulumi.yaml").read_text())
+    assert project["name"] == "eks-gpu-platform"
+    assert project["runtime"] == {
+        "name": "python",
+        "options": {"toolchain": "pip", "virtualenv": ".venv"},
+    }
+    for key, declaration in (project.get("config") or {}).items():
+        if isinstance(declaration, dict) and "type" in declaration:
+            assert declaration["type"] in ("string", "integer", "boolean", "array"), key
