@@ -466,7 +466,7 @@ class PlatformConfig(Spec):
         """The configured pools, plus the default general-purpose pool when none is cpu."""
         if any(p.kind == "cpu" for p in self.node_pools):
             return self.node_pools
-        return (*self.node_pools, default_cpu_pool())
+        return (*self.node_pools, default_cpu_pool(spot=self.karpenter.interruption_handling))
 
     @property
     def efa_pools(self) -> tuple[NodePoolSpec, ...]:

@@ -614,12 +614,16 @@ class NodePoolSpec(Spec):
         return out
 
 
-def default_cpu_pool() -> NodePoolSpec:
-    """The general-purpose pool every stack gets when it defines no cpu pool of its own."""
+def default_cpu_pool(*, spot: bool = True) -> NodePoolSpec:
+    """The general-purpose pool every stack gets when it defines no cpu pool of its own.
+
+    Spot, then on-demand; on-demand only when ``spot`` is false (without Karpenter's
+    interruption queue, spot nodes would not be drained before EC2 reclaims them).
+    """
     return NodePoolSpec(
         name=DEFAULT_CPU_POOL_NAME,
         kind="cpu",
-        capacity_types=("spot", "on-demand"),
+        capacity_types=("spot", "on-demand") if spot else ("on-demand",),
         preemptible=True,
         limits=LimitsSpec(cpu="256", memory="1024Gi"),
     )
