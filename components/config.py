@@ -18,7 +18,12 @@ from typing import Any, Literal
 
 from . import versions
 from .gpu_operator import GpuOperatorSpec, mig_profiles_for_family
-from .nodepool import AMI_SHIPS_NVIDIA_DRIVER, NodePoolSpec, default_cpu_pool
+from .nodepool import (
+    AMI_SHIPS_NVIDIA_DRIVER,
+    DEFAULT_CPU_POOL_NAME,
+    NodePoolSpec,
+    default_cpu_pool,
+)
 from .scheduler import PoolRouting, SchedulerSpec, pool_gpu_limits, routing_problems
 from .spec import (
     QUANTITY,
@@ -436,6 +441,16 @@ class KarpenterSpec(Spec):
 # ---------------------------------------------------------------------------------------------
 
 TAG_KEY_PATTERN = r"^[\w .:/=+@-]{1,128}$"
+# Tag keys Karpenter sets and the EC2NodeClass CRD refuses (with kubernetes.io/cluster*).
+KARPENTER_RESERVED_TAGS = (
+    "eks:eks-cluster-name",
+    "karpenter.sh/nodepool",
+    "karpenter.sh/nodeclaim",
+    "karpenter.k8s.aws/ec2nodeclass",
+)
+# Node labels the platform sets from pool fields: <labelDomain>/<suffix>, and the operator's.
+PLATFORM_LABEL_SUFFIXES = ("pool", "preemptible", "efa", "system")
+OPERATOR_LABELS = ("nvidia.com/mig.config", "nvidia.com/device-plugin.config")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -509,7 +524,15 @@ class PlatformConfig(Spec):
         if msg := check_pattern(self.region, REGION_PATTERN, "an AWS region such as 'us-west-2'"):
             out.append((("region",), msg))
         for key, value in self.tags.items():
-            if not re.fullmatch(TAG_KEY_PATTERN, key) or key.lower().startswith("aws:"):
+            if key in KARPENTER_RESERVED_TAGS or key.startswith("kubernetes.io/cluster"):
+                out.append(
+                    (
+                        ("tags",),
+                        f"{show(key)} is a tag Karpenter sets on its nodes itself; EC2NodeClass "
+                        "tags may not include it",
+                    )
+                )
+            elif not re.fullmatch(TAG_KEY_PATTERN, key) or key.lower().startswith("aws:"):
                 out.append(
                     (
                         ("tags",),
@@ -554,6 +577,19 @@ class PlatformConfig(Spec):
     def _pool_problems(self) -> list[Problem]:
         out: list[Problem] = []
         seen: dict[str, int] = {}
+        if not any(p.kind == "cpu" for p in self.node_pools):
+            for i, pool in enumerate(self.node_pools):
+                if pool.name == DEFAULT_CPU_POOL_NAME:
+                    out.append(
+                        (
+                            ("node_pools", i, "name"),
+                            f"{show(pool.name)} is the default cpu pool's name (added because "
+                            "no pool is kind: cpu); rename this pool or define a cpu pool",
+                        )
+                    )
+        platform_labels = {
+            f"{self.cluster.label_domain}/{suffix}" for suffix in PLATFORM_LABEL_SUFFIXES
+        } | set(OPERATOR_LABELS)
         for i, pool in enumerate(self.node_pools):
             names = [pool.name]
             if pool.kind == "efa":
@@ -568,6 +604,14 @@ class PlatformConfig(Spec):
                         )
                     )
                 seen.setdefault(name, i)
+            for key in sorted(set(pool.labels) & platform_labels):
+                out.append(
+                    (
+                        ("node_pools", i, "labels"),
+                        f"{show(key)} is set by the platform itself (pool name, preemptible, efa, "
+                        "migProfile, timeSlicing); remove it",
+                    )
+                )
             if pool.zone is not None and not pool.zone.startswith(self.region):
                 out.append(
                     (
@@ -603,10 +647,20 @@ class PlatformConfig(Spec):
                         "(RuntimeClass nvidia, GPU feature discovery labels)",
                     )
                 )
-            out += [
-                (("scheduler", *p), m)
-                for p, m in routing_problems(self.scheduler.queues, self._routing())
-            ]
+            routing = routing_problems(self.scheduler.queues, self._routing())
+            out += [(("scheduler", *p), m) for p, m in routing]
+            if not routing:
+                limits = self.gpu_limits
+                for i, pool in enumerate(self.node_pools):
+                    limit = limits.get(pool.name)
+                    if limit is not None and (short := pool.gpu_limit_shortfall(limit)):
+                        out.append(
+                            (
+                                ("node_pools", i),
+                                f"the GPU limit its queues allow ({limit}) {short}; raise the "
+                                "routed queues' gpu quota/limit or select fewer types",
+                            )
+                        )
         return out
 
     def _gpu_operator_problems(self, i: int, pool: NodePoolSpec) -> list[Problem]:

@@ -9,7 +9,7 @@ GPU and EFA taints and runs only on this stack's EFA nodes (the pool's ``<domain
 more nodes of an EFA pool, requesting every GPU, EFA interface and the hugepages of each node.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +38,16 @@ NCCL_ENV = {
 }
 
 
-def device_plugin_values(*, efa_label_key: str, instance_types: Sequence[str]) -> dict[str, Any]:
-    """Helm values for ``aws-efa-k8s-device-plugin`` (keys exist in chart 0.5.30's defaults)."""
+def device_plugin_values(
+    *,
+    efa_label_key: str,
+    instance_types: Sequence[str],
+    extra_tolerations: Sequence[Mapping[str, str]] = (),
+) -> dict[str, Any]:
+    """Helm values for ``aws-efa-k8s-device-plugin`` (keys exist in chart 0.5.30's defaults).
+
+    ``extra_tolerations``: for taints the EFA pools add beyond the GPU and EFA ones.
+    """
     return {
         "supportedInstanceLabels": {
             "keys": ["node.kubernetes.io/instance-type"],
@@ -49,6 +57,7 @@ def device_plugin_values(*, efa_label_key: str, instance_types: Sequence[str]) -
         "tolerations": [
             {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
             {"key": EFA_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+            *(dict(t) for t in extra_tolerations),
         ],
     }
 
@@ -68,12 +77,17 @@ def nccl_test_manifest(
     node reserves. Pass criteria: the launcher log shows ``NET/OFI Selected provider is efa``
     and a bus bandwidth in line with the instance type.
     """
-    it = catalog.INSTANCE_TYPES[instance_type]
+    if pool.kind != "efa":
+        raise ValueError(
+            f"nccl_test_manifest: pool {pool.name!r} is a {pool.kind} pool; the NCCL test needs "
+            "an efa pool"
+        )
     if instance_type not in pool.efa_types:
         raise ValueError(
             f"nccl_test_manifest: {instance_type!r} is not an instance type of EFA pool "
-            f"{pool.name!r}; expected one of {', '.join(pool.efa_types) or 'none'}"
+            f"{pool.name!r}; expected one of {', '.join(pool.efa_types)}"
         )
+    it = catalog.INSTANCE_TYPES[instance_type]
     if nodes < 2:
         raise ValueError(f"nccl_test_manifest: nodes={nodes}; an EFA test needs at least 2 nodes")
     name = f"nccl-allreduce-{pool.name}"
@@ -123,7 +137,10 @@ def nccl_test_manifest(
         "-n",
         "100",
     ]
-    env = [{"name": k, "value": v} for k, v in NCCL_ENV.items()]
+
+    def env() -> list[dict[str, str]]:
+        return [{"name": k, "value": v} for k, v in NCCL_ENV.items()]
+
     return {
         "apiVersion": MPIJOB_API,
         "kind": "MPIJob",
@@ -141,7 +158,7 @@ def nccl_test_manifest(
                                 {
                                     "name": "launcher",
                                     "image": image,
-                                    "env": env,
+                                    "env": env(),
                                     "command": mpirun[:1],
                                     "args": mpirun[1:],
                                     "resources": {"requests": {"cpu": "1", "memory": "2Gi"}},
@@ -162,13 +179,20 @@ def nccl_test_manifest(
                             "tolerations": [
                                 {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
                                 {"key": EFA_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+                                *(
+                                    {"key": t.key, "operator": "Exists", "effect": t.effect}
+                                    for t in pool.taints
+                                ),
                             ],
                             "containers": [
                                 {
                                     "name": "worker",
                                     "image": image,
-                                    "env": env,
-                                    "resources": {"requests": resources, "limits": resources},
+                                    "env": env(),
+                                    "resources": {
+                                        "requests": dict(resources),
+                                        "limits": dict(resources),
+                                    },
                                     "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
                                 }
                             ],
@@ -193,6 +217,7 @@ class EfaDevicePluginArgs:
     efa_label_key: str
     instance_types: Sequence[str]
     k8s_provider: k8s.Provider
+    extra_tolerations: Sequence[Mapping[str, str]] = ()
     depends_on: Sequence[pulumi.Resource] = ()
 
 
@@ -214,7 +239,9 @@ class EfaDevicePlugin(pulumi.ComponentResource):
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repository),
             namespace=NAMESPACE,
             values=device_plugin_values(
-                efa_label_key=args.efa_label_key, instance_types=args.instance_types
+                efa_label_key=args.efa_label_key,
+                instance_types=args.instance_types,
+                extra_tolerations=args.extra_tolerations,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self, provider=args.k8s_provider, depends_on=list(args.depends_on)

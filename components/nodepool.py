@@ -80,6 +80,34 @@ NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$"
 ZONE_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$"
 RESERVED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws", "kubernetes.io", "k8s.io")
 KUBELET_RESERVED_KEYS = ("cpu", "memory", "ephemeral-storage", "pid")
+# The NodePool CRD's patterns for label/taint keys and values.
+QUALIFIED_NAME = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+)
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+LABEL_VALUE_TEXT = (
+    "a label value; expected at most 63 letters, digits, '-', '_' or '.', starting and ending "
+    "with a letter or digit"
+)
+QUALIFIED_NAME_TEXT = "a label or taint key such as 'example.com/dedicated'"
+# Graviton families (m7g, c7gn, r8g, ...) run arm64; every other family here runs x86_64.
+GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
+# gp3: at most 500 IOPS per GiB and 0.25 MiB/s of throughput per provisioned IOPS.
+GP3_IOPS_PER_GIB = 500
+GP3_MIBPS_PER_IOPS = 0.25
+
+
+def article(word: str) -> str:
+    """``a`` or ``an`` before ``word``, as it is pronounced in these messages."""
+    return "an" if word[:1].lower() in "aeio" else "a"
+
+
+def family_arch(family: str) -> str:
+    """The ``kubernetes.io/arch`` of an instance family: arm64 for Graviton, else amd64."""
+    return "arm64" if GRAVITON_FAMILY.match(family) else "amd64"
+
+
 HUGEPAGE_BYTES = 2 * 1024 * 1024
 
 
@@ -248,7 +276,9 @@ class AmiSpec(Spec):
                     )
                 )
             elif msg := check_pattern(
-                self.version, pattern, f"a {self.family} release like {example!r}"
+                self.version,
+                pattern,
+                f"{article(self.family)} {self.family} release like {example!r}",
             ):
                 out.append((("version",), msg))
         return out
@@ -291,9 +321,27 @@ class KubeletSpec(Spec):
 
 @dataclass(frozen=True, kw_only=True)
 class TaintSpec(Spec):
-    key: str = doc(text="Taint key.")
-    value: str = doc("", "Taint value.")
+    """An extra taint on the pool's nodes."""
+
+    key: str = doc(text="Taint key, e.g. 'example.com/dedicated'.")
+    value: str | None = doc(None, "Taint value (optional).")
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = doc("NoSchedule", "Effect.")
+
+    def _problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        if len(self.key) > 316 or not re.fullmatch(QUALIFIED_NAME, self.key):
+            out.append((("key",), f"{show(self.key)} is not {QUALIFIED_NAME_TEXT}"))
+        if self.value is not None and (
+            len(self.value) > 63 or not re.fullmatch(LABEL_VALUE, self.value)
+        ):
+            out.append((("value",), f"{show(self.value)} is not {LABEL_VALUE_TEXT}"))
+        return out
+
+    def manifest(self) -> dict[str, str]:
+        out = {"key": self.key, "effect": self.effect}
+        if self.value:
+            out["value"] = self.value
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -308,6 +356,15 @@ class CapacityReservationSpec(Spec):
         out: list[Problem] = []
         if self.id is None and not self.tags:
             out.append(((), "needs an id or tags"))
+        for key, value in self.tags.items():
+            if not key or not value:
+                out.append(
+                    (
+                        ("tags",),
+                        f"{show(key)}: {show(value)} has an empty key or value; "
+                        "EC2NodeClass selector tags must both be set",
+                    )
+                )
         if self.id is not None:
             if self.tags or self.owner_id:
                 out.append((("id",), "cannot be combined with tags or ownerId"))
@@ -393,6 +450,15 @@ class NodePoolSpec(Spec):
         return tuple(t.name for t in self.catalog_types) if self.kind == "efa" else ()
 
     @property
+    def root_volume_settings(self) -> tuple[int, int, int]:
+        """Root volume size (GiB), IOPS and throughput (MiB/s), defaults applied."""
+        rv, gpu = self.root_volume, self.is_gpu
+        size = rv.size_gib or (DEFAULT_GPU_ROOT_VOLUME_GIB if gpu else DEFAULT_CPU_ROOT_VOLUME_GIB)
+        iops = rv.iops or (GP3_MAX_IOPS if gpu else GP3_BASE_IOPS)
+        throughput = rv.throughput or (GP3_MAX_THROUGHPUT if gpu else GP3_BASE_THROUGHPUT)
+        return size, iops, throughput
+
+    @property
     def consolidation_policy(self) -> str:
         default = "WhenEmptyOrUnderutilized" if self.preemptible else "WhenEmpty"
         return self.disruption.consolidation_policy or default
@@ -424,6 +490,7 @@ class NodePoolSpec(Spec):
             out.append((("name",), msg))
         out += self._capacity_problems()
         out += self._selection_problems()
+        out += self._volume_problems()
         for name in ("expire_after",):
             value = getattr(self, name)
             if value is not None and (
@@ -446,8 +513,15 @@ class NodePoolSpec(Spec):
                         "own label domain",
                     )
                 )
-            elif len(value) > 63:
-                out.append((("labels",), f"the value of {show(key)} is longer than 63 characters"))
+            elif len(key) > 316 or not re.fullmatch(QUALIFIED_NAME, key):
+                out.append((("labels",), f"{show(key)} is not {QUALIFIED_NAME_TEXT}"))
+            elif len(value) > 63 or not re.fullmatch(LABEL_VALUE, value):
+                out.append(
+                    (
+                        ("labels",),
+                        f"the value {show(value)} of {show(key)} is not {LABEL_VALUE_TEXT}",
+                    )
+                )
         for i, taint in enumerate(self.taints):
             if taint.key in (GPU_RESOURCE, EFA_RESOURCE):
                 out.append(
@@ -476,6 +550,29 @@ class NodePoolSpec(Spec):
                 out.append((("limits", "gpus"), "only applies to gpu and efa pools"))
         if self.mig_profile is not None and self.time_slicing is not None:
             out.append((("time_slicing",), "cannot be combined with migProfile on the same pool"))
+        return out
+
+    def _volume_problems(self) -> list[Problem]:
+        """gp3's ratios, on the values the volume really gets (defaults included)."""
+        size, iops, throughput = self.root_volume_settings
+        out: list[Problem] = []
+        if iops > GP3_IOPS_PER_GIB * size:
+            out.append(
+                (
+                    ("root_volume",),
+                    f"{iops} IOPS on {size} GiB exceeds gp3's {GP3_IOPS_PER_GIB} IOPS per GiB; "
+                    f"raise sizeGib to at least {-(-iops // GP3_IOPS_PER_GIB)} or lower iops",
+                )
+            )
+        if throughput > iops * GP3_MIBPS_PER_IOPS:
+            out.append(
+                (
+                    ("root_volume",),
+                    f"{throughput} MiB/s with {iops} IOPS exceeds gp3's {GP3_MIBPS_PER_IOPS} MiB/s "
+                    f"per IOPS; raise iops to at least {int(throughput / GP3_MIBPS_PER_IOPS)} or "
+                    "lower throughput",
+                )
+            )
         return out
 
     def _capacity_problems(self) -> list[Problem]:
@@ -545,6 +642,21 @@ class NodePoolSpec(Spec):
                             f"{show(family)} is a GPU family; GPU capacity belongs in a gpu pool",
                         )
                     )
+            for i, itype in enumerate(self.instance_types):
+                if not re.fullmatch(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$", itype):
+                    out.append(
+                        (
+                            ("instance_types", i),
+                            f"{show(itype)} is not an instance type such as 'm7i.xlarge'",
+                        )
+                    )
+                elif itype in catalog.INSTANCE_TYPES or catalog.is_gpu_family(itype.split(".")[0]):
+                    out.append(
+                        (
+                            ("instance_types", i),
+                            f"{show(itype)} has GPUs; GPU capacity belongs in a gpu pool",
+                        )
+                    )
             return out
         for i, gpu in enumerate(self.gpus):
             if gpu not in catalog.GPU_NAMES:
@@ -586,7 +698,8 @@ class NodePoolSpec(Spec):
             out.append(
                 (
                     ("gpus",),
-                    f"a {self.kind} pool must select GPUs: set gpus, instanceFamilies or "
+                    f"{article(self.kind)} {self.kind} pool must select GPUs: set gpus, "
+                    "instanceFamilies or "
                     "instanceTypes",
                 )
             )
@@ -600,18 +713,37 @@ class NodePoolSpec(Spec):
                     f"{show(list(self.instance_types))} together",
                 )
             )
-        elif self.kind == "efa" and self.limits.gpus is not None:
-            per_node = min(t.gpu_count for t in self.catalog_types)
-            if self.limits.gpus < per_node * len(self.catalog_types):
-                out.append(
-                    (
-                        ("limits", "gpus"),
-                        f"{self.limits.gpus} is split over {len(self.catalog_types)} instance "
-                        f"type(s) and leaves less than one {per_node}-GPU node each; raise it or "
-                        "list fewer types",
-                    )
-                )
+        elif self.limits.gpus is not None and (short := self.gpu_limit_shortfall(self.limits.gpus)):
+            out.append(
+                (("limits", "gpus"), f"{self.limits.gpus} {short}; raise it or select fewer types")
+            )
         return out
+
+    def gpu_limit_shortfall(self, limit: int) -> str | None:
+        """Why ``limit`` GPUs could never launch a node of this pool (None when they can).
+
+        An EFA pool shares its limit across one NodePool per instance type, so every share must
+        hold a whole node of its type; a GPU pool must hold its smallest node.
+        """
+        types = [t for t in self.catalog_types if t.gpu_count > 0]
+        if not types:
+            return None
+        if self.kind == "efa":
+            shares = split_gpu_limit(limit, self.catalog_types)
+            for share, t in zip(shares, self.catalog_types, strict=True):
+                if share is not None and share < t.gpu_count:
+                    return (
+                        f"is split over {len(shares)} instance type(s) and leaves {share} for "
+                        f"{t.name}, less than one {t.gpu_count}-GPU node"
+                    )
+            return None
+        smallest = min(types, key=lambda t: (t.gpu_count, t.name))
+        if limit < smallest.gpu_count:
+            return (
+                f"is less than one node of the smallest type ({smallest.name}, "
+                f"{smallest.gpu_count} GPUs)"
+            )
+        return None
 
 
 def default_cpu_pool(*, spot: bool = True) -> NodePoolSpec:
@@ -646,8 +778,8 @@ def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:
         labels["nvidia.com/mig.config"] = spec.mig_profile
     if spec.time_slicing:
         labels["nvidia.com/device-plugin.config"] = spec.time_slicing
-    labels.update(spec.labels)
-    return labels
+    # The platform's own labels win over user labels (config also rejects such keys).
+    return {**spec.labels, **labels}
 
 
 def pool_taints(spec: NodePoolSpec) -> list[dict[str, str]]:
@@ -656,8 +788,7 @@ def pool_taints(spec: NodePoolSpec) -> list[dict[str, str]]:
         taints.append(dict(GPU_TAINT))
     if spec.kind == "efa":
         taints.append(dict(EFA_TAINT))
-    for taint in spec.taints:
-        taints.append({"key": taint.key, "value": taint.value, "effect": taint.effect})
+    taints += [taint.manifest() for taint in spec.taints]
     return taints
 
 
@@ -703,7 +834,9 @@ def pool_requirements(spec: NodePoolSpec, instance_type: str | None = None) -> l
                     [str(DEFAULT_CPU_MIN_GENERATION)],
                 )
             )
-        reqs.append(_requirement("kubernetes.io/arch", "In", ["amd64"]))
+        families = [t.split(".")[0] for t in spec.instance_types] or list(spec.instance_families)
+        arches = sorted({family_arch(f) for f in families}) if families else ["amd64"]
+        reqs.append(_requirement("kubernetes.io/arch", "In", arches))
     reqs.append(_requirement("kubernetes.io/os", "In", ["linux"]))
     reqs.append(_requirement(CAPACITY_TYPE_LABEL, "In", spec.capacity_types))
     if spec.zone is not None:
@@ -763,13 +896,12 @@ def nodepool_manifest(
 def block_device_mappings(spec: NodePoolSpec) -> list[dict[str, Any]]:
     """Encrypted gp3 volumes; GPU pools at gp3's maximum IOPS and throughput."""
     rv = spec.root_volume
-    gpu = spec.is_gpu
-    size = rv.size_gib or (DEFAULT_GPU_ROOT_VOLUME_GIB if gpu else DEFAULT_CPU_ROOT_VOLUME_GIB)
+    size, iops, throughput = spec.root_volume_settings
     ebs: dict[str, Any] = {
         "volumeSize": f"{size}Gi",
         "volumeType": "gp3",
-        "iops": rv.iops or (GP3_MAX_IOPS if gpu else GP3_BASE_IOPS),
-        "throughput": rv.throughput or (GP3_MAX_THROUGHPUT if gpu else GP3_BASE_THROUGHPUT),
+        "iops": iops,
+        "throughput": throughput,
         "encrypted": True,
         "deleteOnTermination": True,
     }

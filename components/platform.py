@@ -10,7 +10,7 @@ import dataclasses
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Required, TypedDict, Union, get_args, get_origin
 
 import pulumi
@@ -23,7 +23,14 @@ from .gpu_operator import GpuOperator, GpuOperatorArgs
 from .karpenter import Karpenter, KarpenterArgs
 from .naming import TYPE_PREFIX
 from .network import Network, NetworkArgs
-from .nodepool import GPU_RESOURCE, NodePool, NodePoolArgs, pool_taints
+from .nodepool import (
+    EFA_RESOURCE,
+    GPU_RESOURCE,
+    NodePool,
+    NodePoolArgs,
+    NodePoolSpec,
+    pool_taints,
+)
 from .scheduler import KaiScheduler, KaiSchedulerArgs
 from .spec import SpecError, config_from_python
 
@@ -89,13 +96,15 @@ def typed_dict_for(cls: type, name: str, _cache: dict | None = None) -> type:
 GpuPlatformArgs = typed_dict_for(PlatformConfig, "GpuPlatformArgs")
 
 
-def gpu_node_tolerations(config: PlatformConfig) -> list[dict[str, str]]:
-    """Tolerations for the GPU Operator's DaemonSets beyond ``nvidia.com/gpu``: every other
-    taint a GPU pool puts on its nodes (EFA, user-defined)."""
+def gpu_node_tolerations(
+    pools: Sequence[NodePoolSpec], skip: Sequence[str] = (GPU_RESOURCE,)
+) -> list[dict[str, str]]:
+    """Tolerations for node DaemonSets (GPU Operator, EFA device plugin) beyond the ``skip``
+    keys they tolerate already: every other taint the pools put on their nodes."""
     seen: dict[tuple[str, str], dict[str, str]] = {}
-    for pool in config.gpu_pools:
+    for pool in pools:
         for taint in pool_taints(pool):
-            if taint["key"] != GPU_RESOURCE:
+            if taint["key"] not in skip:
                 key = (taint["key"], taint["effect"])
                 seen.setdefault(
                     key, {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
@@ -198,6 +207,9 @@ class GpuPlatform(pulumi.ComponentResource):
                 EfaDevicePluginArgs(
                     efa_label_key=f"{config.cluster.label_domain}/efa",
                     instance_types=[t for p in config.efa_pools for t in p.efa_types],
+                    extra_tolerations=gpu_node_tolerations(
+                        config.efa_pools, skip=(GPU_RESOURCE, EFA_RESOURCE)
+                    ),
                     k8s_provider=self.cluster.provider,
                     depends_on=[self.cluster.system_node_group],
                 ),
@@ -214,7 +226,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     k8s_provider=self.cluster.provider,
                     system_node_selector=system_selector,
                     system_tolerations=system_tolerations(),
-                    gpu_tolerations=gpu_node_tolerations(config),
+                    gpu_tolerations=gpu_node_tolerations(config.gpu_pools),
                     depends_on=[self.cluster.system_node_group],
                 ),
                 opts=child,

@@ -96,7 +96,7 @@ def test_rename_with_alias_is_safe_and_still_checks_its_inputs(run_program):
         aliases=[pulumi.Alias(name="holder-queue")],
     )
     assert snap.compare(before, replaced) == [
-        f"{OLD}: name changes from \"q\" to \"q2\" - this replaces the resource; run "
+        f'{OLD}: name changes from "q" to "q2" - this replaces the resource; run '
         "`make snapshot` if that is intended"
     ]
 
@@ -105,6 +105,6 @@ def test_replacement_forcing_input_change_is_reported(run_program):
     before = stack_of(run_program, queue_name="q", child_name="holder-queue")
     after = stack_of(run_program, queue_name="other", child_name="holder-queue")
     assert snap.compare(before, after) == [
-        f"{OLD}: name changes from \"q\" to \"other\" - this replaces the resource; run "
+        f'{OLD}: name changes from "q" to "other" - this replaces the resource; run '
         "`make snapshot` if that is intended"
     ]

@@ -312,8 +312,17 @@ def markdown_summary(
     return "\n".join(lines)
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """Writes shared objects out in full: no ``&id001`` anchors in manifests people read."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def _dump_yaml(data: Any) -> str:
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=100)
+    return yaml.dump(
+        data, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, width=100
+    )
 
 
 def example_workloads(config: PlatformConfig) -> dict[str, dict[str, Any]]:

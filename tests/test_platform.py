@@ -1,0 +1,805 @@
+"""Integration over the shipped stacks: node pools, EFA, GPU Operator and KAI working together.
+
+Both stack files (``Pulumi.dev.yaml``, ``Pulumi.prod.yaml``) are rendered once per session under
+the recording mocks (``render_stack``). The tests check that every Karpenter and KAI object the
+stacks create passes the upstream CRDs, and that the four Run:ai x Karpenter friction-point
+mitigations (FACTS §8.2) hold in what is actually rendered. Cross-section configuration mistakes
+are checked with their exact messages, through ``PlatformConfig.load`` and through the render CLI.
+"""
+
+import contextlib
+import dataclasses
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from crd_validation import unevaluable_rules, validate
+
+from eks_gpu_platform import catalog
+from eks_gpu_platform.config import PlatformConfig
+from eks_gpu_platform.nodepool import pool_labels, split_gpu_limit
+from eks_gpu_platform.offline import render as offline
+from eks_gpu_platform.offline.render import (
+    example_workloads,
+    helm_releases,
+    kubernetes_objects,
+    load_stack_file,
+    main,
+)
+from eks_gpu_platform.spec import SpecError
+
+DOMAIN = "eks-gpu-platform.io"
+POOL_LABEL = f"{DOMAIN}/pool"
+GPU = "nvidia.com/gpu"
+GPU_TAINT = {"key": GPU, "value": "true", "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
+EFA_TOLERATION = {"key": "vpc.amazonaws.com/efa", "operator": "Exists", "effect": "NoSchedule"}
+ZONE = "topology.kubernetes.io/zone"
+PG = "aws:ec2/placementGroup:PlacementGroup"
+SG = "aws:ec2/securityGroup:SecurityGroup"
+INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+CRD_KINDS = ("NodePool", "EC2NodeClass", "NodeOverlay", "Queue")
+
+
+def whole_numbers(value: Any) -> Any:
+    """Numbers cross the mock engine as doubles (``1.0``); the real engine hands the provider
+    ``1``, and the CRDs' integer fields reject ``1.0``."""
+    if isinstance(value, dict):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def objects(recording, kind: str | None = None) -> list[dict]:
+    return [
+        whole_numbers(o) for o in kubernetes_objects(recording) if kind is None or o["kind"] == kind
+    ]
+
+
+def named(recording, kind: str, name: str) -> dict:
+    matches = [o for o in objects(recording, kind) if o["metadata"]["name"] == name]
+    assert len(matches) == 1, (kind, name, len(matches))
+    return matches[0]
+
+
+def registration(recording, typ: str, name: str):
+    matches = [r for r in recording.resources if r.type == typ and r.name == name]
+    assert len(matches) == 1, (typ, name, len(matches))
+    return matches[0]
+
+
+def release(recording, name: str) -> dict:
+    matches = [r for r in helm_releases(recording) if r["name"] == name]
+    assert len(matches) == 1, name
+    return whole_numbers(matches[0])
+
+
+def requirements(pool: dict) -> dict[str, dict]:
+    return {r["key"]: r for r in pool["spec"]["template"]["spec"]["requirements"]}
+
+
+def is_gpu_pool(pool: dict) -> bool:
+    return "karpenter.k8s.aws/instance-gpu-manufacturer" in requirements(pool)
+
+
+def labels(pool: dict) -> dict[str, str]:
+    return pool["spec"]["template"]["metadata"]["labels"]
+
+
+# --- every Karpenter and KAI object passes the upstream CRDs -----------------------------------
+
+RENDERED = {
+    "dev": {
+        ("NodePool", "gpu-spot"),
+        ("NodePool", "inference"),
+        ("NodePool", "notebooks"),
+        ("NodePool", "general"),
+        ("EC2NodeClass", "gpu-spot"),
+        ("EC2NodeClass", "inference"),
+        ("EC2NodeClass", "notebooks"),
+        ("EC2NodeClass", "general"),
+        ("Queue", "research"),
+        ("Queue", "research-batch"),
+        ("Queue", "research-serving"),
+        ("Queue", "research-notebooks"),
+    },
+    "prod": {
+        ("NodePool", "train-efa-p5-48xlarge"),
+        ("NodePool", "train-efa-p5e-48xlarge"),
+        ("NodePool", "train-spot"),
+        ("NodePool", "inference"),
+        ("NodePool", "general"),
+        ("EC2NodeClass", "train-efa-p5-48xlarge"),
+        ("EC2NodeClass", "train-efa-p5e-48xlarge"),
+        ("EC2NodeClass", "train-spot"),
+        ("EC2NodeClass", "inference"),
+        ("EC2NodeClass", "general"),
+        ("NodeOverlay", "train-efa-hugepages"),
+        ("Queue", "ml"),
+        ("Queue", "llm-training"),
+        ("Queue", "research"),
+        ("Queue", "serving"),
+    },
+}
+CRD_CASES = sorted((stack, kind, name) for stack, items in RENDERED.items() for kind, name in items)
+
+
+@pytest.mark.parametrize("stack", sorted(RENDERED))
+def test_the_stack_renders_exactly_these_custom_resources(render_stack, stack):
+    rendered = {
+        (o["kind"], o["metadata"]["name"])
+        for o in objects(render_stack(stack))
+        if o["kind"] in CRD_KINDS
+    }
+    assert rendered == RENDERED[stack]
+
+
+@pytest.mark.parametrize(
+    ("stack", "kind", "name"), CRD_CASES, ids=[f"{s}/{k}/{n}" for s, k, n in CRD_CASES]
+)
+def test_rendered_object_passes_the_upstream_crd(render_stack, stack, kind, name):
+    assert validate(named(render_stack(stack), kind, name)) == []
+
+
+def test_every_crd_rule_on_the_rendered_objects_was_evaluated(render_stack):
+    for stack in RENDERED:
+        for obj in objects(render_stack(stack)):
+            if obj["kind"] in CRD_KINDS:
+                validate(obj)
+    assert unevaluable_rules() == set()
+
+
+# --- GPU pools: taint, pool label, GPU limit; a cpu pool in every stack -------------------------
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_gpu_nodepool_is_tainted_labelled_and_capped(render_stack, stack):
+    gpu_pools = [p for p in objects(render_stack(stack), "NodePool") if is_gpu_pool(p)]
+    assert gpu_pools
+    for pool in gpu_pools:
+        name = pool["metadata"]["name"]
+        assert GPU_TAINT in pool["spec"]["template"]["spec"]["taints"], name
+        assert POOL_LABEL in labels(pool), name
+        assert name.startswith(labels(pool)[POOL_LABEL]), name
+        assert GPU in pool["spec"]["limits"], name
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_no_template_label_uses_karpenter_or_kai_pool_keys(render_stack, stack):
+    for pool in objects(render_stack(stack), "NodePool"):
+        assert "karpenter.sh/nodepool" not in labels(pool)
+        assert "kai.scheduler/node-pool" not in labels(pool)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_stack_has_an_untainted_cpu_pool(render_stack, stack):
+    cpu = [
+        p
+        for p in objects(render_stack(stack), "NodePool")
+        if not is_gpu_pool(p) and not p["spec"]["template"]["spec"].get("taints")
+    ]
+    assert [p["metadata"]["name"] for p in cpu] == ["general"]
+    assert GPU not in cpu[0]["spec"].get("limits", {})
+
+
+# --- EFA ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prod(render_stack):
+    return render_stack("prod")
+
+
+def efa_pools(recording) -> list[dict]:
+    return [p for p in objects(recording, "NodePool") if labels(p).get(f"{DOMAIN}/efa") == "true"]
+
+
+def test_prod_has_two_efa_nodepools(prod):
+    assert sorted(p["metadata"]["name"] for p in efa_pools(prod)) == [
+        "train-efa-p5-48xlarge",
+        "train-efa-p5e-48xlarge",
+    ]
+
+
+def test_efa_nodepools_pin_one_zone(prod):
+    for pool in efa_pools(prod):
+        zone = [r for r in pool["spec"]["template"]["spec"]["requirements"] if r["key"] == ZONE]
+        assert zone == [{"key": ZONE, "operator": "In", "values": ["us-east-1a"]}]
+
+
+def test_efa_node_classes_use_the_stacks_placement_group_and_security_group(prod):
+    pg = registration(prod, PG, "platform-pool-train-efa-pg")
+    sg = registration(prod, SG, "platform-pool-train-efa-efa")
+    assert pg.inputs["strategy"] == "cluster"
+    for typ, name in (
+        (INGRESS, "platform-pool-train-efa-efa-self-in"),
+        (EGRESS, "platform-pool-train-efa-efa-self-out"),
+    ):
+        rule = registration(prod, typ, name)
+        assert rule.inputs["securityGroupId"] == sg.id
+        assert rule.inputs["referencedSecurityGroupId"] == sg.id
+        assert rule.inputs["ipProtocol"] == "-1"
+    for pool in efa_pools(prod):
+        node_class = named(
+            prod, "EC2NodeClass", pool["spec"]["template"]["spec"]["nodeClassRef"]["name"]
+        )
+        itype = requirements(pool)["node.kubernetes.io/instance-type"]["values"]
+        assert len(itype) == 1
+        spec = node_class["spec"]
+        assert spec["placementGroupSelector"] == {"name": pg.outputs["name"]}
+        assert {"id": sg.id} in spec["securityGroupSelectorTerms"]
+        assert spec["networkInterfaces"] == catalog.efa_network_interfaces(itype[0])
+        assert spec["associatePublicIPAddress"] is False
+        assert spec["capacityReservationSelectorTerms"] == [
+            {"tags": {"eks-gpu-platform/reservation": "train-efa"}}
+        ]
+
+
+def test_efa_device_plugin_release(prod, render_stack):
+    plugin = release(prod, "aws-efa-k8s-device-plugin")
+    assert (plugin["repository"], plugin["chart"], plugin["version"], plugin["namespace"]) == (
+        "https://aws.github.io/eks-charts",
+        "aws-efa-k8s-device-plugin",
+        "0.5.30",
+        "kube-system",
+    )
+    assert plugin["values"]["nodeSelector"] == {f"{DOMAIN}/efa": "true"}
+    assert plugin["values"]["supportedInstanceLabels"]["values"] == ["p5.48xlarge", "p5e.48xlarge"]
+    assert sorted(plugin["values"]["tolerations"], key=str) == sorted(
+        [GPU_TOLERATION, EFA_TOLERATION], key=str
+    )
+    assert "aws-efa-k8s-device-plugin" not in [
+        r["name"] for r in helm_releases(render_stack("dev"))
+    ]
+
+
+@pytest.mark.parametrize(("stack", "overlay"), [("dev", False), ("prod", True)])
+def test_node_overlay_gate_only_with_efa_pools(render_stack, stack, overlay):
+    karpenter = release(render_stack(stack), "karpenter")
+    assert karpenter["values"]["settings"]["featureGates"]["nodeOverlay"] is overlay
+    assert bool(objects(render_stack(stack), "NodeOverlay")) is overlay
+
+
+# --- friction point 1: each GPU pool's limit is what its queues can admit ----------------------
+
+# dev (Pulumi.dev.yaml):
+#   gpu-spot  preemptible      <- research-batch   gpu.limit 8           -> 8
+#   inference non-preemptible  <- research-serving gpu.quota 4           -> 4
+#   notebooks non-preemptible, time-sliced 4 ways (gpuOperator.timeSlicing shared-4)
+#             <- research-notebooks gpu.quota 2 (slices) -> ceil(2 / 4) = 1 physical GPU,
+#                within the pool's cap of 2                              -> 1
+# prod (Pulumi.prod.yaml):
+#   train-efa non-preemptible  <- llm-training gpu.quota 64, cap 64      -> 64, split 32 / 32
+#   train-spot preemptible     <- research gpu.limit 32                  -> 32
+#   inference non-preemptible  <- serving gpu.quota 16                   -> 16
+GPU_LIMITS = {
+    "dev": {"gpu-spot": "8", "inference": "4", "notebooks": "1"},
+    "prod": {
+        "train-efa-p5-48xlarge": "32",
+        "train-efa-p5e-48xlarge": "32",
+        "train-spot": "32",
+        "inference": "16",
+    },
+}
+CONFIG_GPU_LIMITS = {
+    "dev": {"gpu-spot": 8, "inference": 4, "notebooks": 1},
+    "prod": {"train-efa": 64, "train-spot": 32, "inference": 16},
+}
+
+
+def stack_config(repo: Path, stack: str) -> PlatformConfig:
+    return offline.validate(load_stack_file(repo, stack, None))
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_gpu_limits_equal_what_the_queues_admit(render_stack, repo, stack):
+    assert stack_config(repo, stack).gpu_limits == CONFIG_GPU_LIMITS[stack]
+    rendered = {
+        p["metadata"]["name"]: p["spec"]["limits"][GPU]
+        for p in objects(render_stack(stack), "NodePool")
+        if is_gpu_pool(p)
+    }
+    assert rendered == GPU_LIMITS[stack]
+
+
+def queue(name: str, pools: list[str], gpu_quota: float = 8, gpu_limit: float = 8) -> dict:
+    return {
+        "name": name,
+        "nodePools": pools,
+        "gpu": {"quota": gpu_quota, "limit": gpu_limit, "overQuotaWeight": 1},
+        "cpu": {"quota": 16, "limit": 16, "overQuotaWeight": 1},
+        "memory": {"quota": 64, "limit": 64, "overQuotaWeight": 1},
+    }
+
+
+def test_a_gpu_pool_no_queue_routes_to_is_a_config_error():
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(
+            {
+                "cluster": {"name": "gpu-test"},
+                "nodePools": [
+                    {"name": "gpu", "gpus": ["l4"]},
+                    {"name": "idle", "gpus": ["l4"]},
+                ],
+                "scheduler": {"queues": [queue("team", ["gpu"])]},
+            },
+            "us-east-1",
+        )
+    assert err.value.lines == [
+        "scheduler.queues: no leaf queue routes to GPU node pool 'idle'; its GPU limit would be "
+        "0, so Karpenter would never provision it; add it to a leaf queue's nodePools"
+    ]
+
+
+EFA_POOL = {
+    "name": "train",
+    "kind": "efa",
+    "instanceTypes": ["p5.48xlarge", "p5e.48xlarge"],
+    "zone": "us-east-1a",
+}
+
+
+def test_queue_derived_efa_limit_leaves_room_for_a_node_per_type():
+    values = {
+        "cluster": {"name": "gpu-test"},
+        "nodePools": [EFA_POOL],
+        "scheduler": {"queues": [queue("train", ["train"], gpu_quota=8, gpu_limit=8)]},
+    }
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(values, "us-east-1")
+    assert err.value.lines == [
+        "nodePools[0]: the GPU limit its queues allow (8) is split over 2 instance type(s) and "
+        "leaves 4 for p5.48xlarge, less than one 8-GPU node; raise the routed queues' gpu "
+        "quota/limit or select fewer types"
+    ]
+    ok = {**values, "scheduler": {"queues": [queue("train", ["train"], 16, 16)]}}
+    config = PlatformConfig.load(ok, "us-east-1")
+    pool = config.node_pools[0]
+    assert split_gpu_limit(config.gpu_limits["train"], pool.catalog_types) == [8, 8]
+
+
+# --- friction point 3: non-preemptible pools are not disrupted ---------------------------------
+
+NON_PREEMPTIBLE = {
+    "dev": ["inference", "notebooks"],
+    "prod": ["inference", "train-efa-p5-48xlarge", "train-efa-p5e-48xlarge"],
+}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_non_preemptible_pools(render_stack, stack):
+    pools = [
+        p
+        for p in objects(render_stack(stack), "NodePool")
+        if labels(p)[f"{DOMAIN}/preemptible"] == "false"
+    ]
+    assert sorted(p["metadata"]["name"] for p in pools) == NON_PREEMPTIBLE[stack]
+    for pool in pools:
+        capacity = requirements(pool)["karpenter.sh/capacity-type"]["values"]
+        assert set(capacity) <= {"on-demand", "reserved"}
+        assert pool["spec"]["disruption"]["consolidationPolicy"] == "WhenEmpty"
+        drifted = [
+            b for b in pool["spec"]["disruption"]["budgets"] if b.get("reasons") == ["Drifted"]
+        ]
+        assert drifted == [
+            {"nodes": "0", "reasons": ["Drifted"], "schedule": "0 8 * * mon-fri", "duration": "10h"}
+        ]
+
+
+ADMISSION = ("MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
+POLICY_NAME = "kai-non-preemptible-do-not-disrupt"
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_mutating_admission_policy_on_kubernetes_1_36(render_stack, stack):
+    kinds = sorted(
+        (o["kind"], o["metadata"]["name"])
+        for o in objects(render_stack(stack))
+        if o["kind"].endswith(("AdmissionPolicy", "AdmissionPolicyBinding"))
+    )
+    assert kinds == [
+        ("MutatingAdmissionPolicy", POLICY_NAME),
+        ("MutatingAdmissionPolicyBinding", POLICY_NAME),
+    ]
+
+
+# --- rendering a temporary stack file ----------------------------------------------------------
+
+
+def write_stack(path: Path, values: dict, region: str = "us-east-1") -> Path:
+    config = {"aws:region": region}
+    config.update({f"eks-gpu-platform:{key}": value for key, value in values.items()})
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return path
+
+
+def render_values(repo: Path, tmp_path: Path, values: dict, region: str = "us-east-1"):
+    path = write_stack(tmp_path / "Pulumi.test.yaml", values, region)
+    return offline.render(repo, load_stack_file(repo, "test", path))
+
+
+def prod_values(repo: Path) -> dict:
+    document = yaml.safe_load((repo / "Pulumi.prod.yaml").read_text())
+    prefix = "eks-gpu-platform:"
+    return {
+        k.removeprefix(prefix): v for k, v in document["config"].items() if k.startswith(prefix)
+    }
+
+
+def test_validating_admission_policy_before_kubernetes_1_36(repo, tmp_path):
+    values = prod_values(repo)
+    values["cluster"] = {**values["cluster"], "kubernetesVersion": "1.35"}
+    recording = render_values(repo, tmp_path, values)
+    kinds = sorted(
+        (o["kind"], o["metadata"]["name"])
+        for o in objects(recording)
+        if o["kind"].endswith(("AdmissionPolicy", "AdmissionPolicyBinding"))
+    )
+    assert kinds == [
+        ("ValidatingAdmissionPolicy", POLICY_NAME),
+        ("ValidatingAdmissionPolicyBinding", POLICY_NAME),
+    ]
+    binding = named(recording, "ValidatingAdmissionPolicyBinding", POLICY_NAME)
+    assert binding["spec"] == {"policyName": POLICY_NAME, "validationActions": ["Deny"]}
+
+
+# --- friction point 4: workloads stay in one pool ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prod_examples(repo) -> dict:
+    return example_workloads(stack_config(repo, "prod"))
+
+
+def pool_affinity(pool: str) -> dict:
+    return {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [pool]}]}
+            ]
+        }
+    }
+
+
+def test_prod_example_workloads(prod_examples):
+    assert sorted(prod_examples) == [
+        "fractional-research",
+        "inference-serving",
+        "nccl-allreduce-train-efa",
+        "training-llm-training",
+        "training-research",
+    ]
+
+
+def test_training_job_on_the_efa_pool(prod_examples):
+    job = prod_examples["training-llm-training"]
+    assert job["kind"] == "Job"
+    assert job["metadata"]["labels"] == {"kai.scheduler/queue": "llm-training"}
+    assert job["metadata"]["annotations"] == {"kai.scheduler/batch-min-member": "2"}
+    template = job["spec"]["template"]
+    assert template["metadata"] == {
+        "labels": {"kai.scheduler/queue": "llm-training"},
+        "annotations": {"karpenter.sh/do-not-disrupt": "true"},
+    }
+    pod = template["spec"]
+    assert pod["schedulerName"] == "kai-scheduler"
+    assert pod["priorityClassName"] == "build"
+    assert pod["affinity"]["nodeAffinity"] == pool_affinity("train-efa")
+    own_pods = {"matchLabels": {"batch.kubernetes.io/job-name": "train-llm-training"}}
+    assert pod["affinity"]["podAffinity"] == {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": own_pods, "topologyKey": POOL_LABEL},
+            {"labelSelector": own_pods, "topologyKey": ZONE},
+        ]
+    }
+    assert pod["tolerations"] == [GPU_TOLERATION, EFA_TOLERATION]
+    (container,) = pod["containers"]
+    amounts = {
+        "cpu": "32",
+        "memory": "256Gi",
+        GPU: "8",
+        "vpc.amazonaws.com/efa": "32",
+        "hugepages-2Mi": "5120Mi",
+    }
+    assert container["resources"] == {"requests": amounts, "limits": amounts}
+
+
+def test_preemptible_training_job_on_spot(prod_examples):
+    pod = prod_examples["training-research"]["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "train"
+    assert pod["affinity"]["nodeAffinity"] == pool_affinity("train-spot")
+    assert pod["tolerations"] == [GPU_TOLERATION]
+    assert "annotations" not in prod_examples["training-research"]["spec"]["template"]["metadata"]
+
+
+def test_inference_deployment_is_protected_from_consolidation(prod_examples):
+    deployment = prod_examples["inference-serving"]
+    assert deployment["kind"] == "Deployment"
+    template = deployment["spec"]["template"]
+    assert template["metadata"]["annotations"] == {"karpenter.sh/do-not-disrupt": "true"}
+    assert template["metadata"]["labels"]["kai.scheduler/queue"] == "serving"
+    assert template["spec"]["schedulerName"] == "kai-scheduler"
+    assert template["spec"]["priorityClassName"] == "inference"
+    assert template["spec"]["affinity"] == {"nodeAffinity": pool_affinity("inference")}
+    assert template["spec"]["tolerations"] == [GPU_TOLERATION]
+
+
+def test_fractional_pod_carries_the_gpu_toleration_and_the_pool_affinity(prod_examples):
+    pod = prod_examples["fractional-research"]
+    assert pod["kind"] == "Pod"
+    assert pod["metadata"]["annotations"] == {"gpu-fraction": "0.5"}
+    assert pod["metadata"]["labels"] == {"kai.scheduler/queue": "research"}
+    assert pod["spec"]["schedulerName"] == "kai-scheduler"
+    assert pod["spec"]["tolerations"] == [GPU_TOLERATION]
+    assert pod["spec"]["affinity"] == {"nodeAffinity": pool_affinity("train-spot")}
+    assert "resources" not in pod["spec"]["containers"][0]
+
+
+def test_the_committed_examples_are_the_prod_render(repo, prod_examples):
+    committed = sorted(p.stem for p in (repo / "examples").glob("*.yaml"))
+    assert committed == sorted(prod_examples)
+    for name, manifest in prod_examples.items():
+        text = (repo / "examples" / f"{name}.yaml").read_text()
+        assert yaml.safe_load(text) == manifest, name
+        assert text == offline._dump_yaml(manifest), name
+
+
+def test_dev_examples_have_no_nccl_test(repo):
+    examples = example_workloads(stack_config(repo, "dev"))
+    assert sorted(examples) == [
+        "fractional-research-batch",
+        "inference-research-notebooks",
+        "inference-research-serving",
+        "training-research-batch",
+    ]
+
+
+# --- GPU Operator and KAI ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stack", "daemonset_tolerations"),
+    [("dev", [GPU_TOLERATION]), ("prod", [GPU_TOLERATION, EFA_TOLERATION])],
+)
+def test_gpu_operator_values(render_stack, repo, stack, daemonset_tolerations):
+    assert stack_config(repo, stack).drivers_preinstalled is True
+    values = release(render_stack(stack), "gpu-operator")["values"]
+    assert values["driver"] == {"enabled": False}
+    assert values["toolkit"] == {"enabled": False}
+    assert values["operator"]["nodeSelector"] == {
+        f"{DOMAIN}/system": "true",
+        "kubernetes.io/os": "linux",
+    }
+    assert sorted(values["daemonsets"]["tolerations"], key=str) == sorted(
+        daemonset_tolerations, key=str
+    )
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_kai_waits_for_the_gpu_operator_and_a_cpu_pool(render_stack, stack):
+    recording = render_stack(stack)
+    kai = registration(recording, "kubernetes:helm.sh/v3:Release", "platform-scheduler-chart")
+    operator = registration(
+        recording, "eks-gpu-platform:index:GpuOperator", "platform-gpu-operator"
+    )
+    operator_urns = {operator.urn} | {r.urn for r in recording.children_of(operator.urn)}
+    assert operator_urns & set(kai.dependencies)
+    general = registration(recording, "eks-gpu-platform:index:NodePool", "platform-pool-general")
+    cpu_pool = registration(
+        recording, "kubernetes:karpenter.sh/v1:NodePool", "platform-pool-general"
+    )
+    assert cpu_pool.parent == general.urn
+    assert {general.urn, cpu_pool.urn} & set(kai.dependencies)
+
+
+# --- cross-section validation: exact messages --------------------------------------------------
+
+BASE = {"cluster": {"name": "gpu-test"}}
+L4 = {"name": "gpu", "gpus": ["l4"], "limits": {"gpus": 8}}
+
+BAD_CONFIGS = [
+    (
+        "mig-profile-for-a-gpu-without-mig",
+        {"nodePools": [{**L4, "migProfile": "all-1g.10gb"}]},
+        [
+            "nodePools[0].migProfile: 'all-1g.10gb' does not apply to g6 GPUs; they do not "
+            "support MIG",
+            "nodePools[0].migProfile: 'all-1g.10gb' does not apply to gr6 GPUs; they do not "
+            "support MIG",
+        ],
+    ),
+    (
+        "mig-profile-for-one-family-of-two",
+        {"nodePools": [{**L4, "gpus": ["a100"], "migProfile": "all-1g.5gb"}]},
+        [
+            "nodePools[0].migProfile: 'all-1g.5gb' does not apply to p4de GPUs; expected one of "
+            "all-disabled, all-balanced, all-1g.10gb, all-1g.20gb, all-2g.20gb, all-3g.40gb, "
+            "all-4g.40gb, all-7g.80gb"
+        ],
+    ),
+    (
+        "mig-profile-without-the-operator",
+        {
+            "nodePools": [{**L4, "gpus": ["h100"], "migProfile": "all-1g.10gb"}],
+            "gpuOperator": {"enabled": False},
+        },
+        ["nodePools[0].migProfile: needs the GPU Operator with migStrategy single or mixed"],
+    ),
+    (
+        "time-slicing-not-defined",
+        {
+            "nodePools": [{**L4, "timeSlicing": "shared-8"}],
+            "gpuOperator": {"timeSlicing": {"shared-4": 4}},
+        },
+        [
+            "nodePools[0].timeSlicing: 'shared-8' is not a gpuOperator.timeSlicing configuration; "
+            "expected one of shared-4"
+        ],
+    ),
+    (
+        "scheduler-without-gpu-operator",
+        {
+            "nodePools": [L4],
+            "gpuOperator": {"enabled": False},
+            "scheduler": {"queues": [queue("team", ["gpu"])]},
+        },
+        [
+            "gpuOperator.enabled: is false but the KAI scheduler is on; KAI needs the GPU Operator "
+            "(RuntimeClass nvidia, GPU feature discovery labels)"
+        ],
+    ),
+    (
+        "spot-without-interruption-handling",
+        {
+            "nodePools": [{**L4, "capacityTypes": ["spot"], "preemptible": True}],
+            "karpenter": {"interruptionHandling": False},
+        },
+        [
+            "karpenter.interruptionHandling: is false but nodePools[0] (gpu) uses spot capacity; "
+            "Karpenter needs the interruption queue to drain those nodes before EC2 reclaims them"
+        ],
+    ),
+    (
+        "gpu-pool-without-limits-and-no-scheduler",
+        {"nodePools": [{"name": "gpu", "gpus": ["l4"]}]},
+        [
+            "nodePools[0].limits.gpus: is not set; GPU pool 'gpu' needs a GPU cap (or scheduler "
+            "queues routed to it, which size it)"
+        ],
+    ),
+    (
+        "duplicate-pool-name",
+        {"nodePools": [L4, {**L4, "gpus": ["l40s"]}]},
+        ["nodePools[1].name: 'gpu' collides with nodePools[0] (Karpenter object 'gpu')"],
+    ),
+    (
+        "efa-type-name-collides",
+        {
+            "nodePools": [
+                {**EFA_POOL, "instanceTypes": ["p5.48xlarge"], "limits": {"gpus": 16}},
+                {**L4, "name": "train-p5-48xlarge"},
+            ]
+        },
+        [
+            "nodePools[1].name: 'train-p5-48xlarge' collides with nodePools[0] (Karpenter object "
+            "'train-p5-48xlarge')"
+        ],
+    ),
+    (
+        "zone-outside-the-region",
+        {"nodePools": [{**EFA_POOL, "zone": "us-west-2a", "limits": {"gpus": 16}}]},
+        ["nodePools[0].zone: 'us-west-2a' is not in region us-east-1"],
+    ),
+    (
+        "queue-routes-to-an-unknown-pool",
+        {"nodePools": [L4], "scheduler": {"queues": [queue("team", ["gpu", "gpus"])]}},
+        [
+            "scheduler.queues[0].nodePools[1]: 'gpus' is not a node pool; expected one of "
+            "general, gpu; did you mean 'gpu'?"
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("values", "lines"), [c[1:] for c in BAD_CONFIGS], ids=[c[0] for c in BAD_CONFIGS]
+)
+def test_bad_configuration(values, lines):
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load({**BASE, **values}, "us-east-1")
+    assert err.value.lines == lines
+
+
+def run_main(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+CLI_CASES = [
+    "mig-profile-for-a-gpu-without-mig",
+    "scheduler-without-gpu-operator",
+    "spot-without-interruption-handling",
+    "efa-type-name-collides",
+    "zone-outside-the-region",
+]
+
+
+@pytest.mark.parametrize("case", CLI_CASES)
+def test_bad_configuration_through_the_render_cli(repo, tmp_path, monkeypatch, case):
+    _, values, lines = next(c for c in BAD_CONFIGS if c[0] == case)
+    monkeypatch.chdir(repo)
+    path = write_stack(tmp_path / "Pulumi.bad.yaml", {**BASE, **values})
+    out = tmp_path / "out"
+    code, stdout, stderr = run_main("--config-file", str(path), "--out", str(out))
+    assert code == 2
+    assert stdout == ""
+    assert stderr == "invalid stack configuration:\n" + "".join(f"  {line}\n" for line in lines)
+    assert "Traceback" not in stderr
+    assert not out.exists()
+
+
+# --- bugs: written for the correct behaviour ---------------------------------------------------
+
+
+def test_a_gpu_pool_named_like_the_default_cpu_pool():
+    values = {**BASE, "nodePools": [{**L4, "name": "general"}]}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(values, "us-east-1")
+    assert err.value.lines == [
+        "nodePools[0].name: 'general' is the default cpu pool's name (added because no pool is "
+        "kind: cpu); rename this pool or define a cpu pool"
+    ]
+
+
+def test_reserved_tag_keys_never_reach_an_ec2nodeclass(repo, tmp_path):
+    for key in ("kubernetes.io/cluster/gpu-test", "karpenter.sh/nodepool", "eks:eks-cluster-name"):
+        values = {**BASE, "nodePools": [L4], "tags": {key: "owned"}}
+        with pytest.raises(SpecError) as err:
+            PlatformConfig.load(values, "us-east-1")
+        assert err.value.lines == [
+            f"tags: '{key}' is a tag Karpenter sets on its nodes itself; EC2NodeClass tags may "
+            "not include it"
+        ]
+    recording = render_values(repo, tmp_path, {**BASE, "nodePools": [L4], "tags": {"t": "v"}})
+    for node_class in objects(recording, "EC2NodeClass"):
+        assert validate(node_class) == []
+
+
+def test_user_labels_cannot_override_the_pool_label():
+    values = {**BASE, "nodePools": [{**L4, "labels": {POOL_LABEL: "other"}}]}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(values, "us-east-1")
+    assert err.value.lines == [
+        f"nodePools[0].labels: '{POOL_LABEL}' is set by the platform itself (pool name, "
+        "preemptible, efa, migProfile, timeSlicing); remove it"
+    ]
+    # Built directly (no config), the platform's labels still win.
+    spec = PlatformConfig.load({**BASE, "nodePools": [L4]}, "us-east-1").node_pools[0]
+    forced = dataclasses.replace(spec, labels={POOL_LABEL: "other"})
+    assert pool_labels(forced, "eks-gpu-platform.io")[POOL_LABEL] == spec.name
+
+
+def test_efa_device_plugin_tolerates_every_efa_pool_taint(repo, tmp_path):
+    values = {
+        **BASE,
+        "nodePools": [
+            {
+                **EFA_POOL,
+                "limits": {"gpus": 16},
+                "taints": [{"key": "example.com/dedicated", "value": "ml"}],
+            }
+        ],
+    }
+    recording = render_values(repo, tmp_path, values)
+    tolerations = release(recording, "aws-efa-k8s-device-plugin")["values"]["tolerations"]
+    assert {"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"} in (
+        tolerations
+    )
