@@ -11,10 +11,12 @@ from .config import (
     VpcSpec,
 )
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
+from .gpu_operator import GpuOperator, GpuOperatorArgs, GpuOperatorSpec
 from .karpenter import Karpenter, KarpenterArgs
 from .network import Network, NetworkArgs
 from .nodepool import NodePool, NodePoolArgs, NodePoolSpec
 from .platform import GpuPlatform, GpuPlatformArgs, read_stack_config
+from .scheduler import KaiScheduler, KaiSchedulerArgs, QueueSpec, SchedulerSpec
 from .spec import SpecError
 
 try:
@@ -28,8 +30,13 @@ __all__ = [
     "EfaDevicePluginArgs",
     "EksCluster",
     "EksClusterArgs",
+    "GpuOperator",
+    "GpuOperatorArgs",
+    "GpuOperatorSpec",
     "GpuPlatform",
     "GpuPlatformArgs",
+    "KaiScheduler",
+    "KaiSchedulerArgs",
     "Karpenter",
     "KarpenterArgs",
     "KarpenterSpec",
@@ -39,6 +46,8 @@ __all__ = [
     "NodePoolArgs",
     "NodePoolSpec",
     "PlatformConfig",
+    "QueueSpec",
+    "SchedulerSpec",
     "SpecError",
     "SystemNodeGroupSpec",
     "VpcSpec",

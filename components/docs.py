@@ -148,7 +148,44 @@ def policies_table(project_dir: Path | None = None) -> str:
     return "\n".join(rows) + "\n"
 
 
+def component_inputs() -> str:
+    """Each component's ``*Args`` fields: what a program passes in (generated from the code)."""
+    from .cluster import EksClusterArgs
+    from .efa import EfaDevicePluginArgs
+    from .gpu_operator import GpuOperatorArgs
+    from .karpenter import KarpenterArgs
+    from .network import NetworkArgs
+    from .nodepool import NodePoolArgs
+    from .scheduler import KaiSchedulerArgs
+
+    rows = ["| Component | Args | Inputs (required first) |", "|---|---|---|"]
+    for component, args in (
+        ("Network", NetworkArgs),
+        ("EksCluster", EksClusterArgs),
+        ("Karpenter", KarpenterArgs),
+        ("NodePool", NodePoolArgs),
+        ("EfaDevicePlugin", EfaDevicePluginArgs),
+        ("GpuOperator", GpuOperatorArgs),
+        ("KaiScheduler", KaiSchedulerArgs),
+    ):
+        fields = dataclasses.fields(args)
+        required = [
+            f"`{f.name}`"
+            for f in fields
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
+        optional = [f"`{f.name}`" for f in fields if f"`{f.name}`" not in required]
+        listed = ", ".join(required) + (f"; optional {', '.join(optional)}" if optional else "")
+        rows.append(f"| `{component}` | `{args.__name__}` | {listed} |")
+    rows.append(
+        "| `GpuPlatform` | `GpuPlatformArgs` (or a `PlatformConfig`) | the configuration keys "
+        "below, snake_case, plus `region` |"
+    )
+    return "\n".join(rows) + "\n"
+
+
 SECTIONS = {
+    "component-inputs": component_inputs,
     "config-reference": config_reference,
     "versions": versions_table,
     "policies": policies_table,

@@ -1140,7 +1140,7 @@ class NodePool(pulumi.ComponentResource):
                 instance_type=instance_type,
             )
             pool = k8s.apiextensions.CustomResource(
-                f"{name}{suffix}",
+                f"{name}{suffix}-pool",
                 api_version=versions.NODEPOOL_API,
                 kind="NodePool",
                 metadata=manifest["metadata"],

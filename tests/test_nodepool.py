@@ -1597,7 +1597,7 @@ def test_gpu_pool_component(run_program):
     assert component.name == "pool"
     assert sorted((r.type, r.name) for r in kids) == [
         (NODECLASS, "pool-class"),
-        (NODEPOOL, "pool"),
+        (NODEPOOL, "pool-pool"),
     ]
     node_class = next(r for r in kids if r.type == NODECLASS)
     pool = next(r for r in kids if r.type == NODEPOOL)
@@ -1638,8 +1638,8 @@ def test_efa_pool_component(run_program):
             (SG, "pool-efa"),
             (NODECLASS, "pool-p5-48xlarge-class"),
             (NODECLASS, "pool-p5e-48xlarge-class"),
-            (NODEPOOL, "pool-p5-48xlarge"),
-            (NODEPOOL, "pool-p5e-48xlarge"),
+            (NODEPOOL, "pool-p5-48xlarge-pool"),
+            (NODEPOOL, "pool-p5e-48xlarge-pool"),
             (OVERLAY, "pool-hugepages"),
             (INGRESS, "pool-efa-self-in"),
             (EGRESS, "pool-efa-self-out"),
@@ -1661,7 +1661,7 @@ def test_efa_pool_component(run_program):
 
     for itype, slug in (("p5.48xlarge", "p5-48xlarge"), ("p5e.48xlarge", "p5e-48xlarge")):
         node_class = by_name[(NODECLASS, f"pool-{slug}-class")]
-        pool = by_name[(NODEPOOL, f"pool-{slug}")]
+        pool = by_name[(NODEPOOL, f"pool-{slug}-pool")]
         expected_class = np.ec2nodeclass_manifest(
             spec(EFA),
             name=f"train-{slug}",
@@ -1702,7 +1702,7 @@ def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(r
         if r.type.startswith("aws:"):
             assert r.provider == "", r.name  # the default AWS provider
     limits = {r.name: r.inputs["spec"]["limits"][GPU_RESOURCE] for r in kids if r.type == NODEPOOL}
-    assert limits == {"pool-p5-48xlarge": "33", "pool-p5e-48xlarge": "32"}
+    assert limits == {"pool-p5-48xlarge-pool": "33", "pool-p5e-48xlarge-pool": "32"}
 
 
 def test_efa_pool_without_vpc_id_is_rejected(run_program):

@@ -592,7 +592,7 @@ def test_kai_waits_for_the_gpu_operator_and_a_cpu_pool(render_stack, stack):
     assert operator_urns & set(kai.dependencies)
     general = registration(recording, "eks-gpu-platform:index:NodePool", "platform-pool-general")
     cpu_pool = registration(
-        recording, "kubernetes:karpenter.sh/v1:NodePool", "platform-pool-general"
+        recording, "kubernetes:karpenter.sh/v1:NodePool", "platform-pool-general-pool"
     )
     assert cpu_pool.parent == general.urn
     assert {general.urn, cpu_pool.urn} & set(kai.dependencies)

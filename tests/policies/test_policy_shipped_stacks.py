@@ -81,9 +81,9 @@ def entry(resources, type_, name):
 def test_stack_rules_engage_on_prod(rendered_stack_resources):
     """Prod's pools, queues and GPU Operator release are really compared, not skipped."""
     resources = editable(rendered_stack_resources("prod"))
-    entry(resources, "kubernetes:karpenter.sh/v1:NodePool", "platform-pool-inference")["inputs"][
-        "spec"
-    ]["limits"]["nvidia.com/gpu"] = "24"
+    entry(resources, "kubernetes:karpenter.sh/v1:NodePool", "platform-pool-inference-pool")[
+        "inputs"
+    ]["spec"]["limits"]["nvidia.com/gpu"] = "24"
     operator = entry(resources, "kubernetes:helm.sh/v3:Release", "platform-gpu-operator-chart")
     operator["inputs"]["values"]["driver"]["enabled"] = True
     found = {
