@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from . import versions
-from .gpu_operator import GpuOperatorSpec, mig_profiles_for_family
+from .gpu_operator import GpuOperatorSpec, mig_devices_per_gpu, mig_profiles_for_family
 from .nodepool import (
     AMI_SHIPS_NVIDIA_DRIVER,
     DEFAULT_CPU_POOL_NAME,
@@ -496,13 +496,28 @@ class PlatformConfig(Spec):
         """Whether every GPU node boots an AMI that ships the NVIDIA driver and toolkit."""
         return all(AMI_SHIPS_NVIDIA_DRIVER[p.ami.family] for p in self.gpu_pools)
 
+    def slices_per_gpu(self, pool: NodePoolSpec) -> int:
+        """``nvidia.com/gpu`` each physical GPU of the pool advertises: time-slicing replicas,
+        or MIG devices under strategy ``single`` (the smallest count over the pool's GPU
+        families, so the pool is never sized too small). Queues count these; Karpenter counts
+        physical GPUs."""
+        if pool.time_slicing:
+            return self.gpu_operator.time_slicing.get(pool.time_slicing, 1)
+        if pool.mig_profile and self.gpu_operator.mig_strategy == "single":
+            families = sorted({t.family for t in pool.catalog_types})
+            try:
+                return min(mig_devices_per_gpu(pool.mig_profile, f) for f in families)
+            except ValueError:
+                return 1  # reported by _gpu_operator_problems
+        return 1
+
     def _routing(self) -> dict[str, PoolRouting]:
         return {
             p.name: PoolRouting(
                 preemptible=p.preemptible,
                 gpu_cap=p.limits.gpus,
                 gpu=p.is_gpu,
-                slices_per_gpu=self.gpu_operator.time_slicing.get(p.time_slicing or "", 1),
+                slices_per_gpu=self.slices_per_gpu(p),
             )
             for p in self.pools
         }
@@ -675,6 +690,15 @@ class PlatformConfig(Spec):
                 )
             for family in sorted({t.family for t in pool.catalog_types}):
                 allowed = mig_profiles_for_family(family)
+                if (
+                    pool.mig_profile in allowed
+                    and self.gpu_operator.mig_strategy == "single"
+                    and pool.mig_profile != "all-disabled"
+                ):
+                    try:
+                        mig_devices_per_gpu(pool.mig_profile, family)
+                    except ValueError as err:
+                        out.append((("node_pools", i, "mig_profile"), str(err)))
                 if pool.mig_profile not in allowed:
                     out.append(
                         (

@@ -283,6 +283,25 @@ def mig_profiles_for_family(instance_family: str) -> tuple[str, ...]:
     return (MIG_DISABLED, *(n for n, per_class in layouts.items() if keys[0] in per_class))
 
 
+def mig_devices_per_gpu(profile: str, instance_family: str) -> int:
+    """How many ``nvidia.com/gpu`` one GPU of this family advertises under MIG strategy
+    ``single`` with ``profile`` applied (1 for ``all-disabled``). Raises ``ValueError`` for a
+    profile that mixes sizes (``all-balanced``: strategy ``mixed`` only) or does not apply."""
+    if profile == MIG_DISABLED:
+        return 1
+    per_class = _mig_layouts().get(profile, {})
+    for key, gpu in MIG_GPU_CLASSES.items():
+        if instance_family in gpu.instance_families and key in per_class:
+            devices = per_class[key]
+            if len(devices) != 1:
+                raise ValueError(
+                    f"MIG profile {profile!r} mixes {', '.join(devices)}; migStrategy single "
+                    "advertises one size only, so it needs migStrategy mixed"
+                )
+            return next(iter(devices.values()))
+    raise ValueError(f"MIG profile {profile!r} does not apply to {instance_family} GPUs")
+
+
 def time_slicing_config(replicas: int) -> dict:
     """A device-plugin configuration advertising each GPU as ``replicas`` ``nvidia.com/gpu``."""
     return {

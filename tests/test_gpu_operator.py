@@ -512,3 +512,35 @@ def test_disabled_spec_is_rejected(run_program):
 
     with pytest.raises(Exception, match=re.escape("GpuOperatorArgs.spec.enabled: false")):
         run_program(program)
+
+
+@pytest.mark.parametrize(
+    ("profile", "family", "devices"),
+    [
+        ("all-disabled", "p5", 1),
+        ("all-1g.10gb", "p5", 7),
+        ("all-1g.10gb", "p4d", 4),
+        ("all-1g.18gb", "p5en", 7),
+        ("all-7g.80gb", "p4de", 1),
+    ],
+)
+def test_mig_devices_per_gpu(profile, family, devices):
+    assert go.mig_devices_per_gpu(profile, family) == devices
+
+
+@pytest.mark.parametrize(
+    ("profile", "family", "message"),
+    [
+        (
+            "all-balanced",
+            "p4d",
+            "MIG profile 'all-balanced' mixes 1g.5gb, 2g.10gb, 3g.20gb; migStrategy single "
+            "advertises one size only, so it needs migStrategy mixed",
+        ),
+        ("all-1g.18gb", "p5", "MIG profile 'all-1g.18gb' does not apply to p5 GPUs"),
+        ("all-1g.10gb", "g6", "MIG profile 'all-1g.10gb' does not apply to g6 GPUs"),
+    ],
+)
+def test_mig_devices_per_gpu_errors(profile, family, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        go.mig_devices_per_gpu(profile, family)

@@ -803,3 +803,46 @@ def test_efa_device_plugin_tolerates_every_efa_pool_taint(repo, tmp_path):
     assert {"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"} in (
         tolerations
     )
+
+
+MIG_POOL = {
+    "name": "mig",
+    "gpus": ["h100"],
+    "instanceFamilies": ["p5"],
+    "capacityTypes": ["on-demand"],
+    "limits": {"gpus": 64},
+}
+
+
+@pytest.mark.parametrize(
+    ("profile", "strategy", "expected"),
+    [
+        ("all-1g.10gb", "single", 2),  # 14 MIG devices admitted / 7 per H100
+        ("all-3g.40gb", "single", 7),  # 14 / 2
+        ("all-disabled", "single", 14),
+        ("all-1g.10gb", "mixed", 14),  # mixed advertises nvidia.com/mig-*, not nvidia.com/gpu
+    ],
+)
+def test_mig_pool_limit_counts_physical_gpus(profile, strategy, expected):
+    values = {
+        "cluster": {"name": "gpu-test"},
+        "nodePools": [{**MIG_POOL, "migProfile": profile}],
+        "gpuOperator": {"migStrategy": strategy},
+        "scheduler": {"queues": [queue("team", ["mig"], gpu_quota=14, gpu_limit=14)]},
+    }
+    assert PlatformConfig.load(values, "us-east-1").gpu_limits == {"mig": expected}
+
+
+def test_balanced_mig_profile_needs_the_mixed_strategy():
+    values = {
+        "cluster": {"name": "gpu-test"},
+        "nodePools": [{**MIG_POOL, "migProfile": "all-balanced"}],
+    }
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(values, "us-east-1")
+    assert err.value.lines == [
+        "nodePools[0].migProfile: MIG profile 'all-balanced' mixes 1g.10gb, 2g.20gb, 3g.40gb; "
+        "migStrategy single advertises one size only, so it needs migStrategy mixed"
+    ]
+    mixed = {**values, "gpuOperator": {"migStrategy": "mixed"}}
+    assert PlatformConfig.load(mixed, "us-east-1").node_pools[0].mig_profile == "all-balanced"
