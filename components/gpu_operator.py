@@ -85,6 +85,16 @@ class MigGpuClass:
 
 # Profiles and counts: NVIDIA MIG user guide, "Supported MIG Profiles"; device ids and balanced
 # layouts: NVIDIA/gpu-operator assets/state-mig-manager/0400_configmap.yaml (default config).
+# A100 80GB and H100 80GB slice the same way.
+MIG_80GB_PROFILES = {
+    "1g.10gb": 7,
+    "1g.20gb": 4,
+    "2g.20gb": 3,
+    "3g.40gb": 2,
+    "4g.40gb": 1,
+    "7g.80gb": 1,
+}
+MIG_80GB_BALANCED = {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}
 MIG_GPU_CLASSES: dict[str, MigGpuClass] = {
     "a100-40gb": MigGpuClass(
         description="A100/A800 40GB",
@@ -104,29 +114,15 @@ MIG_GPU_CLASSES: dict[str, MigGpuClass] = {
         description="A100/A800 80GB",
         device_ids=("0x20B210DE", "0x20B510DE", "0x20F310DE", "0x20F510DE"),
         instance_families=("p4de",),
-        profiles={
-            "1g.10gb": 7,
-            "1g.20gb": 4,
-            "2g.20gb": 3,
-            "3g.40gb": 2,
-            "4g.40gb": 1,
-            "7g.80gb": 1,
-        },
-        balanced={"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
+        profiles=MIG_80GB_PROFILES,
+        balanced=MIG_80GB_BALANCED,
     ),
     "h100-80gb": MigGpuClass(
         description="H100/H800 80GB",
         device_ids=("0x233010DE", "0x233110DE", "0x232210DE", "0x232410DE"),
         instance_families=("p5",),
-        profiles={
-            "1g.10gb": 7,
-            "1g.20gb": 4,
-            "2g.20gb": 3,
-            "3g.40gb": 2,
-            "4g.40gb": 1,
-            "7g.80gb": 1,
-        },
-        balanced={"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
+        profiles=MIG_80GB_PROFILES,
+        balanced=MIG_80GB_BALANCED,
     ),
     "h200-141gb": MigGpuClass(
         description="H200 141GB, H200 NVL",

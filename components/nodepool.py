@@ -28,6 +28,7 @@ from . import catalog, versions
 from .naming import DISCOVERY_TAG, TYPE_PREFIX
 from .spec import (
     DURATION,
+    DURATION_OR_NEVER,
     QUANTITY,
     Problem,
     Spec,
@@ -187,9 +188,7 @@ class DisruptionSpec(Spec):
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
         if self.consolidate_after is not None and (
-            msg := check_pattern(
-                self.consolidate_after, r"^(([0-9]+(s|m|h))+|Never)$", "a duration or 'Never'"
-            )
+            msg := check_pattern(self.consolidate_after, DURATION_OR_NEVER, "a duration or 'Never'")
         ):
             out.append((("consolidate_after",), msg))
         if self.budgets is not None and len(self.budgets) > 50:
@@ -491,12 +490,10 @@ class NodePoolSpec(Spec):
         out += self._capacity_problems()
         out += self._selection_problems()
         out += self._volume_problems()
-        for name in ("expire_after",):
-            value = getattr(self, name)
-            if value is not None and (
-                msg := check_pattern(value, r"^(([0-9]+(s|m|h))+|Never)$", "a duration or 'Never'")
-            ):
-                out.append(((name,), msg))
+        if self.expire_after is not None and (
+            msg := check_pattern(self.expire_after, DURATION_OR_NEVER, "a duration or 'Never'")
+        ):
+            out.append((("expire_after",), msg))
         if self.termination_grace_period is not None and (
             msg := check_pattern(self.termination_grace_period, DURATION, "a duration like '4h'")
         ):
@@ -631,9 +628,8 @@ class NodePoolSpec(Spec):
     def _selection_problems(self) -> list[Problem]:
         out: list[Problem] = []
         if self.kind == "cpu":
-            for name in ("gpus",):
-                if getattr(self, name):
-                    out.append(((name,), "a cpu pool selects no GPUs; use kind: gpu"))
+            if self.gpus:
+                out.append((("gpus",), "a cpu pool selects no GPUs; use kind: gpu"))
             for i, family in enumerate(self.instance_families):
                 if catalog.is_gpu_family(family):
                     out.append(

@@ -133,6 +133,7 @@ def check_one_of(value: Any, allowed: Iterable[Any]) -> str | None:
 
 QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$"
 DURATION = r"^([0-9]+(s|m|h))+$"
+DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -261,12 +262,9 @@ def _load(cls: type, raw: Any, path: Path, problems: list[Problem]) -> Any:
 
 
 def load_spec(cls: type, raw: Any, key: str) -> Any:
-    """Build ``cls`` from configuration data, raising ``SpecError`` with configuration keys."""
-    problems: list[Problem] = []
-    value = _load(cls, raw, (), problems)
-    if problems:
-        raise SpecError(key, problems, config=True)
-    return value
+    """Build the spec ``cls`` from configuration data (``None`` means every default), raising
+    ``SpecError`` with configuration keys."""
+    return load_value(cls, raw, key)
 
 
 def load_value(tp: Any, raw: Any, key: str) -> Any:

@@ -540,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         project_dir = (args.project_dir or find_project(Path.cwd())).resolve()
         stack = load_stack_file(project_dir, args.stack, args.config_file)
-        validate(stack)
+        config = validate(stack)
     except ConfigFileError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_CONFIG
@@ -560,7 +560,6 @@ def main(argv: list[str] | None = None) -> int:
             json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
         )
         recording = render(project_dir, stack)
-        config = validate(stack)
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
         lines, mandatory = check_policies(recording, pack, policy_config) if pack else ([], False)
