@@ -1,7 +1,7 @@
 """Validate rendered Kubernetes custom resources against the upstream CRDs, as the API server does.
 
-The CRDs are read from the shared reference folder (``$EKS_GPU_PLATFORM_REFERENCE``, else
-``<repo>/../shared/reference``). For a create request the API server:
+The CRDs are read from the repository's vendored upstream files (``<repo>/reference``, see its
+README for provenance; ``$EKS_GPU_PLATFORM_REFERENCE`` points elsewhere). For a create request the API server:
 
 1. prunes fields the structural schema does not declare (reported here as errors, as with
    ``fieldValidation=Strict``, which ``kubectl`` uses by default);
@@ -70,11 +70,11 @@ _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]
 
 
 def reference_dir() -> Path:
-    """Return the folder holding the upstream CRD YAML files."""
+    """Return the folder holding the vendored upstream CRD and chart-values files."""
     configured = os.environ.get(REFERENCE_ENV_VAR)
     if configured:
         return Path(configured)
-    return Path(__file__).resolve().parents[2] / "shared" / "reference"
+    return Path(__file__).resolve().parents[1] / "reference"
 
 
 @functools.cache

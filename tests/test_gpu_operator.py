@@ -24,20 +24,13 @@ CONTROL_PLANE_TOLERATION = {
     "effect": "NoSchedule",
 }
 
-# The keys we set under ``node-feature-discovery`` that the parent chart's values.yaml does not
-# list, as the NFD subchart (0.19.0 in gpu-operator v26.7.0) declares them:
-# kubernetes-sigs/node-feature-discovery deployment/helm/node-feature-discovery/values.yaml.
-NFD_SUBCHART_DEFAULTS = {
-    "master": {"nodeSelector": {}, "tolerations": [CONTROL_PLANE_TOLERATION]},
-    "gc": {"nodeSelector": {}, "tolerations": []},
-    "worker": {"nodeSelector": {}, "tolerations": []},
-}
-
-
 @pytest.fixture(scope="module")
 def chart_defaults() -> dict:
+    # gpu-operator v26.7.0 bundles the node-feature-discovery 0.19.0 subchart; its values sit
+    # under the parent's ``node-feature-discovery`` key (reference/README.md).
     parent = load_defaults(reference_dir() / "gpu-operator" / "chart-values-v26.7.0.yaml")
-    return merge(parent, {"node-feature-discovery": NFD_SUBCHART_DEFAULTS})
+    nfd = load_defaults(reference_dir() / "gpu-operator" / "nfd-chart-values-0.19.0.yaml")
+    return merge(parent, {"node-feature-discovery": nfd})
 
 
 def values(**spec_fields) -> dict:

@@ -8,11 +8,11 @@ with ``AWS::Partition=aws``, ``AWS::Region=us-west-2``, ``AWS::AccountId=1111222
 """
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pulumi_kubernetes as k8s
 import pytest
+from crd_validation import reference_dir
 from values_check import load_defaults, unknown_keys
 
 from eks_gpu_platform import versions
@@ -34,7 +34,7 @@ from eks_gpu_platform.karpenter import (
 )
 from eks_gpu_platform.naming import bounded_name
 
-CHART_VALUES = Path("/work/shared/reference/karpenter/chart-values-1.14.1.yaml")
+CHART_VALUES = reference_dir() / "karpenter" / "chart-values-1.14.1.yaml"
 COMPONENT = "eks-gpu-platform:index:Karpenter"
 
 NODE_ROLE_ARN = "arn:aws:iam::111122223333:role/KarpenterNodeRole-gpu-dev"
