@@ -1,7 +1,8 @@
 """Validate rendered Kubernetes custom resources against the upstream CRDs, as the API server does.
 
 The CRDs are read from the repository's vendored upstream files (``<repo>/reference``, see its
-README for provenance; ``$EKS_GPU_PLATFORM_REFERENCE`` points elsewhere). For a create request the API server:
+README for provenance; ``$EKS_GPU_PLATFORM_REFERENCE`` points elsewhere). For a create
+request the API server:
 
 1. prunes fields the structural schema does not declare (reported here as errors, as with
    ``fieldValidation=Strict``, which ``kubectl`` uses by default);

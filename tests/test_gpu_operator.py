@@ -24,6 +24,7 @@ CONTROL_PLANE_TOLERATION = {
     "effect": "NoSchedule",
 }
 
+
 @pytest.fixture(scope="module")
 def chart_defaults() -> dict:
     # gpu-operator v26.7.0 bundles the node-feature-discovery 0.19.0 subchart; its values sit
