@@ -1,6 +1,10 @@
-"""Contract tests over every component in both shipped stacks (STYLE: names, parents, outputs)."""
+"""Contract tests over every component in every stack (STYLE: names, parents, outputs).
+
+The stacks are the ``Pulumi.<stack>.yaml`` files (``stacks.discover``), never a list.
+"""
 
 import typing
+from pathlib import Path
 
 import pulumi
 import pytest
@@ -12,12 +16,14 @@ from eks_gpu_platform.gpu_operator import GpuOperator
 from eks_gpu_platform.karpenter import Karpenter
 from eks_gpu_platform.network import Network
 from eks_gpu_platform.nodepool import NodePool
+from eks_gpu_platform.offline.stacks import discover
 from eks_gpu_platform.platform import GpuPlatform
 from eks_gpu_platform.scheduler import KaiScheduler
 
 PREFIX = "eks-gpu-platform:index:"
 ALL = (GpuPlatform, Network, EksCluster, Karpenter, NodePool, EfaDevicePlugin, GpuOperator)
 COMPONENTS = {c.__name__: c for c in (*ALL, KaiScheduler)}
+STACKS = discover(Path(__file__).resolve().parents[1])
 
 
 def declared_outputs(cls: type) -> set[str]:
@@ -26,7 +32,7 @@ def declared_outputs(cls: type) -> set[str]:
     return {n for n, t in own.items() if typing.get_origin(t) is pulumi.Output}
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_every_component_follows_the_contract(stack, render_stack):
     recording = render_stack(stack)
     ours = [r for r in recording.resources if r.type.startswith(PREFIX)]
@@ -45,7 +51,7 @@ def test_every_component_follows_the_contract(stack, render_stack):
     assert [(r.type, r.name) for r in roots] == [(f"{PREFIX}GpuPlatform", "platform")]
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_every_kubernetes_resource_uses_the_cluster_provider(stack, render_stack):
     recording = render_stack(stack)
     (provider,) = recording.of_type("pulumi:providers:kubernetes")

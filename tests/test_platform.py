@@ -1,10 +1,12 @@
 """Integration over the shipped stacks: node pools, EFA, GPU Operator and KAI working together.
 
-Both stack files (``Pulumi.dev.yaml``, ``Pulumi.prod.yaml``) are rendered once per session under
-the recording mocks (``render_stack``). The tests check that every Karpenter and KAI object the
-stacks create passes the upstream CRDs, and that the four Run:ai x Karpenter friction-point
-mitigations (FACTS §8.2) hold in what is actually rendered. Cross-section configuration mistakes
-are checked with their exact messages, through ``PlatformConfig.load`` and through the render CLI.
+The stack files are rendered once per session under the recording mocks (``render_stack``):
+invariants run over every ``Pulumi.<stack>.yaml`` (``STACKS``, discovered), checks of
+``Pulumi.dev.yaml``'s or ``Pulumi.prod.yaml``'s own content name their stack. The tests check
+that every Karpenter and KAI object the stacks create passes the upstream CRDs, and that the
+four Run:ai x Karpenter friction-point mitigations (FACTS §8.2) hold in what is actually
+rendered. Cross-section configuration mistakes are checked with their exact messages, through
+``PlatformConfig.load`` and through the render CLI.
 """
 
 import contextlib
@@ -28,6 +30,7 @@ from eks_gpu_platform.offline.render import (
     load_stack_file,
     main,
 )
+from eks_gpu_platform.offline.stacks import discover
 from eks_gpu_platform.spec import SpecError
 
 DOMAIN = "eks-gpu-platform.io"
@@ -42,6 +45,8 @@ SG = "aws:ec2/securityGroup:SecurityGroup"
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 CRD_KINDS = ("NodePool", "EC2NodeClass", "NodeOverlay", "Queue")
+# Every stack: the Pulumi.<stack>.yaml files. Tests of one stack's content name it.
+STACKS = discover(Path(__file__).resolve().parents[1])
 
 
 def whole_numbers(value: Any) -> Any:
@@ -158,7 +163,7 @@ def test_every_crd_rule_on_the_rendered_objects_was_evaluated(render_stack):
 # --- GPU pools: taint, pool label, GPU limit; a cpu pool in every stack -------------------------
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_every_gpu_nodepool_is_tainted_labelled_and_capped(render_stack, stack):
     gpu_pools = [p for p in objects(render_stack(stack), "NodePool") if is_gpu_pool(p)]
     assert gpu_pools
@@ -170,22 +175,38 @@ def test_every_gpu_nodepool_is_tainted_labelled_and_capped(render_stack, stack):
         assert GPU in pool["spec"]["limits"], name
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_no_template_label_uses_karpenter_or_kai_pool_keys(render_stack, stack):
     for pool in objects(render_stack(stack), "NodePool"):
         assert "karpenter.sh/nodepool" not in labels(pool)
         assert "kai.scheduler/node-pool" not in labels(pool)
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_every_stack_has_an_untainted_cpu_pool(render_stack, stack):
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_stack_has_an_untainted_cpu_pool(render_stack, repo, stack):
     cpu = [
         p
         for p in objects(render_stack(stack), "NodePool")
         if not is_gpu_pool(p) and not p["spec"]["template"]["spec"].get("taints")
     ]
-    assert [p["metadata"]["name"] for p in cpu] == ["general"]
-    assert GPU not in cpu[0]["spec"].get("limits", {})
+    # The configured untainted cpu pools, or the default `general` one when none is configured.
+    configured = [
+        p.name for p in stack_config(repo, stack).pools if p.kind == "cpu" and not p.taints
+    ]
+    assert configured
+    assert [p["metadata"]["name"] for p in cpu] == configured
+    for pool in cpu:
+        assert GPU not in pool["spec"].get("limits", {})
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_shipped_stacks_use_the_default_general_pool(render_stack, stack):
+    cpu = [
+        p["metadata"]["name"]
+        for p in objects(render_stack(stack), "NodePool")
+        if not is_gpu_pool(p)
+    ]
+    assert cpu == ["general"]
 
 
 # --- EFA ---------------------------------------------------------------------------------------

@@ -1,23 +1,34 @@
-"""Replacement safety: the shipped stacks' URNs and replacement-forcing inputs are pinned."""
+"""Replacement safety: every stack's URNs and replacement-forcing inputs are pinned.
+
+The stacks are the ``Pulumi.<stack>.yaml`` files (``stacks.discover``): a new stack file is
+checked as soon as it exists, and fails with one line naming ``make snapshot`` until its
+snapshot is recorded.
+"""
 
 import json
+import shutil
 from pathlib import Path
 
 import pulumi
 import pulumi_aws as aws
 import pytest
+import yaml
 
 from eks_gpu_platform.offline import snapshot as snap
+from eks_gpu_platform.offline.stacks import discover
 
 REPO = Path(__file__).resolve().parents[1]
-STACKS = sorted(p.name.split(".")[1] for p in REPO.glob("Pulumi.*.yaml"))
+STACKS = discover(REPO)
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_shipped_stack_matches_its_snapshot(stack, render_stack):
-    committed = json.loads(snap.snapshot_path(REPO, stack).read_text())
-    problems = snap.compare(committed, snap.snapshot(render_stack(stack)))
+def test_stack_matches_its_snapshot(stack, render_stack):
+    problems = snap.check(REPO, stack, snap.snapshot(render_stack(stack)))
     assert problems == [], "\n".join(problems)
+
+
+def test_every_snapshot_belongs_to_a_stack():
+    assert [snap.orphan_message(name) for name in snap.orphans(REPO, STACKS)] == []
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -34,6 +45,84 @@ def test_snapshot_covers_every_stateful_kind(stack, render_stack):
         "aws:sqs/queue:Queue",
         "aws:iam/role:Role",
     } <= kinds
+
+
+# --- a stack added by dropping in its file (in a copy of the project, never the repo) ----------
+
+
+@pytest.fixture
+def project_with_staging(tmp_path: Path) -> Path:
+    """The repo's program, stack files and snapshots, plus ``Pulumi.staging.yaml``: a copy of
+    dev with its own cluster name (``cp Pulumi.dev.yaml Pulumi.staging.yaml``, then edit)."""
+    for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in STACKS)):
+        shutil.copy(REPO / name, tmp_path / name)
+    shutil.copytree(REPO / "snapshots", tmp_path / "snapshots")
+    document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    document["config"]["eks-gpu-platform:cluster"]["name"] = "gpu-staging"
+    (tmp_path / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    return tmp_path
+
+
+MISSING = "snapshots/staging.json is missing: run `make snapshot` to record it"
+
+
+def test_a_new_stack_without_snapshot_names_make_snapshot(project_with_staging, capsys):
+    assert discover(project_with_staging) == sorted([*STACKS, "staging"])
+    assert snap.check(project_with_staging, "staging", {"urns": []}) == [MISSING]
+    assert snap.main(["--check", "--project-dir", str(project_with_staging), "staging"]) == 1
+    assert capsys.readouterr().err == f"staging: {MISSING}\n"
+
+
+def test_make_snapshot_records_the_new_stack_then_every_check_passes(project_with_staging, capsys):
+    assert snap.main(["--project-dir", str(project_with_staging)]) == 0
+    written = capsys.readouterr().out.splitlines()
+    assert [line.split(" (")[0] for line in written] == [
+        f"wrote snapshots/{s}.json" for s in sorted([*STACKS, "staging"])
+    ]
+    recorded = json.loads((project_with_staging / "snapshots" / "staging.json").read_text())
+    assert (
+        "urn:pulumi:staging::eks-gpu-platform::eks-gpu-platform:index:GpuPlatform::platform"
+        in (recorded["urns"])
+    )
+    # The shipped stacks' snapshots are rewritten unchanged.
+    for stack in STACKS:
+        assert (project_with_staging / "snapshots" / f"{stack}.json").read_text() == (
+            REPO / "snapshots" / f"{stack}.json"
+        ).read_text()
+    assert snap.main(["--check", "--project-dir", str(project_with_staging)]) == 0
+    assert capsys.readouterr().err == ""
+    assert not (REPO / "Pulumi.staging.yaml").exists()
+    assert not (REPO / "snapshots" / "staging.json").exists()
+
+
+def test_a_deleted_stack_leaves_an_orphan_snapshot_until_make_snapshot(
+    project_with_staging, capsys
+):
+    shutil.copy(
+        project_with_staging / "snapshots" / "dev.json",
+        project_with_staging / "snapshots" / "qa.json",
+    )
+    assert snap.orphans(project_with_staging, discover(project_with_staging)) == ["qa"]
+    assert snap.main(["--check", "--project-dir", str(project_with_staging), "dev"]) == 0
+    assert snap.main(["--project-dir", str(project_with_staging), "dev"]) == 0
+    assert (project_with_staging / "snapshots" / "qa.json").exists()
+    capsys.readouterr()
+    # Only a run over every stack judges (and removes) the snapshots no stack file owns.
+    (project_with_staging / "Pulumi.staging.yaml").unlink()
+    (project_with_staging / "snapshots" / "prod.json").unlink()
+    assert snap.main(["--check", "--project-dir", str(project_with_staging)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "prod: snapshots/prod.json is missing: run `make snapshot` to record it",
+        "snapshots/qa.json belongs to no stack (Pulumi.qa.yaml is gone): run `make snapshot` "
+        "to remove it",
+    ]
+
+
+def test_an_unknown_stack_is_one_line_and_exit_2(project_with_staging, capsys):
+    assert snap.main(["--check", "--project-dir", str(project_with_staging), "stagin"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: stack file {project_with_staging / 'Pulumi.stagin.yaml'} does not exist\n"
+    )
 
 
 class Holder(pulumi.ComponentResource):

@@ -6,8 +6,11 @@ unless the code carries an alias. Stateful resources are also replaced when an i
 replacement changes (a cluster's name, a VPC's CIDR, a queue's name ...).
 
 ``snapshot(recording)`` captures both for one stack; ``compare(old, new)`` explains every URN
-that disappeared and every replacement-forcing input that changed. The test suite compares each
-shipped stack with ``snapshots/<stack>.json``; ``make snapshot`` rewrites them on purpose.
+that disappeared and every replacement-forcing input that changed. The test suite compares every
+stack (each ``Pulumi.<stack>.yaml``, ``stacks.discover``) with ``snapshots/<stack>.json``;
+``make snapshot`` rewrites them on purpose, records a new stack's and removes those of deleted
+stacks. ``python -m eks_gpu_platform.offline.snapshot --check`` compares without writing (exit
+1 on a problem, one line each; 2 when a stack file cannot be read).
 """
 
 from __future__ import annotations
@@ -146,28 +149,74 @@ def snapshot_path(project_dir: Path, stack: str) -> Path:
     return project_dir / "snapshots" / f"{stack}.json"
 
 
+def missing_message(stack: str) -> str:
+    return f"snapshots/{stack}.json is missing: run `make snapshot` to record it"
+
+
+def check(project_dir: Path, stack: str, current: dict[str, Any]) -> list[str]:
+    """``compare`` against the committed ``snapshots/<stack>.json``; one line when it is missing.
+
+    A stack added by dropping in ``Pulumi.<stack>.yaml`` has no snapshot until ``make snapshot``
+    records one: that is reported as a problem naming the command, not a traceback.
+    """
+    path = snapshot_path(project_dir, stack)
+    if not path.is_file():
+        return [missing_message(stack)]
+    return compare(json.loads(path.read_text()), current)
+
+
+def orphans(project_dir: Path, stacks: list[str]) -> list[str]:
+    """Committed snapshots whose ``Pulumi.<stack>.yaml`` is gone, by stack name."""
+    folder = project_dir / "snapshots"
+    recorded = sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+    return [name for name in recorded if name not in stacks]
+
+
+def orphan_message(stack: str) -> str:
+    return (
+        f"snapshots/{stack}.json belongs to no stack (Pulumi.{stack}.yaml is gone): run "
+        "`make snapshot` to remove it"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    from .render import find_project, load_stack_file, render
+    from .render import ConfigFileError, find_project, load_stack_file, render
+    from .stacks import StackFileError, discover
 
     parser = argparse.ArgumentParser(description="Write or check the replacement snapshots.")
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("--project-dir", type=Path, help="folder of Pulumi.yaml (default: cwd)")
     parser.add_argument("stacks", nargs="*", help="stacks (default: every Pulumi.<stack>.yaml)")
     args = parser.parse_args(argv)
-    project_dir = find_project(Path.cwd())
-    stacks = args.stacks or sorted(p.name.split(".")[1] for p in project_dir.glob("Pulumi.*.yaml"))
+    try:
+        project_dir = args.project_dir or find_project(Path.cwd())
+        discovered = discover(project_dir)
+        stacks = args.stacks or discovered
+        loaded = [load_stack_file(project_dir, stack, None) for stack in stacks]
+    except (ConfigFileError, StackFileError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     failed = False
-    for stack in stacks:
-        current = snapshot(render(project_dir, load_stack_file(project_dir, stack, None)))
-        path = snapshot_path(project_dir, stack)
+    for stack in loaded:
+        current = snapshot(render(project_dir, stack))
         if args.check:
-            problems = compare(json.loads(path.read_text()), current)
+            problems = check(project_dir, stack.name, current)
             for line in problems:
-                print(f"{stack}: {line}", file=sys.stderr)
+                print(f"{stack.name}: {line}", file=sys.stderr)
             failed = failed or bool(problems)
             continue
+        path = snapshot_path(project_dir, stack.name)
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
         print(f"wrote {path.relative_to(project_dir)} ({len(current['urns'])} URNs)")
+    if not args.stacks:
+        for name in orphans(project_dir, discovered):
+            if args.check:
+                print(orphan_message(name), file=sys.stderr)
+                failed = True
+            else:
+                snapshot_path(project_dir, name).unlink()
+                print(f"removed snapshots/{name}.json (no Pulumi.{name}.yaml)")
     return 1 if failed else 0
 
 
