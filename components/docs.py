@@ -16,6 +16,7 @@ from typing import Any, get_args, get_origin
 
 from . import versions
 from .config import PROJECT, PlatformConfig
+from .policies.rules import RULES
 from .spec import camel, show, type_name
 
 BEGIN = "<!-- BEGIN GENERATED: {name} -->"
@@ -129,13 +130,8 @@ def versions_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def policies_table(project_dir: Path | None = None) -> str:
-    """The policy pack's rules (``policies/rules``): name, level, what they check and why."""
-    root = str((project_dir or Path.cwd()).resolve())
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    from policies.rules import RULES
-
+def policies_table() -> str:
+    """The policy pack's rules (``eks_gpu_platform.policies.rules``): name, level, checks, why."""
     rows = ["| Policy | Default level | Checks | Why |", "|---|---|---|---|"]
     for rule in RULES:
         scope = (

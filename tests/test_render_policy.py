@@ -1,9 +1,16 @@
-"""The offline render runs the policy pack: mandatory violations fail it, advisory ones warn."""
+"""The offline render runs the policy pack: mandatory violations fail it, advisory ones warn.
+
+The pack ships in the library (``eks_gpu_platform.policies``), so it runs for any project: these
+throwaway projects have no ``policies/`` folder of their own.
+"""
 
 import json
 from pathlib import Path
 
+import pytest
+
 from eks_gpu_platform.offline.render import main
+from eks_gpu_platform.policies.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
 QUEUE_LINE = (
@@ -31,7 +38,7 @@ def run(folder: Path, *extra: str) -> int:
 
 def test_mandatory_violation_fails_the_render_with_one_line(tmp_path, capsys):
     folder = project(tmp_path, UNENCRYPTED)
-    assert run(folder, "--policy-pack", str(REPO / "policies")) == 1
+    assert run(folder) == 1
     captured = capsys.readouterr()
     assert f"  {QUEUE_LINE}\n" in captured.err
     assert "error: mandatory policy violations (see above)" in captured.err
@@ -44,7 +51,7 @@ def test_policy_config_can_make_it_advisory(tmp_path, capsys):
     folder = project(tmp_path, UNENCRYPTED)
     config = tmp_path / "policy-config.json"
     config.write_text(json.dumps({"sqs-queue-encrypted": "advisory"}))
-    code = run(folder, "--policy-pack", str(REPO / "policies"), "--policy-pack-config", str(config))
+    code = run(folder, "--policy-pack-config", str(config))
     assert code == 0
     assert "  " + QUEUE_LINE.replace("mandatory", "advisory", 1) in capsys.readouterr().out
 
@@ -54,14 +61,29 @@ def test_compliant_program_passes_and_no_policy_skips(tmp_path, capsys):
         tmp_path,
         'import pulumi_aws as aws\n\naws.sqs.Queue("jobs", sqs_managed_sse_enabled=True)\n',
     )
-    assert run(folder, "--policy-pack", str(REPO / "policies")) == 0
-    assert "Policy pack: policies passed" in capsys.readouterr().out
+    assert len(RULES) == 25
+    assert run(folder) == 0
+    assert "\nPolicy pack: 25 rules, no violations\n" in capsys.readouterr().out
     assert run(folder, "--no-policy") == 0
     assert "Policy pack: not run" in capsys.readouterr().out
 
 
-def test_a_folder_without_a_runner_is_a_usage_error(tmp_path, capsys):
+def test_a_projects_own_policies_folder_is_not_imported(tmp_path, capsys):
+    """Before the pack moved into the package, the render imported ``<project>/policies``."""
     folder = project(tmp_path, UNENCRYPTED)
-    assert run(folder, "--policy-pack", str(tmp_path)) == 2
-    assert f"error: {tmp_path} has no offline.py policy runner" in capsys.readouterr().err
+    (folder / "policies").mkdir()
+    (folder / "policies" / "__init__.py").write_text("")
+    (folder / "policies" / "offline.py").write_text('raise RuntimeError("imported")\n')
+    assert run(folder) == 1
+    captured = capsys.readouterr()
+    assert f"  {QUEUE_LINE}\n" in captured.err
+    assert "imported" not in captured.err
+
+
+def test_the_policy_pack_option_is_gone(tmp_path, capsys):
+    folder = project(tmp_path, UNENCRYPTED)
+    with pytest.raises(SystemExit) as exit_:
+        run(folder, "--policy-pack", str(REPO / "policies"))
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --policy-pack" in capsys.readouterr().err
     assert not (folder / "out").exists()

@@ -16,7 +16,6 @@ traceback, nothing written); 1 anything else.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import re
@@ -451,17 +450,15 @@ def write_state(
 # ---------------------------------------------------------------------------------------------
 
 
-def load_policy_pack(pack_dir: Path) -> Any | None:
-    """The pack's offline runner (``<pack>/offline.py``), or None when the folder has none.
+def load_policy_pack() -> Any:
+    """The library's policy pack runner, ``eks_gpu_platform.policies.offline``.
 
-    A pack is a folder importable by its name from its parent (this project's ``policies/``).
+    The pack ships in the package, so every project's render runs it, this repository's or a
+    library consumer's; its rules need no pulumi-policy (only ``policies.pack`` imports it).
     """
-    if not (pack_dir / "offline.py").is_file():
-        return None
-    parent = str(pack_dir.resolve().parent)
-    if parent not in sys.path:
-        sys.path.insert(0, parent)
-    return importlib.import_module(f"{pack_dir.name}.offline")
+    from ..policies import offline
+
+    return offline
 
 
 def check_policies(
@@ -514,18 +511,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m eks_gpu_platform.offline",
         description="Render a stack's desired state offline (no Pulumi CLI, no AWS).",
+        # No prefixes: the removed `--policy-pack <dir>` must not pass for `--policy-pack-config`.
+        allow_abbrev=False,
     )
     parser.add_argument("--stack", default="dev", help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--config-file", type=Path, help="any stack file instead")
     parser.add_argument("--out", type=Path, help="output directory (default build/<stack>)")
     parser.add_argument(
         "--project-dir", type=Path, default=None, help="folder of Pulumi.yaml (default: cwd)"
-    )
-    parser.add_argument(
-        "--policy-pack",
-        type=Path,
-        default=None,
-        help="policy pack folder (default: <project>/policies when it exists)",
     )
     parser.add_argument(
         "--policy-pack-config", type=Path, help="policy config JSON, as for the CLI"
@@ -550,12 +543,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {line}", file=sys.stderr)
         return EXIT_CONFIG
     out = args.out or project_dir / "build" / stack.name
-    pack_dir = args.policy_pack or project_dir / "policies"
     try:
-        pack = None if args.no_policy else load_policy_pack(pack_dir)
-        if args.policy_pack and pack is None:
-            print(f"error: {args.policy_pack} has no offline.py policy runner", file=sys.stderr)
-            return EXIT_CONFIG
+        pack = None if args.no_policy else load_policy_pack()
         policy_config = (
             json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
         )
@@ -578,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in lines:
             print(f"  {line}", file=sys.stderr if line.startswith("mandatory") else sys.stdout)
     else:
-        print(f"Policy pack: {pack_dir.name} passed")
+        print(f"Policy pack: {len(pack.RULES)} rules, no violations")
     print(f"Wall time: {elapsed:.2f} s")
     if mandatory:
         print("error: mandatory policy violations (see above)", file=sys.stderr)

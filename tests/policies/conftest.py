@@ -1,4 +1,4 @@
-"""Fixtures for the policy-pack tests: the repository on ``sys.path`` and cached renders.
+"""Fixtures for the policy-pack tests (``eks_gpu_platform.policies``): cached renders.
 
 Baseline builders live in ``policy_baselines`` (importable from these tests); fixture names here
 avoid the suite-wide ones in ``tests/conftest.py``.
@@ -6,7 +6,6 @@ avoid the suite-wide ones in ``tests/conftest.py``.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,9 +13,6 @@ from typing import Any
 import pytest
 
 POLICY_REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(POLICY_REPO_ROOT) not in sys.path:
-    # `policies` is a top-level package of the repository, not of the installed library.
-    sys.path.insert(0, str(POLICY_REPO_ROOT))
 
 
 @pytest.fixture(scope="session")

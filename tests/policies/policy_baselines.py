@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from policies.rules import StackResource
+from eks_gpu_platform.policies.rules import StackResource
 
 DOMAIN = "eks-gpu-platform.io"
 PROJECT_URN = "urn:pulumi:test::eks-gpu-platform::"

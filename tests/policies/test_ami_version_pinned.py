@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import change, ec2nodeclass
 
-from policies.rules.ami_version_pinned import RULE, check
+from eks_gpu_platform.policies.rules.ami_version_pinned import RULE, check
 
 CONFIG = RULE.config()
 TERMS = ("spec", "amiSelectorTerms")

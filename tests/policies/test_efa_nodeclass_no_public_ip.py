@@ -1,6 +1,6 @@
 from policy_baselines import change, ec2nodeclass, efa_nodeclass
 
-from policies.rules.efa_nodeclass_no_public_ip import RULE, check
+from eks_gpu_platform.policies.rules.efa_nodeclass_no_public_ip import RULE, check
 
 CONFIG = RULE.config()
 PUBLIC = ("spec", "associatePublicIPAddress")

@@ -10,7 +10,7 @@ from policy_baselines import (
     without,
 )
 
-from policies.rules.efa_nodepool_topology import EC2_SG_RULE, RULE, check_stack
+from eks_gpu_platform.policies.rules.efa_nodepool_topology import EC2_SG_RULE, RULE, check_stack
 
 CONFIG = RULE.config()
 CLASS = "platform-pool-train-efa-p5-48xlarge-class"

@@ -1,7 +1,11 @@
 import pytest
 from policy_baselines import DELETE, aws_eks_cluster, change, eks_cluster
 
-from policies.rules.eks_secrets_encryption import RULE, check_aws_cluster, check_eks_component
+from eks_gpu_platform.policies.rules.eks_secrets_encryption import (
+    RULE,
+    check_aws_cluster,
+    check_eks_component,
+)
 
 CONFIG = RULE.config()
 

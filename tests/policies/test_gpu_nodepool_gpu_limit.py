@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import DELETE, change, cpu_nodepool, gpu_nodepool
 
-from policies.rules.gpu_nodepool_gpu_limit import RULE, check
+from eks_gpu_platform.policies.rules.gpu_nodepool_gpu_limit import RULE, check
 
 CONFIG = RULE.config()
 LIMIT = ("spec", "limits", "nvidia.com/gpu")

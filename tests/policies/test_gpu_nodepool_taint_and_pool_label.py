@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import DELETE, DOMAIN, change, cpu_nodepool, gpu_nodepool
 
-from policies.rules.gpu_nodepool_taint_and_pool_label import RULE, check
+from eks_gpu_platform.policies.rules.gpu_nodepool_taint_and_pool_label import RULE, check
 
 CONFIG = RULE.config()
 TEMPLATE = ("spec", "template", "spec")

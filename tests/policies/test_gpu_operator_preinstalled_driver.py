@@ -10,7 +10,7 @@ from policy_baselines import (
     urn_of,
 )
 
-from policies.rules.gpu_operator_preinstalled_driver import RULE, check_stack
+from eks_gpu_platform.policies.rules.gpu_operator_preinstalled_driver import RULE, check_stack
 
 CONFIG = RULE.config()
 RELEASE = "platform-gpu-operator-chart"

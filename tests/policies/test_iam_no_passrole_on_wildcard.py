@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import IAM_POLICY, change, iam_document, iam_policy
 
-from policies.rules.iam_no_passrole_wildcard import RULE
+from eks_gpu_platform.policies.rules.iam_no_passrole_wildcard import RULE
 
 CONFIG = RULE.config()
 PASS = ("Statement", 0)

@@ -3,7 +3,7 @@ import json
 import pytest
 from policy_baselines import IAM_POLICY, IAM_ROLE, change, iam_document, iam_policy
 
-from policies.rules.iam_no_wildcard_actions import RULE
+from eks_gpu_platform.policies.rules.iam_no_wildcard_actions import RULE
 
 CONFIG = RULE.config()
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"

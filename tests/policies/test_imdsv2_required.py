@@ -1,7 +1,11 @@
 import pytest
 from policy_baselines import DELETE, change, ec2nodeclass, launch_template
 
-from policies.rules.imdsv2_required import RULE, check_ec2nodeclass, check_launch_template
+from eks_gpu_platform.policies.rules.imdsv2_required import (
+    RULE,
+    check_ec2nodeclass,
+    check_launch_template,
+)
 
 CONFIG = RULE.config()
 OPTIONS = ("spec", "metadataOptions")

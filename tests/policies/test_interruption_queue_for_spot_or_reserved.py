@@ -1,7 +1,10 @@
 import pytest
 from policy_baselines import DELETE, change, compliant_stack, props_of, urn_of, without
 
-from policies.rules.interruption_queue_for_spot_or_reserved import RULE, check_stack
+from eks_gpu_platform.policies.rules.interruption_queue_for_spot_or_reserved import (
+    RULE,
+    check_stack,
+)
 
 CONFIG = RULE.config()
 RELEASE = "platform-karpenter-chart"

@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import change, compliant_stack, props_of, urn_of
 
-from policies.rules.karpenter_crd_matches_controller import RULE, check_stack
+from eks_gpu_platform.policies.rules.karpenter_crd_matches_controller import RULE, check_stack
 
 CONFIG = RULE.config()
 

@@ -10,7 +10,7 @@ from policy_baselines import (
     without,
 )
 
-from policies.rules.karpenter_supports_kubernetes_version import RULE, check_stack
+from eks_gpu_platform.policies.rules.karpenter_supports_kubernetes_version import RULE, check_stack
 
 CONFIG = RULE.config()
 CLUSTER = "platform-cluster-eks"

@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import DELETE, change, kms_key
 
-from policies.rules.kms_key_rotation import RULE, check
+from eks_gpu_platform.policies.rules.kms_key_rotation import RULE, check
 
 CONFIG = RULE.config()
 

@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import change, ec2nodeclass
 
-from policies.rules.node_volume_size import RULE, check
+from eks_gpu_platform.policies.rules.node_volume_size import RULE, check
 
 CONFIG = RULE.config()
 SIZE = ("spec", "blockDeviceMappings", 0, "ebs", "volumeSize")

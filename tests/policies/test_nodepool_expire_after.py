@@ -1,6 +1,6 @@
 from policy_baselines import DELETE, change, gpu_nodepool
 
-from policies.rules.nodepool_expire_after import RULE, check
+from eks_gpu_platform.policies.rules.nodepool_expire_after import RULE, check
 
 CONFIG = RULE.config()
 EXPIRE = ("spec", "template", "spec", "expireAfter")

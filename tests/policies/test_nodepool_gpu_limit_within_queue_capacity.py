@@ -10,7 +10,10 @@ from policy_baselines import (
     urn_of,
 )
 
-from policies.rules.nodepool_gpu_limit_within_queue_capacity import RULE, check_stack
+from eks_gpu_platform.policies.rules.nodepool_gpu_limit_within_queue_capacity import (
+    RULE,
+    check_stack,
+)
 
 CONFIG = RULE.config()
 EFA_POOLS = '"train-efa-p5-48xlarge", "train-efa-p5e-48xlarge"'

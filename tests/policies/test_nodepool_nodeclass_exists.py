@@ -10,7 +10,7 @@ from policy_baselines import (
     without,
 )
 
-from policies.rules.nodepool_nodeclass_exists import RULE, check_stack
+from eks_gpu_platform.policies.rules.nodepool_nodeclass_exists import RULE, check_stack
 
 CONFIG = RULE.config()
 POOL = "platform-pool-train-spot"

@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import DELETE, change, gpu_nodepool
 
-from policies.rules.nodepool_termination_grace_period import RULE, check
+from eks_gpu_platform.policies.rules.nodepool_termination_grace_period import RULE, check
 
 CONFIG = RULE.config()
 TEMPLATE = ("spec", "template", "spec")

@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import DELETE, DOMAIN, change, cpu_nodepool, gpu_nodepool
 
-from policies.rules.non_preemptible_consolidate_when_empty import RULE, check
+from eks_gpu_platform.policies.rules.non_preemptible_consolidate_when_empty import RULE, check
 
 CONFIG = RULE.config()
 POLICY = ("spec", "disruption", "consolidationPolicy")

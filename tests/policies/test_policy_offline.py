@@ -1,13 +1,13 @@
-"""``policies.offline``: the rules over recorded resources, without pulumi-policy."""
+"""``eks_gpu_platform.policies.offline``: the rules over recorded resources, no pulumi-policy."""
 
 import json
 
 import pytest
 from policy_baselines import DOMAIN, change, compliant_stack, gpu_nodepool, props_of, urn_of
 
-from policies import offline
-from policies.offline import Violation, evaluate, report
-from policies.rules import RULES_BY_NAME
+from eks_gpu_platform.policies import offline
+from eks_gpu_platform.policies.offline import Violation, evaluate, report
+from eks_gpu_platform.policies.rules import RULES_BY_NAME
 
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 POOL_URN = f"urn:pulumi:test::eks-gpu-platform::{NODEPOOL}::platform-pool-x"

@@ -1,4 +1,4 @@
-"""``policies.pack``: the rules as pulumi-policy objects, driven without the engine."""
+"""``eks_gpu_platform.policies.pack``: the rules as pulumi-policy objects, without the engine."""
 
 import pytest
 from policy_baselines import DOMAIN, NODEPOOL, compliant_stack, gpu_nodepool, props_of, urn_of
@@ -13,8 +13,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from policies.pack import PACK_NAME, build_policies
-from policies.rules import RULES
+from eks_gpu_platform.policies.pack import PACK_NAME, build_policies
+from eks_gpu_platform.policies.rules import RULES
 
 OPTS = PolicyResourceOptions(
     protect=False,

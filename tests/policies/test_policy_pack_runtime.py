@@ -1,7 +1,11 @@
 """The whole pack loads in the real CrossGuard runtime and answers the engine's gRPC calls.
 
-``python -u -m pulumi.policy <engine> policies`` is what the Pulumi CLI runs for a Python pack:
-it executes ``policies/__main__.py``, whose ``PolicyPack`` prints its port and serves forever.
+For a Python pack the Python language host runs ``python -u -m pulumi.policy <engine> <pack dir>``
+with the pack directory as working directory (pulumi/pulumi@1b5949891b3c,
+sdk/python/cmd/pulumi-language-python/main.go lines 1611-1617 and 1636-1642); ``pulumi.policy``
+runs ``policies/__main__.py`` (``runpy.run_path``), whose ``PolicyPack`` prints its port and
+serves forever. The same here: the repository root is not on ``sys.path``, so the pack finds
+``eks_gpu_platform.policies`` in the virtualenv, as it does under the engine.
 """
 
 import subprocess
@@ -14,7 +18,7 @@ from google.protobuf import empty_pb2, struct_pb2
 from policy_baselines import DOMAIN, NODEPOOL, compliant_stack, gpu_nodepool
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from policies.rules import MANDATORY, RULES, RULES_BY_NAME
+from eks_gpu_platform.policies.rules import MANDATORY, RULES, RULES_BY_NAME
 
 START_TIMEOUT = 60
 CALL_TIMEOUT = 20
@@ -37,9 +41,10 @@ def _read_port(process: subprocess.Popen) -> int:
 
 @pytest.fixture(scope="module")
 def analyzer(policy_repo_root):
+    pack_dir = policy_repo_root / "policies"
     process = subprocess.Popen(
-        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", "policies"],
-        cwd=policy_repo_root,
+        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(pack_dir)],
+        cwd=pack_dir,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

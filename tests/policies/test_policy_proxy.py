@@ -13,7 +13,7 @@ from policy_baselines import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
-from policies.rules import RULES, RULES_BY_NAME, StackResource
+from eks_gpu_platform.policies.rules import RULES, RULES_BY_NAME, StackResource
 
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 EC2NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"

@@ -5,11 +5,11 @@ import pkgutil
 
 import pytest
 
-import policies.rules
-from policies.rules import ADVISORY, MANDATORY, RULES, RULES_BY_NAME, STACK, Rule
+from eks_gpu_platform.policies import rules
+from eks_gpu_platform.policies.rules import ADVISORY, MANDATORY, RULES, RULES_BY_NAME, STACK, Rule
 
 RULE_MODULES = sorted(
-    m.name for m in pkgutil.iter_modules(policies.rules.__path__) if not m.name.startswith("_")
+    m.name for m in pkgutil.iter_modules(rules.__path__) if not m.name.startswith("_")
 )
 
 
@@ -18,7 +18,7 @@ def test_at_least_seventeen_policies():
 
 
 def test_every_rule_module_is_registered_exactly_once():
-    registered = [importlib.import_module(f"policies.rules.{m}").RULE for m in RULE_MODULES]
+    registered = [importlib.import_module(f"{rules.__name__}.{m}").RULE for m in RULE_MODULES]
     assert sorted(r.name for r in registered) == sorted(RULES_BY_NAME)
     assert len(RULE_MODULES) == len(RULES)
 

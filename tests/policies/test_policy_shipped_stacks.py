@@ -5,8 +5,8 @@ import copy
 import pytest
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from policies.offline import evaluate, report
-from policies.rules import RULES
+from eks_gpu_platform.policies.offline import evaluate, report
+from eks_gpu_platform.policies.rules import RULES
 
 STACKS = ("dev", "prod")
 # Resource types the rules read that every shipped stack registers: if a type token drifts,

@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import DELETE, DOMAIN, change, cpu_nodepool, gpu_nodepool
 
-from policies.rules.spot_only_on_preemptible_pools import RULE, check
+from eks_gpu_platform.policies.rules.spot_only_on_preemptible_pools import RULE, check
 
 CONFIG = RULE.config()
 PREEMPTIBLE = ("spec", "template", "metadata", "labels", f"{DOMAIN}/preemptible")

@@ -1,7 +1,7 @@
 import pytest
 from policy_baselines import DELETE, change, sqs_queue
 
-from policies.rules.sqs_queue_encrypted import RULE, check
+from eks_gpu_platform.policies.rules.sqs_queue_encrypted import RULE, check
 
 CONFIG = RULE.config()
 MESSAGE = (

@@ -3,7 +3,7 @@ import json
 import pytest
 from policy_baselines import change, queue_policy, queue_policy_document
 
-from policies.rules.sqs_queue_policy_tls import RULE, check
+from eks_gpu_platform.policies.rules.sqs_queue_policy_tls import RULE, check
 
 CONFIG = RULE.config()
 MISSING = (

@@ -68,7 +68,7 @@ RULES: tuple[Rule, ...] = (
 
 RULES_BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
 if len(RULES_BY_NAME) != len(RULES):
-    raise ValueError("policies.rules: two rules share a name")
+    raise ValueError("eks_gpu_platform.policies.rules: two rules share a name")
 
 __all__ = [
     "ADVISORY",

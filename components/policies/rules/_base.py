@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from eks_gpu_platform.config import DEFAULT_LABEL_DOMAIN
+from ...config import DEFAULT_LABEL_DOMAIN
 
 MANDATORY = "mandatory"
 ADVISORY = "advisory"

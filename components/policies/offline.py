@@ -1,11 +1,11 @@
 """Run the pack's rules over an offline render, without pulumi-policy or the Pulumi engine.
 
-    from policies.offline import evaluate, report
+    from eks_gpu_platform.policies.offline import evaluate, report
     violations = evaluate(recording.resources)       # or the entries of resources.json
     lines, has_mandatory = report(violations)
 
-or ``python -m policies.offline build/prod/resources.json [--config policy-config.json]``
-(exit 1 on a mandatory violation).
+or ``python -m eks_gpu_platform.policies.offline build/prod/resources.json [--config
+policy-config.json]`` (exit 1 on a mandatory violation).
 
 Resource rules see each resource's ``inputs``, as in the engine. Stack rules see them too,
 which differs from the engine: there, stack policies get each resource's *outputs*. The rules
@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-from policies.rules import ADVISORY, MANDATORY, RULES, Rule, StackResource
+from .rules import ADVISORY, MANDATORY, RULES, Rule, StackResource
 
 DISABLED = "disabled"
 LEVELS = (MANDATORY, ADVISORY, DISABLED)
@@ -130,7 +130,7 @@ def report(violations: Sequence[Violation], stream: TextIO | None = None) -> tup
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m policies.offline",
+        prog="python -m eks_gpu_platform.policies.offline",
         description="Check an offline render's resources.json against the policy pack.",
     )
     parser.add_argument("resources", type=Path, help="resources.json written by the render")

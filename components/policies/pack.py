@@ -1,6 +1,7 @@
 """``RULES`` as CrossGuard policies (the only module of the pack that imports pulumi-policy).
 
-``policies/__main__.py`` hands ``build_policies()`` to ``PolicyPack``; tests call it too.
+The pack directory's ``policies/__main__.py`` hands ``build_policies()`` to ``PolicyPack``;
+tests call it too.
 Enforcement levels default to each rule's own; override them per policy with the CLI's
 ``--policy-pack-config`` (``{"<policy>": "advisory"}``, or ``{"all": "advisory"}``) or here
 with ``build_policies(levels={...})``. Config properties (``labelDomain``, ``maxVolumeGiB``)
@@ -23,7 +24,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from policies.rules import RULES, Rule, StackResource
+from .rules import RULES, Rule, StackResource
 
 PACK_NAME = "eks-gpu-platform"
 

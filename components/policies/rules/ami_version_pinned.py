@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eks_gpu_platform import versions
-
+from ... import versions
 from ._base import ADVISORY, Rule
 from ._kube import EC2NODECLASS, ami_aliases, object_name
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from eks_gpu_platform import versions
-
+from ... import versions
 from ._base import MANDATORY, Finding, Rule, StackResource
 from ._kube import KARPENTER_CHART, release_name, releases_of_chart
 from ._props import dig, show
