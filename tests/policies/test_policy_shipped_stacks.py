@@ -1,15 +1,19 @@
-"""Both shipped stacks, rendered offline, pass every mandatory policy."""
+"""Every stack (each ``Pulumi.<stack>.yaml``, discovered), rendered offline, passes every mandatory
+policy; the shipped dev and prod stacks also cover every resource type the rules read."""
 
 import copy
+from pathlib import Path
 
 import pytest
 from pulumi_policy.proxy import unknown_checking_proxy
 
+from eks_gpu_platform.offline.stacks import discover
 from eks_gpu_platform.policies.offline import evaluate, report
 from eks_gpu_platform.policies.rules import RULES
 
-STACKS = ("dev", "prod")
-# Resource types the rules read that every shipped stack registers: if a type token drifts,
+STACKS = discover(Path(__file__).resolve().parents[2])
+SHIPPED = ("dev", "prod")
+# Resource types the rules read that each shipped stack registers: if a type token drifts,
 # the rules would silently check nothing.
 EXPECTED_TYPES = {
     "eks:index:Cluster",
@@ -36,7 +40,7 @@ def test_no_mandatory_violation(stack, rendered_stack_resources):
     assert not has_mandatory, "\n".join(lines)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", SHIPPED)
 def test_the_rules_see_the_stacks_resources(stack, rendered_stack_resources):
     types = {r.type for r in rendered_stack_resources(stack)}
     assert types >= EXPECTED_TYPES

@@ -1,0 +1,590 @@
+"""The GitHub workflows: schema, discovered stacks, deploy order, backends, the render comment.
+
+Steps that hold logic are run here as GitHub runs them (``shell: bash`` is
+``bash --noprofile --norc -eo pipefail {0}``, https://docs.github.com/en/actions/reference/
+workflows-and-actions/workflow-syntax#jobsjob_idstepsshell), in a copy of the project, with
+``$GITHUB_OUTPUT`` / ``$GITHUB_STEP_SUMMARY`` / ``$RUNNER_TEMP`` as files. Their ``run:``
+scripts hold no ``${{ }}`` expression (values come in through ``env:``), so what runs here is
+exactly what runs on GitHub. The ``python`` the discovery and comment steps call is run with
+``-S`` (no site-packages): they must work before anything is installed.
+"""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from check_jsonschema.builtin_schemas import get_builtin_schema
+from jsonschema import Draft7Validator
+from ruamel.yaml import YAML
+
+from eks_gpu_platform.offline import stacks as stacks_module
+from eks_gpu_platform.offline.stacks import deploy_settings, deploy_waves, discover, render_comment
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOWS = REPO / ".github" / "workflows"
+VENV = REPO / ".venv"
+STACKS = discover(REPO)
+BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"]
+
+
+def load_workflow(path: Path) -> dict:
+    """Workflows are YAML 1.2: a YAML 1.1 loader would read the `on:` key as `True`."""
+    return YAML(typ="safe").load(path.read_text())
+
+
+PR = load_workflow(WORKFLOWS / "pull-request.yml")
+MAIN = load_workflow(WORKFLOWS / "main.yml")
+
+
+def step(job: dict, name: str) -> dict:
+    (found,) = [s for s in job["steps"] if s.get("name") == name or s.get("id") == name]
+    return found
+
+
+def uses(job: dict, action: str) -> dict:
+    (found,) = [s for s in job["steps"] if s.get("uses", "").startswith(f"{action}@")]
+    return found
+
+
+# --- schema ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workflow", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_workflows_validate_against_the_github_schema(workflow: Path) -> None:
+    schema = get_builtin_schema("vendor.github-workflows")
+    document = load_workflow(workflow)
+    errors = sorted(e.message for e in Draft7Validator(schema).iter_errors(document))
+    assert errors == []
+
+
+# --- running steps in a copy of the project ----------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The program, its stack files, ``Pulumi.staging.yaml`` (dev with its own cluster name and
+    region) and the stacks module at its path; ``.venv`` links to the repo's virtualenv."""
+    for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in STACKS)):
+        shutil.copy(REPO / name, tmp_path / name)
+    (tmp_path / "components" / "offline").mkdir(parents=True)
+    shutil.copy(stacks_module.__file__, tmp_path / "components" / "offline" / "stacks.py")
+    (tmp_path / ".venv").symlink_to(VENV)
+    document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    document["config"]["aws:region"] = "eu-west-1"
+    document["config"]["eks-gpu-platform:cluster"]["name"] = "gpu-staging"
+    (tmp_path / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    return tmp_path
+
+
+def run_step(
+    spec: dict, cwd: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
+    """Run a ``run:`` step; returns the process and what it wrote to ``$GITHUB_OUTPUT``."""
+    script = spec["run"]
+    assert "${{" not in script, "values reach run scripts through env:"
+    shim = cwd / ".shim"
+    shim.mkdir(exist_ok=True)
+    # `python` on the runner is setup-python's interpreter with nothing installed.
+    (shim / "python").write_text(f'#!/bin/sh\nexec "{VENV / "bin" / "python"}" -S "$@"\n')
+    (shim / "python").chmod(0o755)
+    output, summary = cwd / ".github_output", cwd / ".step_summary"
+    output.write_text("")
+    temp = cwd / ".runner_temp"
+    temp.mkdir(exist_ok=True)
+    process_env = {
+        "PATH": f"{shim}:/usr/bin:/bin",
+        "HOME": str(cwd),
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "RUNNER_TEMP": str(temp),
+        **(env or {}),
+    }
+    process = subprocess.run(
+        [*BASH, script], cwd=cwd, env=process_env, capture_output=True, text=True, timeout=300
+    )
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if line)
+    return process, outputs
+
+
+# --- stacks are discovered ---------------------------------------------------------------------
+
+
+def test_both_workflows_discover_the_stacks_with_the_same_step():
+    assert step(PR["jobs"]["stacks"], "discover") == step(MAIN["jobs"]["stacks"], "discover")
+    assert step(PR["jobs"]["stacks"], "discover")["run"] == (
+        'python components/offline/stacks.py matrix | tee -a "$GITHUB_OUTPUT"'
+    )
+
+
+def test_the_discovery_step_picks_up_a_new_stack_file(project):
+    process, outputs = run_step(step(MAIN["jobs"]["stacks"], "discover"), project)
+    assert process.returncode == 0, process.stderr
+    assert outputs == {
+        "stacks": json.dumps(sorted([*STACKS, "staging"])),
+        "first": '["dev"]',
+        "middle": '["staging"]',
+        "last": '["prod"]',
+    }
+    assert process.stdout.splitlines() == [f"{k}={v}" for k, v in outputs.items()]
+
+
+def test_the_discovery_step_fails_without_stack_files(project):
+    for path in project.glob("Pulumi.*.yaml"):
+        path.unlink()
+    process, outputs = run_step(step(PR["jobs"]["stacks"], "discover"), project)
+    assert process.returncode == 2
+    assert process.stderr == f"error: no Pulumi.<stack>.yaml in {project}\n"
+    assert outputs == {}
+
+
+def test_a_stack_file_name_pulumi_refuses_is_named(tmp_path):
+    (tmp_path / "Pulumi.my stack.yaml").write_text("config: {}\n")
+    with pytest.raises(stacks_module.StackFileError) as err:
+        discover(tmp_path)
+    assert str(err.value) == (
+        "Pulumi.my stack.yaml: 'my stack' is not a Pulumi stack name (letters, digits, '-', '_' "
+        "and '.', at most 100)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("stacks", "waves"),
+    [
+        (["dev", "prod"], {"first": ["dev"], "middle": [], "last": ["prod"]}),
+        (
+            ["qa", "prod", "dev", "staging"],
+            {"first": ["dev"], "middle": ["qa", "staging"], "last": ["prod"]},
+        ),
+        (["prod"], {"first": [], "middle": [], "last": ["prod"]}),
+        (["sandbox"], {"first": [], "middle": ["sandbox"], "last": []}),
+    ],
+)
+def test_deploy_waves_dev_first_prod_last(stacks, waves):
+    assert deploy_waves(stacks) == waves
+
+
+def test_every_stack_matrix_comes_from_discovery():
+    from_discovery = "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    for job in ("render", "preview"):
+        assert "stacks" in PR["jobs"][job]["needs"], job
+        assert PR["jobs"][job]["strategy"] == {
+            "fail-fast": False,
+            "matrix": {"stack": from_discovery},
+        }, job
+    for wave in ("first", "middle", "last"):
+        job = MAIN["jobs"][f"up-{wave}"]
+        assert "stacks" in job["needs"]
+        assert job["strategy"] == {
+            "fail-fast": False,
+            "matrix": {"stack": f"${{{{ fromJSON(needs.stacks.outputs.{wave}) }}}}"},
+        }
+        assert job["environment"] == "${{ matrix.stack }}"
+        assert job["env"] == {"STACK": "${{ matrix.stack }}"}
+
+
+def strings(node) -> list[str]:
+    if isinstance(node, dict):
+        return [s for key, value in node.items() for s in [str(key), *strings(value)]]
+    if isinstance(node, list):
+        return [s for item in node for s in strings(item)]
+    return [str(node)]
+
+
+@pytest.mark.parametrize("workflow", [PR, MAIN], ids=["pull-request", "main"])
+def test_no_stack_name_or_region_is_written_in_a_workflow(workflow):
+    """Comments aside, nothing names a stack (they are discovered) or a region (stack files)."""
+    text = "\n".join(strings(workflow))
+    assert re.findall(r"\b(?:dev|prod|staging)\b(?!-)", text) == []
+    assert re.findall(r"\b[a-z]{2}-[a-z]+-\d\b", text) == []
+
+
+# --- deploy order ------------------------------------------------------------------------------
+
+WAVE_DONE = 'contains(fromJSON(\'["success", "skipped"]\'), needs.{}.result)'
+HEALTHY = "!cancelled() && needs.stacks.result == 'success' && needs.test.result == 'success'"
+
+
+def test_main_deploys_dev_then_the_others_then_prod():
+    jobs = MAIN["jobs"]
+    assert jobs["up-first"]["needs"] == ["stacks", "test"]
+    assert jobs["up-first"]["if"] == "needs.stacks.outputs.first != '[]'"
+    assert jobs["up-middle"]["needs"] == ["stacks", "test", "up-first"]
+    assert jobs["up-middle"]["if"] == (
+        f"${{{{ {HEALTHY} && {WAVE_DONE.format('up-first')} "
+        "&& needs.stacks.outputs.middle != '[]' }}"
+    )
+    assert jobs["up-last"]["needs"] == ["stacks", "test", "up-first", "up-middle"]
+    assert jobs["up-last"]["if"] == (
+        f"${{{{ {HEALTHY} && {WAVE_DONE.format('up-first')} && "
+        f"{WAVE_DONE.format('up-middle')} && needs.stacks.outputs.last != '[]' }}}}"
+    )
+    assert MAIN["concurrency"] == {"group": "deploy-${{ github.ref }}", "cancel-in-progress": False}
+
+
+def test_the_three_deploy_waves_run_the_same_job():
+    first, middle, last = (MAIN["jobs"][f"up-{w}"] for w in ("first", "middle", "last"))
+    for job in (middle, last):
+        for key in ("runs-on", "timeout-minutes", "permissions", "environment", "env", "steps"):
+            assert job[key] == first[key], key
+    assert first["permissions"] == {"contents": "read", "id-token": "write"}
+    names = [s.get("name") or s["uses"] for s in first["steps"]]
+    order = [
+        "actions/checkout@v7",
+        "actions/setup-python@v7",
+        "Offline render and policy check",
+        "Region, stack name and backend of the stack",
+        "aws-actions/configure-aws-credentials@v6",
+        "pulumi/actions@v7",
+    ]
+    assert [n for n in names if n in order] == order
+    assert step(first, "Offline render and policy check")["run"] == 'make render STACK="$STACK"'
+    assert uses(first, "pulumi/actions")["with"]["command"] == "up"
+
+
+# --- backends and the region -------------------------------------------------------------------
+
+BACKEND_ENV = {
+    "PULUMI_BACKEND_URL": "${{ vars.PULUMI_BACKEND_URL }}",
+    "PULUMI_ORG": "${{ vars.PULUMI_ORG }}",
+}
+PULUMI_WITH = {
+    "stack-name": "${{ steps.settings.outputs.stack-name }}",
+    "cloud-url": "${{ vars.PULUMI_BACKEND_URL }}",
+    "policyPacks": "policies",
+}
+PULUMI_ENV = {
+    "PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}",
+    "PULUMI_CONFIG_PASSPHRASE": "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}",
+}
+DEPLOY_JOBS = [PR["jobs"]["preview"], MAIN["jobs"]["up-first"]]
+
+
+@pytest.mark.parametrize("job", DEPLOY_JOBS, ids=["preview", "up"])
+def test_pulumi_runs_on_either_backend_in_the_stack_files_region(job):
+    settings = step(job, "settings")
+    assert settings["env"] == BACKEND_ENV
+    assert settings["run"] == (
+        '.venv/bin/python -m eks_gpu_platform.offline.stacks settings "$STACK" --backend-url '
+        '"$PULUMI_BACKEND_URL" --org "$PULUMI_ORG" | tee -a "$GITHUB_OUTPUT"'
+    )
+    aws = uses(job, "aws-actions/configure-aws-credentials")["with"]
+    assert aws == {
+        "role-to-assume": "${{ vars.AWS_ROLE_ARN }}",
+        "aws-region": "${{ steps.settings.outputs.region }}",
+    }
+    pulumi = uses(job, "pulumi/actions")
+    assert {k: pulumi["with"][k] for k in PULUMI_WITH} == PULUMI_WITH
+    assert pulumi["env"] == PULUMI_ENV
+    names = [s.get("id") or s.get("uses") for s in job["steps"]]
+    assert names.index("settings") < names.index("aws-actions/configure-aws-credentials@v6")
+
+
+def test_preview_needs_credentials_for_either_backend_and_skips_forks():
+    assert PR["jobs"]["preview"]["env"]["CAN_PREVIEW"] == (
+        "${{ github.event.pull_request.head.repo.full_name == github.repository "
+        "&& vars.AWS_ROLE_ARN != '' "
+        "&& (secrets.PULUMI_ACCESS_TOKEN != '' || vars.PULUMI_BACKEND_URL != '') }}"
+    )
+    for spec in PR["jobs"]["preview"]["steps"][1:]:
+        assert spec["if"] == "env.CAN_PREVIEW == 'true'", spec
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        (
+            {"PULUMI_BACKEND_URL": "", "PULUMI_ORG": "acme"},
+            {
+                "region": "eu-west-1",
+                "stack-name": "acme/eks-gpu-platform/staging",
+                "backend": "pulumi-cloud",
+            },
+        ),
+        (
+            {"PULUMI_BACKEND_URL": "", "PULUMI_ORG": ""},
+            {"region": "eu-west-1", "stack-name": "staging", "backend": "pulumi-cloud"},
+        ),
+        (
+            {"PULUMI_BACKEND_URL": "s3://acme-pulumi-state", "PULUMI_ORG": "acme"},
+            {"region": "eu-west-1", "stack-name": "staging", "backend": "self-managed"},
+        ),
+        (
+            {"PULUMI_BACKEND_URL": "https://api.pulumi.acme.example", "PULUMI_ORG": "acme"},
+            {
+                "region": "eu-west-1",
+                "stack-name": "acme/eks-gpu-platform/staging",
+                "backend": "pulumi-cloud",
+            },
+        ),
+    ],
+    ids=["cloud-org", "cloud-default-org", "s3", "self-hosted-cloud"],
+)
+def test_the_settings_step_reads_the_region_from_the_stack_file(project, env, expected):
+    process, outputs = run_step(
+        step(MAIN["jobs"]["up-first"], "settings"), project, {"STACK": "staging", **env}
+    )
+    assert process.returncode == 0, process.stderr
+    assert outputs == expected
+
+
+def test_the_settings_step_fails_on_a_stack_file_without_region(project):
+    document = yaml.safe_load((project / "Pulumi.staging.yaml").read_text())
+    del document["config"]["aws:region"]
+    (project / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document))
+    process, outputs = run_step(
+        step(PR["jobs"]["preview"], "settings"),
+        project,
+        {"STACK": "staging", "PULUMI_BACKEND_URL": "", "PULUMI_ORG": ""},
+    )
+    assert process.returncode == 2  # pipefail: tee does not hide the failure
+    assert process.stderr == (
+        "error: Pulumi.staging.yaml: aws:region is not set (the workflows take the AWS region "
+        "from it)\n"
+    )
+    assert outputs == {}
+
+
+def test_the_shipped_stacks_regions_come_from_their_files():
+    assert {s: deploy_settings(REPO, s)["region"] for s in ("dev", "prod")} == {
+        "dev": "us-west-2",
+        "prod": "us-east-1",
+    }
+
+
+# --- every variable and secret is documented ---------------------------------------------------
+
+
+def header(path: Path) -> str:
+    lines = path.read_text().splitlines()
+    return "\n".join(line for line in lines[: lines.index("on:")] if line.startswith("#"))
+
+
+@pytest.mark.parametrize("name", ["pull-request.yml", "main.yml"])
+def test_every_variable_and_secret_is_documented_in_the_header(name):
+    text = (WORKFLOWS / name).read_text()
+    used = set(re.findall(r"\b(?:vars|secrets)\.([A-Z_]+)", text)) - {"GITHUB_TOKEN"}
+    assert used == {
+        "AWS_ROLE_ARN",
+        "PULUMI_ACCESS_TOKEN",
+        "PULUMI_ORG",
+        "PULUMI_BACKEND_URL",
+        "PULUMI_CONFIG_PASSPHRASE",
+    }
+    documented = set(
+        re.findall(r"^#   ([A-Z_]+) +(?:variable|secret) ", header(WORKFLOWS / name), re.M)
+    )
+    assert documented == used
+    for variable in re.findall(r"\bvars\.([A-Z_]+)", text):
+        assert re.search(rf"^#   {variable} +variable ", header(WORKFLOWS / name), re.M)
+    for secret in set(re.findall(r"\bsecrets\.([A-Z_]+)", text)) - {"GITHUB_TOKEN"}:
+        assert re.search(rf"^#   {secret} +secret ", header(WORKFLOWS / name), re.M)
+
+
+# --- pip cache and action versions -------------------------------------------------------------
+
+# The newest major of each action (the action repositories' tags): checkout v7.0.1,
+# setup-python v7.0.0, upload-artifact v7.0.0, configure-aws-credentials v6.2.3,
+# pulumi/actions v7.0.0, sticky-pull-request-comment v3.0.5.
+ACTIONS = {
+    "actions/checkout": "v7",
+    "actions/setup-python": "v7",
+    "actions/upload-artifact": "v7",
+    "aws-actions/configure-aws-credentials": "v6",
+    "pulumi/actions": "v7",
+    "marocchino/sticky-pull-request-comment": "v3",
+}
+
+
+def all_steps() -> list[tuple[str, dict]]:
+    return [
+        (f"{name}/{job_id}", spec)
+        for name, workflow in (("pull-request", PR), ("main", MAIN))
+        for job_id, job in workflow["jobs"].items()
+        for spec in job["steps"]
+    ]
+
+
+def test_every_action_is_on_its_current_major():
+    used = {spec["uses"] for _, spec in all_steps() if "uses" in spec}
+    assert used == {f"{action}@{major}" for action, major in ACTIONS.items()}
+
+
+def test_pip_is_cached_wherever_dependencies_are_installed():
+    for where, workflow in (("pull-request", PR), ("main", MAIN)):
+        for job_id, job in workflow["jobs"].items():
+            installs = any(
+                re.search(r"\bmake (test|render|venv)\b|pip install", s.get("run", ""))
+                for s in job["steps"]
+            )
+            setup = uses(job, "actions/setup-python")["with"]
+            if installs:
+                assert setup == {
+                    "python-version": "3.11",
+                    "cache": "pip",
+                    "cache-dependency-path": "requirements*.txt",
+                }, f"{where}/{job_id}"
+            else:
+                assert setup == {"python-version": "3.11"}, f"{where}/{job_id}"
+    assert sorted(p.name for p in REPO.glob("requirements*.txt")) == [
+        "requirements-dev.txt",
+        "requirements.txt",
+    ]
+
+
+def test_every_run_step_is_bash_with_pipefail():
+    for workflow in (PR, MAIN):
+        assert workflow["defaults"] == {"run": {"shell": "bash"}}
+    assert all("shell" not in spec for _, spec in all_steps())
+
+
+# --- the render comment: the summary, or the error lines ---------------------------------------
+
+RENDER = PR["jobs"]["render"]
+COMMENT_STEPS = ("The comment (the summary, or the render's error lines)", "Publish the summary")
+
+
+def run_render_job(
+    project: Path, stack: str
+) -> tuple[str, str, subprocess.CompletedProcess | None]:
+    """The render job's steps after `make venv`: the render, the comment, the summary and the
+    final check. Returns the render's status, the comment and the final step's process."""
+    env = {"STACK": stack}
+    render, outputs = run_step(step(RENDER, "render"), project, env)
+    assert render.returncode == 0, render.stderr
+    env["STATUS"] = outputs["status"]
+    for name in COMMENT_STEPS:
+        process, _ = run_step(step(RENDER, name), project, env)
+        assert process.returncode == 0, process.stderr
+    comment = (project / "build" / stack / "comment.md").read_text()
+    assert (project / ".step_summary").read_text() == comment
+    # The last step runs when `steps.render.outputs.status != '0'` (its `if:`, checked below).
+    final = None
+    if outputs["status"] != "0":
+        final, _ = run_step(step(RENDER, "Fail when the render failed"), project, env)
+    return outputs["status"], comment, final
+
+
+def test_an_invalid_stack_gets_a_failure_comment_with_the_error_lines(project):
+    document = yaml.safe_load((project / "Pulumi.staging.yaml").read_text())
+    document["config"]["eks-gpu-platform:cluster"]["kubernetesVersion"] = "1.20"
+    document["config"]["eks-gpu-platform:vpc"]["azCount"] = 9
+    (project / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    status, comment, final = run_render_job(project, "staging")
+    assert status == "2"
+    assert comment == (
+        "### `staging`: the offline render failed: invalid stack configuration (exit 2)\n"
+        "\n"
+        "```text\n"
+        "invalid stack configuration:\n"
+        "  cluster.kubernetesVersion: '1.20' is not supported; expected one of 1.30, 1.31, "
+        "1.32, 1.33, 1.34, 1.35, 1.36\n"
+        "  vpc.azCount: 9 is out of range; expected a number from 2 to 6\n"
+        "```\n"
+    )
+    assert final.returncode == 1
+    assert final.stdout == (
+        "::error title=offline render of staging::exit 2; see the comment or the render step\n"
+    )
+
+
+def test_a_valid_stack_gets_its_summary_as_the_comment(project):
+    status, comment, final = run_render_job(project, "staging")
+    assert status == "0"
+    assert comment == (project / "build" / "staging" / "summary.md").read_text()
+    assert comment.startswith("### `staging`: ")
+    assert "Policy pack: no violations." in comment
+    assert final is None
+
+
+def test_a_render_that_did_not_run_still_gets_a_comment(project):
+    env = {"STACK": "staging", "STATUS": ""}
+    for name in COMMENT_STEPS:
+        process, _ = run_step(step(RENDER, name), project, env)
+        assert process.returncode == 0, process.stderr
+    assert (project / "build" / "staging" / "comment.md").read_text() == (
+        "### `staging`: the offline render did not run (an earlier step failed; see the job log)\n"
+    )
+    final, _ = run_step(step(RENDER, "Fail when the render failed"), project, env)
+    assert final.returncode == 1
+    assert "exit none" in final.stdout
+
+
+def test_the_comment_and_summary_steps_run_whatever_happened():
+    for name in COMMENT_STEPS:
+        assert step(RENDER, name)["if"] == "always()"
+    assert step(RENDER, "Fail when the render failed")["if"] == (
+        "always() && steps.render.outputs.status != '0'"
+    )
+    comment = uses(RENDER, "marocchino/sticky-pull-request-comment")
+    assert comment["with"] == {
+        "header": "render-${{ matrix.stack }}",
+        "path": "build/${{ matrix.stack }}/comment.md",
+    }
+    assert comment["if"] == (
+        "always() && github.event.pull_request.head.repo.full_name == github.repository"
+    )
+
+
+SUMMARY = "### `dev`: 100 resources\n\nPolicy violations:\n\n- `mandatory ...`\n"
+
+
+@pytest.mark.parametrize(
+    ("status", "stderr", "summary", "expected"),
+    [
+        ("0", "", SUMMARY, SUMMARY),
+        (
+            "1",
+            "error: mandatory policy violations (see above)\n",
+            SUMMARY,
+            "### `dev`: the offline render failed (exit 1)\n\n```text\nerror: mandatory policy "
+            "violations (see above)\n```\n\n" + SUMMARY,
+        ),
+        (
+            "1",
+            "Traceback:\n  ```odd```\nKeyError: 'x'\n",
+            None,
+            "### `dev`: the offline render failed (exit 1)\n\n````text\nTraceback:\n  ```odd```"
+            "\nKeyError: 'x'\n````\n",
+        ),
+        (
+            "2",
+            "",
+            None,
+            "### `dev`: the offline render failed: invalid stack configuration (exit 2)\n\n"
+            "(no error output; see the job log)\n",
+        ),
+        (
+            "0",
+            "",
+            None,
+            "### `dev`: the offline render wrote no summary (exit 0)\n\n"
+            "(no error output; see the job log)\n",
+        ),
+    ],
+    ids=["ok", "policy", "traceback-with-backticks", "no-stderr", "no-summary"],
+)
+def test_render_comment(status, stderr, summary, expected):
+    assert render_comment("dev", status, stderr, summary) == expected
+
+
+def test_render_comment_keeps_the_last_error_lines():
+    stderr = "".join(f"line {i}\n" for i in range(250))
+    comment = render_comment("dev", "1", stderr, None)
+    assert comment.splitlines()[2:5] == [
+        "(first 50 line(s) left out; see the job log)",
+        "",
+        "```text",
+    ]
+    assert comment.splitlines()[5] == "line 50"
+    assert comment.splitlines()[-1] == "```"
+    assert comment.splitlines()[-2] == "line 249"
+
+
+def test_stacks_module_needs_no_third_party_package_for_the_workflow_commands():
+    text = Path(stacks_module.__file__).read_text()
+    top_level = re.findall(r"^(?:import|from) (\S+)", text, re.M)
+    assert top_level == ["argparse", "json", "re", "sys", "collections.abc", "pathlib"]
