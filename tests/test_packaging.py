@@ -59,11 +59,18 @@ def test_package_schema_publishes_the_platform_component() -> None:
         "vpc",
     ]
     assert resource["requiredInputs"] == ["cluster", "region"]
-    assert sorted(resource["properties"]) == ["clusterName", "kubeconfig"]
+    # Outputs, descriptions and enums in detail: tests/test_schema.py.
+    assert len(resource["properties"]) == 11
     pool = schema["types"]["eks-gpu-platform:index:NodePoolInputs"]
     assert pool["required"] == ["name"]
-    assert pool["properties"]["capacityTypes"] == {"type": "array", "items": {"type": "string"}}
-    assert pool["properties"]["limits"] == {"$ref": "#/types/eks-gpu-platform:index:LimitsInputs"}
+    assert pool["properties"]["capacityTypes"]["items"] == {
+        "description": pool["properties"]["capacityTypes"]["description"],
+        "$ref": "#/types/eks-gpu-platform:index:NodePoolCapacityType",
+    }
+    assert pool["properties"]["limits"] == {
+        "description": "Caps: gpus, cpu, memory.",
+        "$ref": "#/types/eks-gpu-platform:index:LimitsInputs",
+    }
 
 
 def test_hosted_args_arrive_snake_case_and_parse_into_the_same_config() -> None:
