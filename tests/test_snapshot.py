@@ -50,13 +50,20 @@ def test_snapshot_covers_every_stateful_kind(stack, render_stack):
 # --- a stack added by dropping in its file (in a copy of the project, never the repo) ----------
 
 
+# The repo's stacks before `staging` is added (should the repo ever ship one, it is left out).
+BASE = [s for s in STACKS if s != "staging"]
+WITH_STAGING = sorted([*BASE, "staging"])
+
+
 @pytest.fixture
 def project_with_staging(tmp_path: Path) -> Path:
     """The repo's program, stack files and snapshots, plus ``Pulumi.staging.yaml``: a copy of
     dev with its own cluster name (``cp Pulumi.dev.yaml Pulumi.staging.yaml``, then edit)."""
-    for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in STACKS)):
+    for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in BASE)):
         shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "snapshots", tmp_path / "snapshots")
+    (tmp_path / "snapshots").mkdir()
+    for stack in BASE:
+        shutil.copy(snap.snapshot_path(REPO, stack), snap.snapshot_path(tmp_path, stack))
     document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
     document["config"]["eks-gpu-platform:cluster"]["name"] = "gpu-staging"
     (tmp_path / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
@@ -67,7 +74,7 @@ MISSING = "snapshots/staging.json is missing: run `make snapshot` to record it"
 
 
 def test_a_new_stack_without_snapshot_names_make_snapshot(project_with_staging, capsys):
-    assert discover(project_with_staging) == sorted([*STACKS, "staging"])
+    assert discover(project_with_staging) == WITH_STAGING
     assert snap.check(project_with_staging, "staging", {"urns": []}) == [MISSING]
     assert snap.main(["--check", "--project-dir", str(project_with_staging), "staging"]) == 1
     assert capsys.readouterr().err == f"staging: {MISSING}\n"
@@ -77,22 +84,21 @@ def test_make_snapshot_records_the_new_stack_then_every_check_passes(project_wit
     assert snap.main(["--project-dir", str(project_with_staging)]) == 0
     written = capsys.readouterr().out.splitlines()
     assert [line.split(" (")[0] for line in written] == [
-        f"wrote snapshots/{s}.json" for s in sorted([*STACKS, "staging"])
+        f"wrote snapshots/{s}.json" for s in WITH_STAGING
     ]
     recorded = json.loads((project_with_staging / "snapshots" / "staging.json").read_text())
     assert (
         "urn:pulumi:staging::eks-gpu-platform::eks-gpu-platform:index:GpuPlatform::platform"
         in (recorded["urns"])
     )
-    # The shipped stacks' snapshots are rewritten unchanged.
-    for stack in STACKS:
+    # The other stacks' snapshots are rewritten unchanged.
+    for stack in BASE:
         assert (project_with_staging / "snapshots" / f"{stack}.json").read_text() == (
             REPO / "snapshots" / f"{stack}.json"
         ).read_text()
     assert snap.main(["--check", "--project-dir", str(project_with_staging)]) == 0
     assert capsys.readouterr().err == ""
-    assert not (REPO / "Pulumi.staging.yaml").exists()
-    assert not (REPO / "snapshots" / "staging.json").exists()
+    assert discover(REPO) == STACKS  # the repository itself is untouched
 
 
 def test_a_deleted_stack_leaves_an_orphan_snapshot_until_make_snapshot(
@@ -100,12 +106,12 @@ def test_a_deleted_stack_leaves_an_orphan_snapshot_until_make_snapshot(
 ):
     shutil.copy(
         project_with_staging / "snapshots" / "dev.json",
-        project_with_staging / "snapshots" / "qa.json",
+        project_with_staging / "snapshots" / "retired.json",
     )
-    assert snap.orphans(project_with_staging, discover(project_with_staging)) == ["qa"]
+    assert snap.orphans(project_with_staging, discover(project_with_staging)) == ["retired"]
     assert snap.main(["--check", "--project-dir", str(project_with_staging), "dev"]) == 0
     assert snap.main(["--project-dir", str(project_with_staging), "dev"]) == 0
-    assert (project_with_staging / "snapshots" / "qa.json").exists()
+    assert (project_with_staging / "snapshots" / "retired.json").exists()
     capsys.readouterr()
     # Only a run over every stack judges (and removes) the snapshots no stack file owns.
     (project_with_staging / "Pulumi.staging.yaml").unlink()
@@ -113,8 +119,8 @@ def test_a_deleted_stack_leaves_an_orphan_snapshot_until_make_snapshot(
     assert snap.main(["--check", "--project-dir", str(project_with_staging)]) == 1
     assert capsys.readouterr().err.splitlines() == [
         "prod: snapshots/prod.json is missing: run `make snapshot` to record it",
-        "snapshots/qa.json belongs to no stack (Pulumi.qa.yaml is gone): run `make snapshot` "
-        "to remove it",
+        "snapshots/retired.json belongs to no stack (Pulumi.retired.yaml is gone): run "
+        "`make snapshot` to remove it",
     ]
 
 

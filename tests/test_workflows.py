@@ -28,6 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 VENV = REPO / ".venv"
 STACKS = discover(REPO)
+# The repo's stacks before the tests add `staging` (should the repo ever ship one, left out).
+BASE = [s for s in STACKS if s != "staging"]
 BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"]
 
 
@@ -68,7 +70,7 @@ def test_workflows_validate_against_the_github_schema(workflow: Path) -> None:
 def project(tmp_path: Path) -> Path:
     """The program, its stack files, ``Pulumi.staging.yaml`` (dev with its own cluster name and
     region) and the stacks module at its path; ``.venv`` links to the repo's virtualenv."""
-    for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in STACKS)):
+    for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in BASE)):
         shutil.copy(REPO / name, tmp_path / name)
     (tmp_path / "components" / "offline").mkdir(parents=True)
     shutil.copy(stacks_module.__file__, tmp_path / "components" / "offline" / "stacks.py")
@@ -124,9 +126,9 @@ def test_the_discovery_step_picks_up_a_new_stack_file(project):
     process, outputs = run_step(step(MAIN["jobs"]["stacks"], "discover"), project)
     assert process.returncode == 0, process.stderr
     assert outputs == {
-        "stacks": json.dumps(sorted([*STACKS, "staging"])),
+        "stacks": json.dumps(sorted([*BASE, "staging"])),
         "first": '["dev"]',
-        "middle": '["staging"]',
+        "middle": json.dumps(sorted([*(s for s in BASE if s not in ("dev", "prod")), "staging"])),
         "last": '["prod"]',
     }
     assert process.stdout.splitlines() == [f"{k}={v}" for k, v in outputs.items()]
