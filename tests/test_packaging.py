@@ -3,19 +3,29 @@
 The GitHub workflows are tested in test_workflows.py.
 """
 
+import dataclasses
+import importlib.metadata
+import shutil
 import subprocess
 import sys
+import tomllib
 import venv
+import zipfile
 from pathlib import Path
 
+import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.schema import generate_schema
 from ruamel.yaml import YAML
 
 from eks_gpu_platform import docs
+from eks_gpu_platform.offline.render import load_stack_file, render
 from eks_gpu_platform.platform import GpuPlatform, platform_config_from_args
+from eks_gpu_platform.policies.offline import evaluate, report
+from eks_gpu_platform.policies.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
+VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 
 
 PUBLIC = (
@@ -99,26 +109,160 @@ def test_readme_generated_sections_match_the_code() -> None:
     assert docs.render_readme(readme) == readme, "README is stale: run `make docs`"
 
 
-def test_fresh_virtualenv_installs_and_imports_the_library(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The distribution's wheel, built from a copy of its sources.
+
+    A copy, so that setuptools' ``build/`` and ``*.egg-info`` land outside the repository and
+    parallel runs share no build tree. An absolute path: ``pip wheel src`` would fetch the
+    unrelated PyPI project named ``src``.
+    """
+    root = tmp_path_factory.mktemp("wheel")
+    source = root / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(
+        REPO / "components", source / "components", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    dist = root / "dist"
+    build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist)]
+    subprocess.run([*build, str(source)], check=True, timeout=600)
+    (built,) = dist.glob("*.whl")
+    return built
+
+
+def test_wheel_ships_the_policy_pack_inside_the_package(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        info = f"eks_gpu_platform-{VERSION}.dist-info"
+        metadata = archive.read(f"{info}/METADATA").decode()
+        top_level = archive.read(f"{info}/top_level.txt").decode()
+    assert wheel.name == f"eks_gpu_platform-{VERSION}-py3-none-any.whl"
+    # One import name: no top-level `policies` package next to eks_gpu_platform.
+    assert {name.split("/")[0] for name in names} == {"eks_gpu_platform", info}
+    assert top_level == "eks_gpu_platform\n"
+    shipped = sorted(n for n in names if n.startswith("eks_gpu_platform/policies/"))
+    assert shipped[:3] == [
+        "eks_gpu_platform/policies/__init__.py",
+        "eks_gpu_platform/policies/offline.py",
+        "eks_gpu_platform/policies/pack.py",
+    ]
+    rules = [n.removeprefix("eks_gpu_platform/policies/rules/") for n in shipped[3:]]
+    assert rules == sorted(
+        p.name for p in (REPO / "components" / "policies" / "rules").glob("*.py")
+    )
+    assert len(rules) == len(RULES) + 6  # __init__ and five helper modules
+    assert "sqs_queue_encrypted.py" in rules
+    # pulumi-policy only for the CrossGuard wiring (the `policy` extra), not for the rules.
+    assert [line for line in metadata.splitlines() if "pulumi-policy" in line] == [
+        'Requires-Dist: pulumi-policy<2,>=1.21; extra == "policy"'
+    ]
+
+
+def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_policy_pack(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """The wheel in an isolated venv (no system or repository site-packages), its dependencies
+    from the package index; then the consumer example through the installed console script.
+
+    ``--no-compile``: byte-compiling pulumi-aws's modules doubles the install time.
+    """
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(REPO)],
+        [str(python), "-m", "pip", "install", "--quiet", "--no-compile", str(wheel)],
         check=True,
         timeout=600,
     )
     probe = (
-        "import eks_gpu_platform as e; "
+        "import importlib.util as u, importlib.resources as r, eks_gpu_platform as e; "
         f"print(','.join(n for n in {PUBLIC!r} if hasattr(e, n))); "
-        "import importlib.resources as r; "
-        "print(r.files('eks_gpu_platform').joinpath('py.typed').is_file())"
+        "print(r.files('eks_gpu_platform').joinpath('py.typed').is_file()); "
+        "print(e.__file__); "
+        "print(u.find_spec('pulumi_policy'), u.find_spec('policies'))"
     )
     out = subprocess.run(
-        [str(python), "-c", probe], check=True, capture_output=True, text=True, timeout=120
-    ).stdout.split()
-    assert out == [",".join(PUBLIC), "True"]
-    assert sys.prefix != str(env_dir)
+        [str(python), "-c", probe],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    ).stdout.splitlines()
+    site = env_dir / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    assert out == [
+        ",".join(PUBLIC),
+        "True",
+        str(site / "site-packages" / "eks_gpu_platform" / "__init__.py"),
+        "None None",
+    ]
+    rendered = tmp_path / "consumer"
+    result = subprocess.run(
+        [
+            str(env_dir / "bin" / "eks-gpu-platform-render"),
+            "--project-dir",
+            str(REPO / "examples" / "consumer"),
+            "--stack",
+            "dev",
+            "--out",
+            str(rendered),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert f"Policy pack: {len(RULES)} rules, no violations" in lines
+    assert "Policy pack: not run" not in lines
+    assert (rendered / "policy.txt").read_text() == ""
+    assert "Policy pack: no violations." in (rendered / "summary.md").read_text()
+
+
+def test_the_pack_runs_over_a_render_of_the_consumer_example() -> None:
+    """``eks_gpu_platform.policies.offline`` itself, over the consumer's recorded resources."""
+    project = REPO / "examples" / "consumer"
+    recording = render(project, load_stack_file(project, "dev", None))
+    assert evaluate(recording.resources) == []
+    broken = [
+        dataclasses.replace(r, inputs={**r.inputs, "sqsManagedSseEnabled": False})
+        if r.type == "aws:sqs/queue:Queue"
+        else r
+        for r in recording.resources
+    ]
+    (queue,) = [r.name for r in recording.resources if r.type == "aws:sqs/queue:Queue"]
+    assert report(evaluate(broken)) == (
+        [
+            f"mandatory sqs-queue-encrypted: {queue}: the queue is not encrypted at rest: set "
+            "sqsManagedSseEnabled to true, or kmsMasterKeyId to a KMS key"
+        ],
+        True,
+    )
+
+
+def test_requirements_pin_pulumi_policy_for_the_crossguard_pack() -> None:
+    """``pulumi preview --policy-pack policies`` runs in the program's .venv, which
+    ``requirements.txt`` fills (policies/PulumiPolicy.yaml: ``virtualenv: ../.venv``)."""
+    pack = YAML(typ="safe").load((REPO / "policies" / "PulumiPolicy.yaml").read_text())
+    assert pack["runtime"]["options"]["virtualenv"] == "../.venv"
+
+    def pins(path: Path) -> list[str]:
+        return [line for line in path.read_text().splitlines() if line.startswith("pulumi-policy")]
+
+    assert pins(REPO / "requirements.txt") == ["pulumi-policy==1.21.0"]
+    assert pins(REPO / "policies" / "requirements.txt") == ["pulumi-policy==1.21.0"]
+    assert pins(REPO / "requirements-dev.txt") == []
+    assert importlib.metadata.version("pulumi-policy") == "1.21.0"
+    assert sorted(p.name for p in (REPO / "policies").iterdir() if p.name != "__pycache__") == [
+        "PulumiPolicy.yaml",
+        "__main__.py",
+        "requirements.txt",
+    ]
+    for workflow in sorted((REPO / ".github" / "workflows").glob("*.yml")):
+        assert "policies/requirements.txt" not in workflow.read_text(), workflow.name
 
 
 def test_consumer_example_renders_offline(tmp_path: Path, capsys) -> None:
