@@ -1,8 +1,13 @@
-"""eks-gpu-platform: Pulumi components for a production GPU cluster on Amazon EKS."""
+"""eks-gpu-platform: Pulumi components for a production GPU cluster on Amazon EKS.
+
+Everything a program composing the components needs is exported here: the components and their
+``*Args``, every spec they take, and the system-node helpers (``system_node_label``,
+``system_tolerations``) for workloads of your own that run next to the controllers.
+"""
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .cluster import EksCluster, EksClusterArgs
+from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .config import (
     ClusterSpec,
     KarpenterSpec,
@@ -14,9 +19,27 @@ from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .gpu_operator import GpuOperator, GpuOperatorArgs, GpuOperatorSpec
 from .karpenter import Karpenter, KarpenterArgs
 from .network import Network, NetworkArgs
-from .nodepool import NodePool, NodePoolArgs, NodePoolSpec
+from .nodepool import (
+    AmiSpec,
+    BudgetSpec,
+    CapacityReservationSpec,
+    DisruptionSpec,
+    KubeletSpec,
+    LimitsSpec,
+    NodePool,
+    NodePoolArgs,
+    NodePoolSpec,
+    RootVolumeSpec,
+    TaintSpec,
+)
 from .platform import GpuPlatform, GpuPlatformArgs, read_stack_config
-from .scheduler import KaiScheduler, KaiSchedulerArgs, QueueSpec, SchedulerSpec
+from .scheduler import (
+    KaiScheduler,
+    KaiSchedulerArgs,
+    QueueResourceSpec,
+    QueueSpec,
+    SchedulerSpec,
+)
 from .spec import SpecError
 
 try:
@@ -25,7 +48,11 @@ except PackageNotFoundError:  # imported from a source tree that is not installe
     __version__ = "0.0.0"
 
 __all__ = [
+    "AmiSpec",
+    "BudgetSpec",
+    "CapacityReservationSpec",
     "ClusterSpec",
+    "DisruptionSpec",
     "EfaDevicePlugin",
     "EfaDevicePluginArgs",
     "EksCluster",
@@ -40,17 +67,24 @@ __all__ = [
     "Karpenter",
     "KarpenterArgs",
     "KarpenterSpec",
+    "KubeletSpec",
+    "LimitsSpec",
     "Network",
     "NetworkArgs",
     "NodePool",
     "NodePoolArgs",
     "NodePoolSpec",
     "PlatformConfig",
+    "QueueResourceSpec",
     "QueueSpec",
+    "RootVolumeSpec",
     "SchedulerSpec",
     "SpecError",
     "SystemNodeGroupSpec",
+    "TaintSpec",
     "VpcSpec",
     "__version__",
     "read_stack_config",
+    "system_node_label",
+    "system_tolerations",
 ]

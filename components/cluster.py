@@ -25,6 +25,8 @@ import pulumi_kubernetes as k8s
 from .config import ClusterSpec, SystemNodeGroupSpec
 from .iam import attach_managed_policies, ec2_trust_policy
 from .naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
+from .network import Network
+from .spec import SpecError, derived, require_instance, required_problem, set_derived, show
 
 ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 # Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
@@ -85,14 +87,46 @@ def system_launch_template_data(disk_size_gib: int) -> dict:
 
 @dataclass(frozen=True, kw_only=True)
 class EksClusterArgs:
-    """Inputs of ``EksCluster``: shape from specs, network from other resources."""
+    """Inputs of ``EksCluster``: shape from specs, network from other resources.
+
+    Pass the ``Network`` component as ``network`` (its VPC and subnets are used), or
+    ``vpc_id`` and ``private_subnet_ids`` (and optionally ``public_subnet_ids``) explicitly.
+    """
 
     spec: ClusterSpec
-    system_node_group: SystemNodeGroupSpec
-    vpc_id: pulumi.Input[str]
-    private_subnet_ids: pulumi.Input[Sequence[str]]
-    public_subnet_ids: pulumi.Input[Sequence[str]] = ()
+    system_node_group: SystemNodeGroupSpec = SystemNodeGroupSpec()
+    network: Network | None = None
+    vpc_id: pulumi.Input[str] | None = derived("network")
+    private_subnet_ids: pulumi.Input[Sequence[str]] | None = derived("network")
+    public_subnet_ids: pulumi.Input[Sequence[str]] | None = derived("network")
     tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = require_instance(self, "spec", ClusterSpec)
+        problems += require_instance(self, "system_node_group", SystemNodeGroupSpec)
+        if self.network is not None:
+            problems += require_instance(self, "network", Network)
+        if isinstance(self.network, Network):
+            for name in ("vpc_id", "private_subnet_ids", "public_subnet_ids"):
+                if getattr(self, name) is None:
+                    set_derived(self, name, getattr(self.network, name))
+            tagged_for = self.network.discovery_cluster_name
+            if not problems and tagged_for != self.spec.name:
+                problems.append(
+                    (
+                        ("network",),
+                        f"tags its subnets for cluster {show(tagged_for)} "
+                        f"(NetworkArgs.cluster_name), but this cluster is {show(self.spec.name)}; "
+                        "Karpenter would find no subnets",
+                    )
+                )
+        elif self.public_subnet_ids is None:
+            set_derived(self, "public_subnet_ids", ())
+        for name in ("vpc_id", "private_subnet_ids"):
+            if getattr(self, name) is None:
+                problems.append(required_problem(name, "Network", "network"))
+        if problems:
+            raise SpecError(type(self).__name__, problems)
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -111,6 +145,15 @@ class EksCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
         spec, system, tags = args.spec, args.system_node_group, dict(args.tags)
+        # What components built on this cluster derive their defaults from (KarpenterArgs,
+        # NodePoolArgs, GpuOperatorArgs, KaiSchedulerArgs, EfaDevicePluginArgs take it as
+        # ``cluster``). Plain attributes, not registered outputs.
+        self.spec = spec
+        self.node_group_spec = system
+        self.vpc_id = pulumi.Output.from_input(args.vpc_id)
+        label_key, label_value = system_node_label(spec.label_domain)
+        self.system_node_selector = {label_key: label_value}
+        self.system_tolerations = system_tolerations()
         child = pulumi.ResourceOptions(parent=self)
         protected = pulumi.ResourceOptions(parent=self, protect=spec.protect)
         partition = aws.get_partition_output().partition
@@ -149,8 +192,9 @@ class EksCluster(pulumi.ComponentResource):
             authentication_mode=eks.AuthenticationMode.API,
             access_entries={
                 f"admin-{i}": eks.AccessEntryArgs(
-                    principal_arn=pulumi.Output.all(partition, account_id).apply(
-                        lambda pa, admin=admin: admin_principal_arn(admin, pa[0], pa[1])
+                    # An admin may be an Output (a role created by the same program).
+                    principal_arn=pulumi.Output.all(partition, account_id, admin).apply(
+                        lambda a: admin_principal_arn(a[2], a[0], a[1])
                     ),
                     type=eks.AccessEntryType.STANDARD,
                     access_policies={
@@ -228,7 +272,6 @@ class EksCluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        label_key, label_value = system_node_label(spec.label_domain)
         self.system_node_group = aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.cluster_name,

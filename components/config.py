@@ -37,6 +37,7 @@ from .spec import (
     check_range,
     did_you_mean,
     doc,
+    is_output,
     load_value,
     show,
 )
@@ -106,6 +107,7 @@ class ClusterSpec(Spec):
     kubernetes_version: str = doc(
         versions.DEFAULT_KUBERNETES_VERSION,
         "Kubernetes minor version; one the pinned Karpenter supports.",
+        example=versions.DEFAULT_KUBERNETES_VERSION,
     )
     endpoint_public_access: bool = doc(
         False, "Expose the API server publicly (the private endpoint is always on)."
@@ -117,9 +119,12 @@ class ClusterSpec(Spec):
         (),
         "IAM principals granted cluster admin through access entries: full ARNs, or "
         "'role/NAME' / 'user/NAME' in the deploying account.",
+        output=True,
     )
     kms_key_arn: str | None = doc(
-        None, "Existing KMS key for secrets encryption; by default a key is created (rotation on)."
+        None,
+        "Existing KMS key for secrets encryption; by default a key is created (rotation on).",
+        output=True,
     )
     log_types: tuple[str, ...] = doc(
         DEFAULT_LOG_TYPES, "Control-plane log types sent to CloudWatch."
@@ -173,7 +178,7 @@ class ClusterSpec(Spec):
                     )
                 )
         for i, admin in enumerate(self.admins):
-            if not (
+            if not is_output(admin) and not (
                 re.fullmatch(IAM_PRINCIPAL_PATTERN, admin)
                 or re.fullmatch(IAM_SHORTHAND_PATTERN, admin)
             ):
@@ -229,12 +234,16 @@ class VpcSpec(Spec):
     nat_gateway_per_az: bool = doc(
         False, "One NAT gateway per AZ (resilient) instead of a single one (cheap)."
     )
-    vpc_id: str | None = doc(None, "Use this existing VPC instead of creating one.")
+    vpc_id: str | None = doc(None, "Use this existing VPC instead of creating one.", output=True)
     private_subnet_ids: tuple[str, ...] = doc(
-        (), "Existing VPC: private subnets, in at least 2 AZs; tagged for Karpenter discovery."
+        (),
+        "Existing VPC: private subnets, in at least 2 AZs; tagged for Karpenter discovery.",
+        output=True,
     )
     public_subnet_ids: tuple[str, ...] = doc(
-        (), "Existing VPC: public subnets for internet-facing load balancers (optional)."
+        (),
+        "Existing VPC: public subnets for internet-facing load balancers (optional).",
+        output=True,
     )
 
     @property
@@ -383,6 +392,7 @@ class KarpenterSpec(Spec):
         None,
         f"Override the pinned chart {versions.KARPENTER_VERSION}; from {MIN_KARPENTER_VERSION} "
         f"up to (not including) {MAX_KARPENTER_VERSION_EXCLUSIVE}.",
+        example=versions.KARPENTER_VERSION,
     )
     auth: Literal["podIdentity", "irsa"] = doc(
         "podIdentity", "How the controller gets AWS credentials: EKS Pod Identity or IRSA."
@@ -578,6 +588,8 @@ class PlatformConfig(Spec):
             )
         out += self._pool_problems()
         for i, admin in enumerate(self.cluster.admins):
+            if is_output(admin):
+                continue  # known at deployment only; IAM checks the principal then
             arn_partition = admin.split(":")[1] if admin.startswith("arn:") else None
             if arn_partition and arn_partition != self.partition:
                 out.append(

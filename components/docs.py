@@ -165,13 +165,26 @@ def component_inputs() -> str:
         ("KaiScheduler", KaiSchedulerArgs),
     ):
         fields = dataclasses.fields(args)
+        # Fields derived from another component's argument (``spec.derived``) follow it.
+        gives: dict[str, list[str]] = {}
+        for f in fields:
+            if "derived_from" in f.metadata:
+                gives.setdefault(f.metadata["derived_from"], []).append(f"`{f.name}`")
         required = [
-            f"`{f.name}`"
+            f.name
             for f in fields
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         ]
-        optional = [f"`{f.name}`" for f in fields if f"`{f.name}`" not in required]
-        listed = ", ".join(required) + (f"; optional {', '.join(optional)}" if optional else "")
+        first = required + [name for name in gives if name not in required]
+        optional = [
+            f"`{f.name}`"
+            for f in fields
+            if f.name not in first and "derived_from" not in f.metadata
+        ]
+        listed = ", ".join(
+            f"`{name}`" + (f" (gives {', '.join(gives[name])})" if name in gives else "")
+            for name in first
+        ) + (f"; optional {', '.join(optional)}" if optional else "")
         rows.append(f"| `{component}` | `{args.__name__}` | {listed} |")
     rows.append(
         "| `GpuPlatform` | `GpuPlatformArgs` (or a `PlatformConfig`) | the configuration keys "

@@ -22,7 +22,7 @@ data in, dict out. Every values key exists in the chart's v26.7.0 defaults (or, 
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -30,7 +30,30 @@ import yaml
 
 from . import versions
 from .naming import TYPE_PREFIX
-from .spec import Problem, Spec, check_one_of, check_pattern, doc, show
+from .nodepool import (
+    AMI_SHIPS_NVIDIA_DRIVER,
+    EFA_RESOURCE,
+    NodePool,
+    NodePoolSpec,
+    pool_specs,
+    taint_tolerations,
+)
+from .spec import (
+    Problem,
+    Spec,
+    SpecError,
+    check_one_of,
+    check_pattern,
+    derived,
+    doc,
+    require_instance,
+    required_problem,
+    set_derived,
+    show,
+)
+
+if TYPE_CHECKING:  # cluster imports config, which imports this module
+    from .cluster import EksCluster
 
 NAMESPACE = "gpu-operator"
 RELEASE_NAME = "gpu-operator"
@@ -59,6 +82,7 @@ PRIVILEGED_NAMESPACE_LABELS = {
 }
 # The chart's defaults for these lists; values replace lists, so ours start from them.
 GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+EFA_TOLERATION = {"key": EFA_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 CONTROL_PLANE_TOLERATION = {
     "key": "node-role.kubernetes.io/control-plane",
     "operator": "Equal",
@@ -199,14 +223,8 @@ class GpuOperatorSpec(Spec):
                         f"(it becomes the value of the node label {DEVICE_PLUGIN_CONFIG_LABEL})",
                     )
                 )
-            if isinstance(replicas, bool) or not isinstance(replicas, int):
-                out.append(
-                    (
-                        ("time_slicing",),
-                        f"replicas of {show(name)} must be a whole number, got {show(replicas)}",
-                    )
-                )
-            elif not MIN_TIME_SLICING_REPLICAS <= replicas <= MAX_TIME_SLICING_REPLICAS:
+            # Types (an integer, not a boolean) are checked before _problems runs (spec.py).
+            if not MIN_TIME_SLICING_REPLICAS <= replicas <= MAX_TIME_SLICING_REPLICAS:
                 out.append(
                     (
                         ("time_slicing",),
@@ -409,19 +427,109 @@ def gpu_operator_values(
 class GpuOperatorArgs:
     """Inputs of ``GpuOperator``.
 
-    ``drivers_preinstalled``: every GPU pool runs an EKS NVIDIA AMI (driver and toolkit
-    included). ``system_*`` place the operator and the NFD master/gc on the system node group;
-    ``gpu_tolerations`` are the GPU pools' taints beyond ``nvidia.com/gpu``. ``depends_on``:
-    typically the Karpenter release and the system node group.
+    ``cluster`` (the ``EksCluster`` component) gives the Kubernetes provider, the system nodes'
+    selector and tolerations (the operator, NFD master and NFD garbage collector run there) and
+    the dependency on the system node group. ``node_pools`` (``NodePool`` components or their
+    specs) give ``gpu_tolerations`` (every taint of those pools beyond ``nvidia.com/gpu``) and
+    ``drivers_preinstalled`` (every GPU pool runs an EKS NVIDIA AMI, driver and toolkit
+    included), and are checked against the spec's time-slicing configurations and MIG strategy.
+    Explicit arguments win over derived ones; ``depends_on`` adds to them.
+
+    Without ``node_pools`` the operand DaemonSets tolerate ``nvidia.com/gpu`` and
+    ``vpc.amazonaws.com/efa``, the taints ``NodePool`` gives GPU and EFA nodes (a pool's own
+    extra taints need ``node_pools`` or ``gpu_tolerations``), and ``drivers_preinstalled`` is
+    true, as it is for every AMI family a ``NodePool`` can use. Without ``cluster``,
+    ``k8s_provider`` and ``system_node_selector`` are required; ``system_tolerations`` defaults
+    to the system nodes' ``CriticalAddonsOnly`` taint.
     """
 
-    spec: GpuOperatorSpec
-    drivers_preinstalled: bool
-    k8s_provider: k8s.Provider
-    system_node_selector: Mapping[str, str]
-    system_tolerations: Sequence[Mapping[str, str]]
-    gpu_tolerations: Sequence[Mapping[str, str]] = ()
+    spec: GpuOperatorSpec = GpuOperatorSpec()
+    cluster: "EksCluster | None" = None
+    node_pools: Sequence[NodePool | NodePoolSpec] = ()
+    k8s_provider: k8s.Provider | None = derived("cluster")
+    system_node_selector: Mapping[str, str] | None = derived("cluster")
+    system_tolerations: Sequence[Mapping[str, str]] | None = derived("cluster")
+    drivers_preinstalled: bool | None = derived("node_pools")
+    gpu_tolerations: Sequence[Mapping[str, str]] | None = derived("node_pools")
     depends_on: Sequence[pulumi.Resource] = ()
+
+    def __post_init__(self) -> None:
+        from .cluster import EksCluster, system_tolerations
+
+        problems = require_instance(self, "spec", GpuOperatorSpec)
+        if not problems and not self.spec.enabled:
+            problems.append(
+                (
+                    ("spec", "enabled"),
+                    "is false; leave the GpuOperator component out instead of creating it",
+                )
+            )
+        cluster = self.cluster
+        if cluster is not None:
+            problems += require_instance(self, "cluster", EksCluster)
+        if isinstance(cluster, EksCluster):
+            for name, value in (
+                ("k8s_provider", cluster.provider),
+                ("system_node_selector", dict(cluster.system_node_selector)),
+                ("system_tolerations", list(cluster.system_tolerations)),
+            ):
+                if getattr(self, name) is None:
+                    set_derived(self, name, value)
+            after = [cluster.system_node_group]
+            set_derived(
+                self,
+                "depends_on",
+                [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+            )
+        if self.system_tolerations is None:
+            set_derived(self, "system_tolerations", system_tolerations())
+        for name in ("k8s_provider", "system_node_selector"):
+            if getattr(self, name) is None:
+                problems.append(required_problem(name, "EksCluster", "cluster"))
+        pools, pool_problems = pool_specs(self)
+        problems += pool_problems
+        gpu_pools = [p for p in pools if p.is_gpu]
+        if self.gpu_tolerations is None:
+            set_derived(
+                self,
+                "gpu_tolerations",
+                taint_tolerations(gpu_pools) if self.node_pools else [EFA_TOLERATION],
+            )
+        if self.drivers_preinstalled is None:
+            set_derived(
+                self,
+                "drivers_preinstalled",
+                all(AMI_SHIPS_NVIDIA_DRIVER[p.ami.family] for p in gpu_pools),
+            )
+        if not problems:
+            problems += self._pool_problems(pools)
+        if problems:
+            raise SpecError(type(self).__name__, problems)
+
+    def _pool_problems(self, pools: Sequence[NodePoolSpec]) -> list[Problem]:
+        """What the operator must provide for the pools: their time-slicing configurations
+        and, for a MIG profile, a MIG strategy."""
+        out: list[Problem] = []
+        names = sorted(self.spec.time_slicing)
+        for i, pool in enumerate(pools):
+            if pool.time_slicing is not None and pool.time_slicing not in names:
+                out.append(
+                    (
+                        ("node_pools", i),
+                        f"pool {show(pool.name)} selects time-slicing configuration "
+                        f"{show(pool.time_slicing)}, which spec.time_slicing does not define; "
+                        f"expected one of {', '.join(names) or '(none defined)'}",
+                    )
+                )
+            if pool.mig_profile is not None and self.spec.mig_strategy == "none":
+                out.append(
+                    (
+                        ("node_pools", i),
+                        f"pool {show(pool.name)} selects MIG profile {show(pool.mig_profile)}, "
+                        "but spec.mig_strategy is 'none'; use single or mixed",
+                    )
+                )
+        return out
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -433,11 +541,6 @@ class GpuOperator(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None
     ):
-        if not args.spec.enabled:
-            raise ValueError(
-                "GpuOperatorArgs.spec.enabled: false; leave the GpuOperator component out "
-                "instead of creating it"
-            )
         super().__init__(f"{TYPE_PREFIX}GpuOperator", name, None, opts)
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
@@ -448,10 +551,10 @@ class GpuOperator(pulumi.ComponentResource):
         )
         values = gpu_operator_values(
             spec=args.spec,
-            drivers_preinstalled=args.drivers_preinstalled,
-            system_node_selector=args.system_node_selector,
-            system_tolerations=args.system_tolerations,
-            gpu_tolerations=args.gpu_tolerations,
+            drivers_preinstalled=bool(args.drivers_preinstalled),
+            system_node_selector=args.system_node_selector or {},
+            system_tolerations=args.system_tolerations or (),
+            gpu_tolerations=args.gpu_tolerations or (),
         )
         chart = versions.GPU_OPERATOR
         self.release = k8s.helm.v3.Release(

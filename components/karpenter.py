@@ -24,7 +24,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from . import versions
-from .config import KarpenterSpec
+from .cluster import EksCluster, system_tolerations
+from .config import KarpenterSpec, version_tuple
 from .iam import IAM_VERSION, attach_managed_policies, compact_json, ec2_trust_policy
 from .naming import (
     IAM_POLICY_NAME_MAX,
@@ -33,6 +34,7 @@ from .naming import (
     TYPE_PREFIX,
     bounded_name,
 )
+from .spec import Problem, SpecError, derived, require_instance, required_problem, set_derived, show
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
@@ -406,21 +408,115 @@ def karpenter_values(
 class KarpenterArgs:
     """Inputs of ``Karpenter``.
 
-    ``cluster_name`` is the plain name (it names IAM roles and the queue); ``cluster`` is the
-    same name as an Output of the cluster, so that everything waits for the control plane.
+    ``cluster``: the ``EksCluster`` component. Everything else then comes from it: the cluster
+    name, the OIDC provider, the Kubernetes provider, the system nodes' selector and
+    tolerations, and the dependencies on the system node group and the Pod Identity agent.
+    Explicit arguments win over derived ones; ``depends_on`` adds to them.
+
+    Or ``cluster`` is the cluster name as an Output of the cluster (so that everything waits
+    for the control plane); ``cluster_name`` (the plain name: it names IAM roles and the
+    queue), the OIDC provider, ``k8s_provider`` and ``depends_on`` are then required. The
+    tolerations default to the system nodes' ``CriticalAddonsOnly`` taint (the chart's own
+    default, replaced by the values list) and the node selector to none: the chart's affinity
+    (``karpenter.sh/nodepool DoesNotExist``) already keeps Karpenter off the nodes it launches
+    (reference/karpenter/chart-values-1.14.1.yaml, ``affinity`` and ``tolerations``).
     """
 
-    spec: KarpenterSpec
-    cluster_name: str
-    cluster: pulumi.Input[str]
-    oidc_provider_arn: pulumi.Input[str]
-    oidc_provider_url: pulumi.Input[str]
-    k8s_provider: k8s.Provider
-    node_selector: Mapping[str, str] = field(default_factory=dict)
-    tolerations: Sequence[Mapping[str, str]] = ()
+    cluster: EksCluster | pulumi.Input[str]
+    spec: KarpenterSpec = KarpenterSpec()
+    cluster_name: str | None = derived("cluster")
+    oidc_provider_arn: pulumi.Input[str] | None = derived("cluster")
+    oidc_provider_url: pulumi.Input[str] | None = derived("cluster")
+    k8s_provider: k8s.Provider | None = derived("cluster")
+    node_selector: Mapping[str, str] | None = derived("cluster")
+    tolerations: Sequence[Mapping[str, str]] | None = derived("cluster")
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     depends_on: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = require_instance(self, "spec", KarpenterSpec)
+        if isinstance(self.cluster, EksCluster):
+            problems += self._derive(self.cluster, problems)
+        else:
+            if self.tolerations is None:
+                set_derived(self, "tolerations", system_tolerations())
+            if self.node_selector is None:
+                set_derived(self, "node_selector", {})
+            for name in ("cluster_name", "oidc_provider_arn", "oidc_provider_url", "k8s_provider"):
+                if getattr(self, name) is None:
+                    problems.append(required_problem(name, "EksCluster", "cluster"))
+            if not self.depends_on:
+                problems.append(
+                    (
+                        ("depends_on",),
+                        "is empty; the chart waits for its pods, which run on the system nodes: "
+                        "pass the EksCluster component as cluster, or list its "
+                        "system_node_group and pod_identity_agent",
+                    )
+                )
+        if problems:
+            raise SpecError(type(self).__name__, problems)
+
+    def _derive(self, cluster: EksCluster, problems: list[Problem]) -> list[Problem]:
+        out: list[Problem] = []
+        name = cluster.spec.name
+        if self.cluster_name is None:
+            set_derived(self, "cluster_name", name)
+        elif self.cluster_name != name:
+            out.append(
+                (
+                    ("cluster_name",),
+                    f"{show(self.cluster_name)} is not the name of the EksCluster given as "
+                    f"cluster ({show(name)})",
+                )
+            )
+        derived = {
+            "oidc_provider_arn": cluster.oidc_provider_arn,
+            "oidc_provider_url": cluster.oidc_provider_url,
+            "k8s_provider": cluster.provider,
+            "node_selector": dict(cluster.system_node_selector),
+            "tolerations": list(cluster.system_tolerations),
+        }
+        for key, value in derived.items():
+            if getattr(self, key) is None:
+                set_derived(self, key, value)
+        after = [cluster.system_node_group, cluster.pod_identity_agent]
+        set_derived(
+            self,
+            "depends_on",
+            [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+        )
+        if problems:  # the spec is not a KarpenterSpec: nothing more to compare
+            return out
+        # The chart's podAntiAffinity (required, per hostname) puts one replica per node.
+        min_size = cluster.node_group_spec.min_size
+        if self.spec.replicas > min_size:
+            out.append(
+                (
+                    ("spec", "replicas"),
+                    f"{self.spec.replicas} replicas need {self.spec.replicas} system nodes (one "
+                    f"per node), but the cluster's system node group has minSize {min_size}",
+                )
+            )
+        kube = cluster.spec.kubernetes_version
+        minimum = versions.KARPENTER_MIN_VERSION_FOR_KUBERNETES.get(kube)
+        if minimum and version_tuple(self.spec.version) < version_tuple(minimum):
+            out.append(
+                (
+                    ("spec", "chart_version"),
+                    f"{show(self.spec.version)} does not support Kubernetes {kube}; it needs "
+                    f"Karpenter {minimum} or newer",
+                )
+            )
+        return out
+
+    @property
+    def cluster_name_input(self) -> pulumi.Input[str]:
+        """The cluster name as an Output of the cluster: whatever uses it waits for it."""
+        if isinstance(self.cluster, EksCluster):
+            return self.cluster.cluster_name
+        return self.cluster
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -435,7 +531,8 @@ class Karpenter(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(f"{TYPE_PREFIX}Karpenter", name, None, opts)
-        spec, tags, cluster = args.spec, dict(args.tags), args.cluster_name
+        spec, tags, cluster = args.spec, dict(args.tags), args.cluster_name or ""
+        self.feature_gates = {**DEFAULT_FEATURE_GATES, **args.feature_gates}
         child = pulumi.ResourceOptions(parent=self)
         part = aws.get_partition_output()
         partition, dns_suffix = part.partition, part.dns_suffix
@@ -498,7 +595,7 @@ class Karpenter(pulumi.ComponentResource):
 
         aws.eks.AccessEntry(
             f"{name}-node",
-            cluster_name=args.cluster,
+            cluster_name=args.cluster_name_input,
             principal_arn=node_role.arn,
             type="EC2_LINUX",
             tags=tags,
@@ -559,7 +656,7 @@ class Karpenter(pulumi.ComponentResource):
             controller_ready.append(
                 aws.eks.PodIdentityAssociation(
                     f"{name}-controller",
-                    cluster_name=args.cluster,
+                    cluster_name=args.cluster_name_input,
                     namespace=NAMESPACE,
                     service_account=SERVICE_ACCOUNT,
                     role_arn=controller_role.arn,
@@ -589,8 +686,8 @@ class Karpenter(pulumi.ComponentResource):
                 cluster_name=cluster,
                 queue_name=a[0] or None,
                 spec=spec,
-                node_selector=args.node_selector,
-                tolerations=args.tolerations,
+                node_selector=args.node_selector or {},
+                tolerations=args.tolerations or (),
                 feature_gates=args.feature_gates,
                 irsa_role_arn=a[1] if spec.auth == "irsa" else None,
             )

@@ -15,6 +15,7 @@ import pulumi_aws as aws
 
 from .config import VpcSpec
 from .naming import DISCOVERY_TAG, TYPE_PREFIX
+from .spec import SpecError, require_instance, show
 
 # A new VPC is cut into eighths: one eighth per AZ for private subnets (up to 6 AZs), and the
 # last eighth cut again into eighths for the public subnets.
@@ -43,12 +44,24 @@ def subnet_tags(cluster_name: str, *, private: bool) -> dict[str, str]:
 
 @dataclass(frozen=True, kw_only=True)
 class NetworkArgs:
-    """Inputs of ``Network``."""
+    """Inputs of ``Network``.
 
-    spec: VpcSpec
+    ``cluster_name``: the EKS cluster's name (``ClusterSpec.name``), the value of the
+    ``karpenter.sh/discovery`` tag Karpenter selects the private subnets by. ``spec``: a new
+    VPC by default.
+    """
+
     cluster_name: str
+    spec: VpcSpec = VpcSpec()
     tags: Mapping[str, str] = field(default_factory=dict)
     protect: bool = False
+
+    def __post_init__(self) -> None:
+        problems = require_instance(self, "spec", VpcSpec)
+        if not isinstance(self.cluster_name, str):
+            problems.append((("cluster_name",), f"{show(self.cluster_name)} is not a string"))
+        if problems:
+            raise SpecError(type(self).__name__, problems)
 
 
 class Network(pulumi.ComponentResource):
@@ -61,6 +74,8 @@ class Network(pulumi.ComponentResource):
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(f"{TYPE_PREFIX}Network", name, None, opts)
         spec, tags = args.spec, dict(args.tags)
+        # The cluster the subnets are tagged for (EksClusterArgs checks it is its own).
+        self.discovery_cluster_name = args.cluster_name
         child = pulumi.ResourceOptions(parent=self)
         if spec.create:
             self._create(name, spec, args.cluster_name, tags, child, args.protect)

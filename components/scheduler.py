@@ -27,13 +27,30 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from . import versions
 from .naming import TYPE_PREFIX
-from .spec import Problem, Spec, check_pattern, did_you_mean, doc, show
+from .spec import (
+    Problem,
+    Spec,
+    SpecError,
+    check_pattern,
+    derived,
+    did_you_mean,
+    doc,
+    require_instance,
+    required_problem,
+    set_derived,
+    show,
+)
+
+if TYPE_CHECKING:  # cluster and gpu_operator import config, which imports this module
+    from .cluster import EksCluster
+    from .gpu_operator import GpuOperator
 
 NAMESPACE = "kai-scheduler"
 RELEASE_NAME = "kai-scheduler"
@@ -170,10 +187,6 @@ class QueueSpec(Spec):
             out.append((("name",), msg))
         if self.parent is not None and self.parent == self.name:
             out.append((("parent",), f"{show(self.parent)} is the queue itself"))
-        if self.priority is not None and (
-            isinstance(self.priority, bool) or not isinstance(self.priority, int)
-        ):
-            out.append((("priority",), f"{show(self.priority)} is not a whole number"))
         for i, pool in enumerate(self.node_pools):
             if msg := check_pattern(
                 pool, DNS_LABEL, f"a node pool name; expected {DNS_LABEL_TEXT}"
@@ -939,20 +952,83 @@ def fractional_pod_template(
 class KaiSchedulerArgs:
     """Inputs of ``KaiScheduler``.
 
-    ``kubernetes_version`` picks the admission policy kind (mutating from 1.36).
-    ``pool_label_key`` is the project's pool label (checked against KAI's shard key).
-    ``disruption_policy`` switches the do-not-disrupt admission policy. ``depends_on`` must
-    include the GPU Operator (RuntimeClass ``nvidia``) and the system node group.
+    ``cluster`` (the ``EksCluster`` component) gives the Kubernetes provider, the Kubernetes
+    version (it picks the admission policy kind: mutating from 1.36), the project's pool label
+    (``<labelDomain>/pool``, checked against KAI's shard key), the system nodes' selector and
+    tolerations, and the dependency on the system node group. ``gpu_operator`` (the
+    ``GpuOperator`` component) is what KAI needs first: RuntimeClass ``nvidia`` and the GPU
+    feature discovery labels. Explicit arguments win over derived ones; ``depends_on`` adds to
+    them. Without ``cluster``, ``k8s_provider``, ``kubernetes_version``, ``pool_label_key`` and
+    ``system_node_selector`` are required; without ``gpu_operator``, ``depends_on`` must list
+    it. ``disruption_policy`` switches the do-not-disrupt admission policy.
     """
 
     spec: SchedulerSpec
-    k8s_provider: k8s.Provider
-    kubernetes_version: str
-    pool_label_key: str
-    system_node_selector: Mapping[str, str]
-    system_tolerations: Sequence[Mapping[str, str]]
+    cluster: "EksCluster | None" = None
+    gpu_operator: "GpuOperator | None" = None
+    k8s_provider: k8s.Provider | None = derived("cluster")
+    kubernetes_version: str | None = derived("cluster")
+    pool_label_key: str | None = derived("cluster")
+    system_node_selector: Mapping[str, str] | None = derived("cluster")
+    system_tolerations: Sequence[Mapping[str, str]] | None = derived("cluster")
     disruption_policy: bool = True
     depends_on: Sequence[pulumi.Resource] = ()
+
+    def __post_init__(self) -> None:
+        from .cluster import EksCluster, system_tolerations
+        from .gpu_operator import GpuOperator
+
+        problems = require_instance(self, "spec", SchedulerSpec)
+        if not problems and not self.spec.enabled:
+            problems.append(
+                (
+                    ("spec", "enabled"),
+                    "is false; leave the KaiScheduler component out instead of creating it",
+                )
+            )
+        after: list[pulumi.Resource] = []
+        if self.cluster is not None:
+            problems += require_instance(self, "cluster", EksCluster)
+        if isinstance(self.cluster, EksCluster):
+            cluster = self.cluster
+            for name, value in (
+                ("k8s_provider", cluster.provider),
+                ("kubernetes_version", cluster.spec.kubernetes_version),
+                ("pool_label_key", f"{cluster.spec.label_domain}/pool"),
+                ("system_node_selector", dict(cluster.system_node_selector)),
+                ("system_tolerations", list(cluster.system_tolerations)),
+            ):
+                if getattr(self, name) is None:
+                    set_derived(self, name, value)
+            after.append(cluster.system_node_group)
+        if self.gpu_operator is not None:
+            problems += require_instance(self, "gpu_operator", GpuOperator)
+            after.append(self.gpu_operator)
+        elif not self.depends_on:
+            problems.append(
+                (
+                    ("gpu_operator",),
+                    "is required; KAI needs the GPU Operator (RuntimeClass nvidia, GPU feature "
+                    "discovery labels): pass the GpuOperator component, or list it in depends_on",
+                )
+            )
+        set_derived(
+            self,
+            "depends_on",
+            [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+        )
+        if self.system_tolerations is None:
+            set_derived(self, "system_tolerations", system_tolerations())
+        for name in (
+            "k8s_provider",
+            "kubernetes_version",
+            "pool_label_key",
+            "system_node_selector",
+        ):
+            if getattr(self, name) is None:
+                problems.append(required_problem(name, "EksCluster", "cluster"))
+        if problems:
+            raise SpecError(type(self).__name__, problems)
 
 
 _ADMISSION_TYPES = {
@@ -986,19 +1062,15 @@ class KaiScheduler(pulumi.ComponentResource):
         self, name: str, args: KaiSchedulerArgs, opts: pulumi.ResourceOptions | None = None
     ):
         spec = args.spec
-        if not spec.enabled:
-            raise ValueError(
-                "KaiSchedulerArgs.spec.enabled: false; leave the KaiScheduler component out "
-                "instead of creating it"
-            )
+        pool_label_key = args.pool_label_key or ""
         values = kai_values(
             spec=spec,
-            system_node_selector=args.system_node_selector,
-            system_tolerations=args.system_tolerations,
-            pool_label_key=args.pool_label_key,
+            system_node_selector=args.system_node_selector or {},
+            system_tolerations=args.system_tolerations or (),
+            pool_label_key=pool_label_key,
         )
         admission = (
-            disruption_admission_policy(kubernetes_version=args.kubernetes_version)
+            disruption_admission_policy(kubernetes_version=args.kubernetes_version or "")
             if args.disruption_policy
             else []
         )
@@ -1034,7 +1106,7 @@ class KaiScheduler(pulumi.ComponentResource):
             )
         created: dict[str, k8s.apiextensions.CustomResource] = {}
         for queue in queues_parents_first(spec.queues):
-            manifest = queue_manifest(queue, label_domain=args.pool_label_key.rsplit("/", 1)[0])
+            manifest = queue_manifest(queue, label_domain=pool_label_key.rsplit("/", 1)[0])
             after: list[pulumi.Resource] = [self.release]
             if queue.parent in created:
                 after.append(created[queue.parent])

@@ -1,18 +1,22 @@
 """The small machinery behind every validated spec: typed loading, exact errors, did-you-mean.
 
-Specs are frozen keyword-only dataclasses. Each validates itself in ``__post_init__`` through
-``_problems()``, which returns ``(field path, message)`` pairs. Constructed from Python, a bad spec
-raises ``SpecError`` naming ``ClassName.field``; loaded from stack configuration with
-``load_spec``, the same problem names the configuration key the user typed (``karpenter.replicas``).
-No Pulumi import here: specs are plain data, testable without mocks.
+Specs are frozen keyword-only dataclasses. Each validates itself in ``__post_init__``: first the
+type of every field against its annotation (``python_type_problems``), then ``_problems()``,
+which returns ``(field path, message)`` pairs. Constructed from Python, a bad spec raises
+``SpecError`` naming ``ClassName.field``; loaded from stack configuration with ``load_spec``, the
+same problem names the configuration key the user typed (``karpenter.replicas``). Fields whose
+value naturally comes from another resource (``doc(output=True)``: ids, ARNs) also take a
+``pulumi.Output``. No Pulumi import here: specs are plain data, testable without mocks.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import ipaddress
 import re
+import sys
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -48,6 +52,8 @@ def format_path(root: str, path: Path, *, config: bool) -> str:
 
 def show(value: Any) -> str:
     """A value as it appears in an error message."""
+    if is_output(value):
+        return "a pulumi.Output"
     if isinstance(value, str):
         return repr(value)
     if isinstance(value, bool):
@@ -78,25 +84,84 @@ class SpecError(ValueError):
         return err
 
 
+def is_output(value: Any) -> bool:
+    """Whether ``value`` is a ``pulumi.Output``. Pulumi is not imported here: until a program
+    imports it, no Output can exist."""
+    pulumi = sys.modules.get("pulumi")
+    return pulumi is not None and isinstance(value, pulumi.Output)
+
+
 class Spec:
-    """Base for validated specs: subclasses are frozen keyword-only dataclasses."""
+    """Base for validated specs: subclasses are frozen keyword-only dataclasses.
+
+    Built from Python, every field is first checked against its annotation (lists become
+    tuples); only a spec whose fields all have the right types runs its own ``_problems()``.
+    """
 
     def _problems(self) -> list[Problem]:
         return []
 
     def __post_init__(self) -> None:
-        problems = self._problems()
+        problems = python_type_problems(self)
+        if not problems:
+            problems = self._problems()
         if problems:
             raise SpecError(type(self).__name__, problems)
 
 
-def doc(default: Any = dataclasses.MISSING, text: str = "", **kwargs: Any) -> Any:
-    """A dataclass field with its documentation (shown in the README's configuration reference)."""
+# ---------------------------------------------------------------------------------------------
+# Component ``*Args``: plain frozen dataclasses that derive what they can from other components.
+# ---------------------------------------------------------------------------------------------
+
+
+def require_instance(args: Any, name: str, expected: type) -> list[Problem]:
+    """A problem when ``args.<name>`` is not an ``expected`` (a spec given as a dict, ...)."""
+    value = getattr(args, name)
+    if isinstance(value, expected):
+        return []
+    return [((name,), f"{show(value)} is not a {expected.__name__}")]
+
+
+def required_problem(name: str, component: str, via: str) -> Problem:
+    """``<name>`` has no value and nothing to derive it from."""
+    return ((name,), f"is required; pass the {component} component as {via}, or set {name}")
+
+
+def derived(source: str, default: Any = None) -> Any:
+    """An ``*Args`` field that ``__post_init__`` derives from the component passed as
+    ``source`` when it is not given (the README's component table lists it that way)."""
+    return dataclasses.field(default=default, metadata={"derived_from": source})
+
+
+def set_derived(args: Any, name: str, value: Any) -> None:
+    """Set a derived value on a frozen ``*Args`` dataclass (from its ``__post_init__`` only)."""
+    object.__setattr__(args, name, value)
+
+
+def doc(
+    default: Any = dataclasses.MISSING,
+    text: str = "",
+    *,
+    output: bool = False,
+    example: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """A dataclass field with its documentation (shown in the README's configuration reference).
+
+    ``output``: the value naturally comes from another resource (a VPC id, a KMS key ARN), so
+    a ``pulumi.Output`` is accepted (for a list: each item), and checks that need the value
+    skip it. ``example``: a valid value, quoted in the message for a value of the wrong type.
+    """
+    metadata: dict[str, Any] = {"doc": text}
+    if output:
+        metadata["output"] = True
+    if example is not None:
+        metadata["example"] = example
     if default is dataclasses.MISSING:
-        return dataclasses.field(metadata={"doc": text}, **kwargs)
+        return dataclasses.field(metadata=metadata, **kwargs)
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple or a MappingProxy-free default; specs are immutable")
-    return dataclasses.field(default=default, metadata={"doc": text}, **kwargs)
+    return dataclasses.field(default=default, metadata=metadata, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,19 +169,29 @@ def doc(default: Any = dataclasses.MISSING, text: str = "", **kwargs: Any) -> An
 # ---------------------------------------------------------------------------------------------
 
 
+# An Output reaches these checks only in a field that accepts one (``doc(output=True)``): its
+# value is unknown until deployment, and the resource that produces it has validated it.
+
+
 def check_range(value: int | float, low: int | float, high: int | float) -> str | None:
+    if is_output(value):
+        return None
     if value < low or value > high:
         return f"{show(value)} is out of range; expected a number from {low} to {high}"
     return None
 
 
 def check_pattern(value: str, pattern: str, what: str) -> str | None:
+    if is_output(value):
+        return None
     if not re.fullmatch(pattern, value):
         return f"{show(value)} is not {what}"
     return None
 
 
 def check_cidr(value: str) -> str | None:
+    if is_output(value):
+        return None
     try:
         ipaddress.ip_network(value, strict=True)
     except ValueError:
@@ -125,6 +200,8 @@ def check_cidr(value: str) -> str | None:
 
 
 def check_one_of(value: Any, allowed: Iterable[Any]) -> str | None:
+    if is_output(value):
+        return None
     allowed = list(allowed)
     if value not in allowed:
         return f"{show(value)} is not allowed; expected one of {', '.join(map(str, allowed))}"
@@ -175,30 +252,59 @@ def _plural(tp: Any) -> str:
     return name
 
 
-def _convert(tp: Any, raw: Any, path: Path, problems: list[Problem]) -> Any:
+def _output_problem(tp: Any, *, whole_list: bool = False) -> str:
+    """Why a ``pulumi.Output`` is refused here (never ``show()`` an Output: it has no value)."""
+    if whole_list:
+        return (
+            "is a pulumi.Output of the whole list; pass a list whose items may be Outputs (the "
+            "number of items decides how many resources the program registers)"
+        )
+    return (
+        f"is a pulumi.Output; expected {type_name(tp)} known when the program runs (only ids "
+        "and ARNs of other resources may be Outputs)"
+    )
+
+
+def _optional_inner(tp: Any) -> Any:
+    """``X | None`` -> ``X`` (every union in a spec is an optional)."""
+    if get_origin(tp) in (Union, types.UnionType):
+        return next(a for a in get_args(tp) if a is not type(None))
+    return tp
+
+
+def _literal_problem(raw: Any, allowed: tuple[Any, ...]) -> str:
+    return (
+        f"{show(raw)} is not allowed; expected one of "
+        + ", ".join(str(a) for a in allowed)
+        + did_you_mean(str(raw), [str(a) for a in allowed])
+    )
+
+
+def _convert(tp: Any, raw: Any, path: Path, problems: list[Problem], output: bool = False) -> Any:
+    """Configuration data (parsed YAML, or a hosted component's args) to ``tp``. ``output``: the
+    field accepts a ``pulumi.Output`` (for a list: as items)."""
+    if is_output(raw):
+        if output and get_origin(_optional_inner(tp)) is not tuple:
+            return raw
+        problems.append((path, _output_problem(tp, whole_list=output)))
+        return raw
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        inner = [a for a in get_args(tp) if a is not type(None)]
         if raw is None:
             return None
-        return _convert(inner[0], raw, path, problems)
+        return _convert(_optional_inner(tp), raw, path, problems, output)
     if origin is Literal:
         allowed = get_args(tp)
         if raw not in allowed:
-            problems.append(
-                (
-                    path,
-                    f"{show(raw)} is not allowed; expected one of "
-                    + ", ".join(str(a) for a in allowed)
-                    + did_you_mean(str(raw), [str(a) for a in allowed]),
-                )
-            )
+            problems.append((path, _literal_problem(raw, allowed)))
         return raw
     if origin is tuple:
         if not isinstance(raw, list):
             problems.append((path, f"{show(raw)} is not a list; expected {type_name(tp)}"))
             return ()
-        return tuple(_convert(get_args(tp)[0], v, (*path, i), problems) for i, v in enumerate(raw))
+        return tuple(
+            _convert(get_args(tp)[0], v, (*path, i), problems, output) for i, v in enumerate(raw)
+        )
     if origin in (Mapping, dict):
         if not isinstance(raw, dict):
             problems.append((path, f"{show(raw)} is not a map; expected {type_name(tp)}"))
@@ -233,7 +339,7 @@ def _load(cls: type, raw: Any, path: Path, problems: list[Problem]) -> Any:
     if not isinstance(raw, dict):
         problems.append((path, f"{show(raw)} is not an object"))
         return None
-    hints = typing.get_type_hints(cls)
+    hints = field_hints(cls)
     fields = {camel(f.name): f for f in dataclasses.fields(cls) if f.init}
     before = len(problems)
     for key in raw:
@@ -249,7 +355,9 @@ def _load(cls: type, raw: Any, path: Path, problems: list[Problem]) -> Any:
     kwargs = {}
     for key, f in fields.items():
         if key in raw:
-            kwargs[f.name] = _convert(hints[f.name], raw[key], (*path, f.name), problems)
+            kwargs[f.name] = _convert(
+                hints[f.name], raw[key], (*path, f.name), problems, f.metadata.get("output", False)
+            )
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             problems.append(((*path, f.name), "is required"))
     if len(problems) > before:
@@ -259,6 +367,105 @@ def _load(cls: type, raw: Any, path: Path, problems: list[Problem]) -> Any:
     except SpecError as err:
         problems.extend(((*path, *p), m) for p, m in err.problems)
         return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Specs built from Python: the same types, checked on construction.
+# ---------------------------------------------------------------------------------------------
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def field_hints(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)``, computed once per class."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
+
+
+def python_type_problems(spec: Any) -> list[Problem]:
+    """Every field of a spec built from Python whose value does not have the annotated type.
+
+    A list given for a tuple field becomes a tuple (specs are immutable); a string given for a
+    list is one problem, not one per character; a ``pulumi.Output`` is accepted only by fields
+    declared with ``doc(output=True)``.
+    """
+    problems: list[Problem] = []
+    hints = field_hints(type(spec))
+    for f in dataclasses.fields(spec):
+        if not f.init:
+            continue
+        value = getattr(spec, f.name)
+        checked = _check_python(hints[f.name], value, (f.name,), problems, f.metadata)
+        if checked is not value:
+            object.__setattr__(spec, f.name, checked)
+    return problems
+
+
+@functools.cache
+def _shape(tp: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``get_origin`` and ``get_args`` of a field type, computed once (specs are built often)."""
+    return get_origin(tp), get_args(tp)
+
+
+def _check_python(
+    tp: Any, value: Any, path: Path, problems: list[Problem], meta: Mapping[str, Any]
+) -> Any:
+    output = meta.get("output", False)
+    if is_output(value):
+        if output and get_origin(_optional_inner(tp)) is not tuple:
+            return value
+        problems.append((path, _output_problem(tp, whole_list=output)))
+        return value
+    origin, args = _shape(tp)
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return None
+        inner = next(a for a in args if a is not type(None))
+        return _check_python(inner, value, path, problems, meta)
+    if origin is Literal:
+        allowed = args
+        if isinstance(value, bool) or value not in allowed:
+            problems.append((path, _literal_problem(value, allowed)))
+        return value
+    if origin is tuple:
+        if isinstance(value, str):
+            problems.append((path, f"{show(value)} is a string; expected {type_name(tp)}"))
+            return value
+        if not isinstance(value, (list, tuple)):
+            problems.append((path, f"{show(value)} is not a list; expected {type_name(tp)}"))
+            return value
+        items = [_check_python(args[0], v, (*path, i), problems, meta) for i, v in enumerate(value)]
+        if isinstance(value, tuple) and all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return tuple(items)
+    if origin in (Mapping, dict):
+        if not isinstance(value, Mapping):
+            problems.append((path, f"{show(value)} is not a map; expected {type_name(tp)}"))
+            return value
+        for k, v in value.items():
+            if not isinstance(k, str):
+                problems.append((path, f"key {show(k)} is not a string"))
+            else:
+                _check_python(args[1], v, (*path, RawKey(k)), problems, {})
+        return value
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, tp):
+            problems.append((path, f"{show(value)} is not a {tp.__name__}"))
+        return value
+    if tp is Any:
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            problems.append((path, f"{show(value)} is not a number"))
+        return value
+    if (isinstance(value, bool) and tp is not bool) or not isinstance(value, tp):
+        message = f"{show(value)} is not {type_name(tp)}"
+        if "example" in meta:
+            message += f"; expected {type_name(tp)} such as {meta['example']!r}"
+        problems.append((path, message))
+    return value
 
 
 def load_spec(cls: type, raw: Any, key: str) -> Any:
@@ -286,7 +493,7 @@ def config_from_python(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
 
     Keys of spec fields are renamed; keys inside free-form maps (tags, labels) are kept.
     """
-    hints = typing.get_type_hints(cls)
+    hints = field_hints(cls)
     by_name = {f.name: f for f in dataclasses.fields(cls)}
     out: dict[str, Any] = {}
     for key, value in data.items():
@@ -298,6 +505,8 @@ def config_from_python(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _python_value(tp: Any, value: Any) -> Any:
+    if is_output(value):
+        return value  # an Output lifts every attribute: never probe it for ``.value``
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
         inner = [a for a in get_args(tp) if a is not type(None)]

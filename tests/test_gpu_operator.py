@@ -418,7 +418,7 @@ def test_bad_config(raw, message):
         ),
         (
             {"time_slicing": {"shared-4": True}},
-            "GpuOperatorSpec.time_slicing: replicas of 'shared-4' must be a whole number, got true",
+            "GpuOperatorSpec.time_slicing.shared-4: true is not an integer",
         ),
         (
             {"mig_strategy": "all"},
@@ -504,8 +504,12 @@ def test_disabled_spec_is_rejected(run_program):
     def program():
         make_operator(go.GpuOperatorSpec(enabled=False))
 
-    with pytest.raises(Exception, match=re.escape("GpuOperatorArgs.spec.enabled: false")):
+    with pytest.raises(SpecError) as err:
         run_program(program)
+    assert err.value.lines == [
+        "GpuOperatorArgs.spec.enabled: is false; leave the GpuOperator component out instead of "
+        "creating it"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ with ``AWS::Partition=aws``, ``AWS::Region=us-west-2``, ``AWS::AccountId=1111222
 import json
 from typing import Any
 
+import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from crd_validation import reference_dir
@@ -783,6 +784,10 @@ NODE_POLICIES = (
 def karpenter(run_program, spec: KarpenterSpec, *, region="us-west-2", partition="aws"):
     def program():
         provider = k8s.Provider("k8s", kubeconfig="{}")
+        # Stands for the system node group the chart's pods need (KarpenterArgs.depends_on).
+        nodes = k8s.core.v1.ConfigMap(
+            "system-nodes", opts=pulumi.ResourceOptions(provider=provider)
+        )
         Karpenter(
             "k",
             KarpenterArgs(
@@ -794,6 +799,7 @@ def karpenter(run_program, spec: KarpenterSpec, *, region="us-west-2", partition
                 k8s_provider=provider,
                 node_selector=SYSTEM_SELECTOR,
                 tolerations=SYSTEM_TOLERATIONS,
+                depends_on=[nodes],
                 tags={"team": "ml"},
             ),
         )
@@ -873,8 +879,9 @@ def test_children(run_program, spec, pod_identity, interruption, spot, count):
     assert sorted((c.type, c.name) for c in children) == expected_children(
         pod_identity=pod_identity, interruption=interruption, spot=spot
     )
-    # Nothing else: the program's provider, the component and its direct children.
-    assert len(rec.resources) == count + 2
+    # Nothing else: the program's provider and system-nodes stand-in, the component and its
+    # direct children.
+    assert len(rec.resources) == count + 3
 
 
 @pytest.mark.parametrize(("spec", "pod_identity", "interruption", "spot", "count"), VARIANTS)

@@ -1689,7 +1689,8 @@ def test_efa_pool_component(run_program):
 
 
 def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(run_program):
-    recording = run_program(make_pool(EFA, 65))
+    # An odd limit: the remainder goes to the first instance type's NodePool.
+    recording = run_program(make_pool({**EFA, "limits": {"gpus": 65}}, 65))
     _, kids = component_and_children(recording)
     provider = next(r for r in recording.resources if r.name == "k8s")
     marker = next(r for r in recording.resources if r.name == "karpenter-ready")
@@ -1706,7 +1707,9 @@ def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(r
 
 
 def test_efa_pool_without_vpc_id_is_rejected(run_program):
-    with pytest.raises(
-        Exception, match=re.escape("NodePoolArgs.vpc_id: efa pool 'train' needs the VPC id")
-    ):
+    with pytest.raises(SpecError) as err:
         run_program(make_pool(EFA, 64, vpc_id=None))
+    assert err.value.lines == [
+        "NodePoolArgs.vpc_id: is required for efa pool 'train': its security group is created "
+        "in the VPC; pass the EksCluster component as cluster, or set vpc_id"
+    ]

@@ -265,32 +265,6 @@ def test_requirements_pin_pulumi_policy_for_the_crossguard_pack() -> None:
         assert "policies/requirements.txt" not in workflow.read_text(), workflow.name
 
 
-def test_consumer_example_renders_offline(tmp_path: Path, capsys) -> None:
-    from eks_gpu_platform.offline.render import main
-
-    out = tmp_path / "consumer"
-    code = main(
-        ["--project-dir", str(REPO / "examples" / "consumer"), "--stack", "dev", "--out", str(out)]
-    )
-    assert code == 0, capsys.readouterr().err
-    assert sorted(p.name for p in (out / "manifests").iterdir()) == [
-        "ec2nodeclass-l4.yaml",
-        "nodepool-l4.yaml",
-    ]
-    pool = YAML(typ="safe").load((out / "manifests" / "nodepool-l4.yaml").read_text())
-    assert pool["spec"]["limits"] == {"nvidia.com/gpu": "8"}
-    assert pool["spec"]["template"]["metadata"]["labels"]["eks-gpu-platform.io/pool"] == "l4"
-    resources = YAML(typ="safe").load((out / "resources.json").read_text())
-    assert {r["type"] for r in resources if not r["custom"]} == {
-        "eks-gpu-platform:index:Network",
-        "eks-gpu-platform:index:EksCluster",
-        "eks-gpu-platform:index:Karpenter",
-        "eks-gpu-platform:index:NodePool",
-        "eks:index:Cluster",
-    }
-    assert "Rendered 74 resources" in capsys.readouterr().out
-
-
 def test_project_file_declares_only_config_types_pulumi_accepts() -> None:
     project = YAML(typ="safe").load((REPO / "Pulumi.yaml").read_text())
     assert project["name"] == "eks-gpu-platform"

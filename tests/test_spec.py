@@ -6,13 +6,30 @@ of objects, maps, literals, optionals, floats) without depending on the platform
 
 import dataclasses
 import re
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+import pulumi
 import pytest
 
-from eks_gpu_platform.config import ClusterSpec, KarpenterSpec, SystemNodeGroupSpec
+from eks_gpu_platform.config import (
+    ClusterSpec,
+    KarpenterSpec,
+    PlatformConfig,
+    SystemNodeGroupSpec,
+    VpcSpec,
+)
+from eks_gpu_platform.gpu_operator import GpuOperatorSpec
+from eks_gpu_platform.nodepool import (
+    CapacityReservationSpec,
+    LimitsSpec,
+    NodePoolSpec,
+    RootVolumeSpec,
+    TaintSpec,
+)
+from eks_gpu_platform.scheduler import QueueResourceSpec
 from eks_gpu_platform.spec import (
     Problem,
     Spec,
@@ -22,6 +39,7 @@ from eks_gpu_platform.spec import (
     check_one_of,
     check_pattern,
     check_range,
+    config_from_python,
     did_you_mean,
     doc,
     format_path,
@@ -494,3 +512,317 @@ def test_spec_error_from_lines():
     assert err.lines == ["a: one", "b.c: two"]
     assert str(err) == "a: one\nb.c: two"
     assert isinstance(err, ValueError)
+
+
+# --- Python construction: every field's type, one exact line each ---------------------------
+
+PYTHON_TYPES = [
+    pytest.param(
+        lambda: ClusterSpec(name=123), ["ClusterSpec.name: 123 is not a string"], id="int-name"
+    ),
+    pytest.param(
+        lambda: ClusterSpec(name="gpu", admins="role/Admin"),
+        ["ClusterSpec.admins: 'role/Admin' is a string; expected a list of strings"],
+        id="string-for-list-is-one-problem",
+    ),
+    pytest.param(
+        lambda: ClusterSpec(name="gpu", kubernetes_version=1.35),
+        ["ClusterSpec.kubernetes_version: 1.35 is not a string; expected a string such as '1.36'"],
+        id="float-version",
+    ),
+    pytest.param(
+        lambda: ClusterSpec(name="gpu", kubernetes_version=1.30),
+        ["ClusterSpec.kubernetes_version: 1.3 is not a string; expected a string such as '1.36'"],
+        id="float-version-loses-its-zero",
+    ),
+    pytest.param(
+        lambda: ClusterSpec(name="gpu", endpoint_public_access="yes"),
+        ["ClusterSpec.endpoint_public_access: 'yes' is not a boolean"],
+        id="string-for-bool",
+    ),
+    pytest.param(
+        lambda: ClusterSpec(name="gpu", log_types=("api", 3)),
+        ["ClusterSpec.log_types[1]: 3 is not a string"],
+        id="list-item",
+    ),
+    pytest.param(
+        lambda: ClusterSpec(name="gpu", admins={"role/Admin"}),
+        ["ClusterSpec.admins: {'role/Admin'} is not a list; expected a list of strings"],
+        id="set-for-list",
+    ),
+    pytest.param(
+        lambda: ClusterSpec(name=None, protect="no", admins="role/A"),
+        [
+            "ClusterSpec.name: null is not a string",
+            "ClusterSpec.admins: 'role/A' is a string; expected a list of strings",
+            "ClusterSpec.protect: 'no' is not a boolean",
+        ],
+        id="every-problem-at-once",
+    ),
+    pytest.param(
+        lambda: SystemNodeGroupSpec(min_size="2"),
+        ["SystemNodeGroupSpec.min_size: '2' is not an integer"],
+        id="string-for-int",
+    ),
+    pytest.param(
+        lambda: SystemNodeGroupSpec(disk_size_gib=True),
+        ["SystemNodeGroupSpec.disk_size_gib: true is not an integer"],
+        id="bool-for-int",
+    ),
+    pytest.param(
+        lambda: SystemNodeGroupSpec(desired_size=2.5),
+        ["SystemNodeGroupSpec.desired_size: 2.5 is not an integer"],
+        id="float-for-optional-int",
+    ),
+    pytest.param(
+        lambda: KarpenterSpec(auth="oidc"),
+        ["KarpenterSpec.auth: 'oidc' is not allowed; expected one of podIdentity, irsa"],
+        id="literal",
+    ),
+    pytest.param(
+        lambda: KarpenterSpec(log_level="inf"),
+        [
+            "KarpenterSpec.log_level: 'inf' is not allowed; expected one of debug, info, error; "
+            "did you mean 'info'?"
+        ],
+        id="literal-did-you-mean",
+    ),
+    pytest.param(
+        lambda: KarpenterSpec(chart_version=1.14),
+        ["KarpenterSpec.chart_version: 1.14 is not a string; expected a string such as '1.14.1'"],
+        id="float-chart-version",
+    ),
+    pytest.param(
+        lambda: NodePoolSpec(name="l4", limits={"gpus": 8}),
+        ["NodePoolSpec.limits: {'gpus': 8} is not a LimitsSpec"],
+        id="dict-for-spec",
+    ),
+    pytest.param(
+        lambda: NodePoolSpec(name="l4", labels=["team"]),
+        ["NodePoolSpec.labels: ['team'] is not a map; expected a map of strings to strings"],
+        id="list-for-map",
+    ),
+    pytest.param(
+        lambda: NodePoolSpec(name="l4", labels={"team": 1, 2: "x"}),
+        [
+            "NodePoolSpec.labels.team: 1 is not a string",
+            "NodePoolSpec.labels: key 2 is not a string",
+        ],
+        id="map-values-and-keys",
+    ),
+    pytest.param(
+        lambda: NodePoolSpec(name="l4", capacity_types=("spot", "ondemand")),
+        [
+            "NodePoolSpec.capacity_types[1]: 'ondemand' is not allowed; expected one of "
+            "reserved, spot, on-demand; did you mean 'on-demand'?"
+        ],
+        id="literal-list-item",
+    ),
+    pytest.param(
+        lambda: NodePoolSpec(name="l4", taints=({"key": "a"},)),
+        ["NodePoolSpec.taints[0]: {'key': 'a'} is not a TaintSpec"],
+        id="dict-in-list-of-specs",
+    ),
+    pytest.param(
+        lambda: LimitsSpec(gpus="8"),
+        ["LimitsSpec.gpus: '8' is not an integer"],
+        id="string-gpus",
+    ),
+    pytest.param(
+        lambda: QueueResourceSpec(quota="1", limit=2, over_quota_weight=False),
+        [
+            "QueueResourceSpec.quota: '1' is not a number",
+            "QueueResourceSpec.over_quota_weight: false is not a number",
+        ],
+        id="numbers",
+    ),
+    pytest.param(
+        lambda: GpuOperatorSpec(time_slicing={"shared-4": 4.0}),
+        ["GpuOperatorSpec.time_slicing.shared-4: 4.0 is not an integer"],
+        id="map-of-int",
+    ),
+    pytest.param(
+        lambda: VpcSpec(vpc_id=7),
+        ["VpcSpec.vpc_id: 7 is not a string"],
+        id="output-field-still-typed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "lines"), PYTHON_TYPES)
+def test_python_construction_checks_every_type(build, lines):
+    with pytest.raises(SpecError) as err:
+        build()
+    assert err.value.lines == lines
+    assert err.value.config is False
+
+
+def test_python_lists_become_tuples():
+    spec = ClusterSpec(name="gpu", admins=["role/A", "role/B"])
+    assert spec.admins == ("role/A", "role/B")
+    assert spec == ClusterSpec(name="gpu", admins=("role/A", "role/B"))
+    pool = NodePoolSpec(name="l4", gpus=["l4"], taints=[TaintSpec(key="a.io/b")])
+    assert pool.gpus == ("l4",)
+    assert pool.taints == (TaintSpec(key="a.io/b"),)
+    hash(pool.gpus)
+
+
+def test_python_and_config_accept_the_same_values():
+    raw = {"name": "gpu", "admins": ["role/A"], "kubernetesVersion": "1.35"}
+    assert load_spec(ClusterSpec, raw, "cluster") == ClusterSpec(
+        name="gpu", admins=["role/A"], kubernetes_version="1.35"
+    )
+
+
+# --- pulumi.Output: accepted where the value comes from another resource --------------------
+
+OUTPUT_FIELDS = {
+    ("CapacityReservationSpec", "id"),
+    ("CapacityReservationSpec", "owner_id"),
+    ("ClusterSpec", "admins"),
+    ("ClusterSpec", "kms_key_arn"),
+    ("RootVolumeSpec", "kms_key_id"),
+    ("VpcSpec", "private_subnet_ids"),
+    ("VpcSpec", "public_subnet_ids"),
+    ("VpcSpec", "vpc_id"),
+}
+
+
+def all_specs() -> list[type]:
+    seen: list[type] = []
+
+    def visit(cls: type) -> None:
+        if cls in seen:
+            return
+        seen.append(cls)
+        for tp in typing.get_type_hints(cls).values():
+            for inner in (tp, *typing.get_args(tp)):
+                if dataclasses.is_dataclass(inner):
+                    visit(inner)
+                for nested in typing.get_args(inner):
+                    if dataclasses.is_dataclass(nested):
+                        visit(nested)
+
+    visit(PlatformConfig)
+    return seen
+
+
+def test_exactly_the_fields_of_other_resources_accept_outputs():
+    found = {
+        (cls.__name__, f.name)
+        for cls in all_specs()
+        for f in dataclasses.fields(cls)
+        if f.metadata.get("output")
+    }
+    assert found == OUTPUT_FIELDS
+    assert sorted(cls.__name__ for cls in all_specs()) == [
+        "AmiSpec",
+        "BudgetSpec",
+        "CapacityReservationSpec",
+        "ClusterSpec",
+        "DisruptionSpec",
+        "GpuOperatorSpec",
+        "KarpenterSpec",
+        "KubeletSpec",
+        "LimitsSpec",
+        "NodePoolSpec",
+        "PlatformConfig",
+        "QueueResourceSpec",
+        "QueueSpec",
+        "RootVolumeSpec",
+        "SchedulerSpec",
+        "SystemNodeGroupSpec",
+        "TaintSpec",
+        "VpcSpec",
+    ]
+
+
+def output(value: str) -> pulumi.Output:
+    return pulumi.Output.from_input(value)
+
+
+def test_outputs_skip_the_syntax_checks():
+    vpc = VpcSpec(
+        vpc_id=output("not-checked"), private_subnet_ids=[output("a"), "subnet-0123456789abcdef0"]
+    )
+    assert isinstance(vpc.vpc_id, pulumi.Output)
+    assert vpc.private_subnet_ids[1] == "subnet-0123456789abcdef0"
+    cluster = ClusterSpec(name="gpu", admins=[output("arn"), "role/A"], kms_key_arn=output("k"))
+    assert isinstance(cluster.kms_key_arn, pulumi.Output)
+    CapacityReservationSpec(id=output("cr"))
+    CapacityReservationSpec(tags={"team": "ml"}, owner_id=output("123"))
+    RootVolumeSpec(kms_key_id=output("key"))
+    # The plain items beside Outputs are still checked.
+    with pytest.raises(SpecError) as err:
+        VpcSpec(vpc_id=output("vpc"), private_subnet_ids=[output("a"), "sub-1"])
+    assert err.value.lines == [
+        "VpcSpec.private_subnet_ids[1]: 'sub-1' is not a subnet id; expected 'subnet-' and hex"
+    ]
+
+
+OUTPUT_REFUSED = [
+    pytest.param(
+        lambda: ClusterSpec(name=output("gpu")),
+        [
+            "ClusterSpec.name: is a pulumi.Output; expected a string known when the program runs "
+            "(only ids and ARNs of other resources may be Outputs)"
+        ],
+        id="name",
+    ),
+    pytest.param(
+        lambda: VpcSpec(vpc_id="vpc-0123456789abcdef0", private_subnet_ids=output("ids")),
+        [
+            "VpcSpec.private_subnet_ids: is a pulumi.Output of the whole list; pass a list whose "
+            "items may be Outputs (the number of items decides how many resources the program "
+            "registers)"
+        ],
+        id="whole-list",
+    ),
+    pytest.param(
+        lambda: NodePoolSpec(name="l4", gpus=[output("l4")]),
+        [
+            "NodePoolSpec.gpus[0]: is a pulumi.Output; expected a string known when the program "
+            "runs (only ids and ARNs of other resources may be Outputs)"
+        ],
+        id="list-item",
+    ),
+    pytest.param(
+        lambda: NodePoolSpec(name="l4", limits=output("x")),
+        [
+            "NodePoolSpec.limits: is a pulumi.Output; expected an object known when the program "
+            "runs (only ids and ARNs of other resources may be Outputs)"
+        ],
+        id="spec",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "lines"), OUTPUT_REFUSED)
+def test_outputs_are_refused_elsewhere(build, lines):
+    with pytest.raises(SpecError) as err:
+        build()
+    assert err.value.lines == lines
+
+
+def test_configuration_data_may_carry_outputs_in_the_same_fields():
+    vpc_id, subnet = output("vpc"), output("subnet")
+    spec = load_spec(
+        VpcSpec, {"vpcId": vpc_id, "privateSubnetIds": [subnet, "subnet-0123456789abcdef0"]}, "vpc"
+    )
+    assert spec.vpc_id is vpc_id
+    assert spec.private_subnet_ids[0] is subnet
+    with pytest.raises(SpecError) as err:
+        load_spec(VpcSpec, {"cidr": output("10.0.0.0/16"), "privateSubnetIds": output("x")}, "vpc")
+    assert err.value.lines == [
+        "vpc.cidr: is a pulumi.Output; expected a string known when the program runs (only ids "
+        "and ARNs of other resources may be Outputs)",
+        "vpc.privateSubnetIds: is a pulumi.Output of the whole list; pass a list whose items may "
+        "be Outputs (the number of items decides how many resources the program registers)",
+    ]
+
+
+def test_hosted_args_keep_outputs_as_they_are():
+    vpc_id = output("vpc")
+    data = config_from_python(VpcSpec, {"vpc_id": vpc_id, "private_subnet_ids": [vpc_id]})
+    assert data == {"vpcId": vpc_id, "privateSubnetIds": [vpc_id]}
+    assert show(vpc_id) == "a pulumi.Output"

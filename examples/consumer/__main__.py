@@ -1,7 +1,11 @@
-"""A separate Pulumi program built from eks-gpu-platform's components: a cluster and one GPU pool.
+"""A separate Pulumi program built from eks-gpu-platform's components: a working GPU platform.
 
 It composes the components one by one (instead of ``GpuPlatform``) to show the library's
-building blocks: a network, the EKS cluster, Karpenter, and a Karpenter GPU pool.
+building blocks: a network, the EKS cluster, Karpenter, a Karpenter GPU pool, and the NVIDIA GPU
+Operator (the device plugin that makes ``nvidia.com/gpu`` schedulable). Each component takes the
+ones it builds on and derives the rest from them: Karpenter runs on the cluster's system nodes,
+the pool uses Karpenter's node role and waits for its CRDs, the operator tolerates the pool's
+taints. Only names the package root exports are imported.
 """
 
 import pulumi
@@ -10,9 +14,11 @@ from eks_gpu_platform import (
     ClusterSpec,
     EksCluster,
     EksClusterArgs,
+    GpuOperator,
+    GpuOperatorArgs,
     Karpenter,
     KarpenterArgs,
-    KarpenterSpec,
+    LimitsSpec,
     Network,
     NetworkArgs,
     NodePool,
@@ -21,43 +27,26 @@ from eks_gpu_platform import (
     SystemNodeGroupSpec,
     VpcSpec,
 )
-from eks_gpu_platform.cluster import system_node_label, system_tolerations
-from eks_gpu_platform.nodepool import LimitsSpec
 
 config = pulumi.Config()
 name = config.require("clusterName")
 gpu_limit = config.get_int("gpuLimit") or 8
 tags = {"project": "gpu-research"}
 
-cluster_spec = ClusterSpec(name=name, admins=("role/ResearchAdmin",))
-network = Network("research-network", NetworkArgs(spec=VpcSpec(az_count=2), cluster_name=name))
+network = Network(
+    "research-network",
+    NetworkArgs(spec=VpcSpec(az_count=2), cluster_name=name, tags=tags),
+)
 cluster = EksCluster(
     "research-cluster",
     EksClusterArgs(
-        spec=cluster_spec,
+        spec=ClusterSpec(name=name, admins=("role/ResearchAdmin",)),
         system_node_group=SystemNodeGroupSpec(instance_types=("m7i.large",)),
-        vpc_id=network.vpc_id,
-        private_subnet_ids=network.private_subnet_ids,
-        public_subnet_ids=network.public_subnet_ids,
+        network=network,
         tags=tags,
     ),
 )
-label_key, label_value = system_node_label(cluster_spec.label_domain)
-karpenter = Karpenter(
-    "research-karpenter",
-    KarpenterArgs(
-        spec=KarpenterSpec(),
-        cluster_name=name,
-        cluster=cluster.cluster_name,
-        oidc_provider_arn=cluster.oidc_provider_arn,
-        oidc_provider_url=cluster.oidc_provider_url,
-        k8s_provider=cluster.provider,
-        node_selector={label_key: label_value},
-        tolerations=system_tolerations(),
-        depends_on=[cluster.system_node_group, cluster.pod_identity_agent],
-        tags=tags,
-    ),
-)
+karpenter = Karpenter("research-karpenter", KarpenterArgs(cluster=cluster, tags=tags))
 pool = NodePool(
     "research-l4",
     NodePoolArgs(
@@ -69,15 +58,15 @@ pool = NodePool(
             preemptible=True,
             limits=LimitsSpec(gpus=gpu_limit),
         ),
-        cluster_name=name,
-        label_domain=cluster_spec.label_domain,
-        node_role=karpenter.node_role_name,
-        k8s_provider=cluster.provider,
-        gpu_limit=gpu_limit,
-        depends_on=[karpenter.crd_release, karpenter.release],
+        cluster=cluster,
+        karpenter=karpenter,
         tags=tags,
     ),
+)
+gpu_operator = GpuOperator(
+    "research-gpu-operator", GpuOperatorArgs(cluster=cluster, node_pools=[pool])
 )
 
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("nodePools", pool.node_pool_names)
+pulumi.export("gpuOperatorNamespace", gpu_operator.namespace)
