@@ -446,6 +446,8 @@ class KarpenterArgs:
             for name in ("cluster_name", "oidc_provider_arn", "oidc_provider_url", "k8s_provider"):
                 if getattr(self, name) is None:
                     problems.append(required_problem(name, "EksCluster", "cluster"))
+            # helm.v3.Release waits for every resource to be ready unless skip_await
+            # (pulumi_kubernetes/helm/v3/Release.py, ``skip_await``): the pods need nodes.
             if not self.depends_on:
                 problems.append(
                     (

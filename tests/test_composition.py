@@ -310,7 +310,8 @@ def test_kai_scheduler_derives_from_the_cluster_and_waits_for_the_operator(compo
         "eks-gpu-platform.io/system": "true"
     }
     assert release.inputs["values"]["global"]["tolerations"] == [SYSTEM_TOLERATION]
-    # A dependency on a component is one on each of its children.
+    # A dependency on a component is one on each of its children (pulumi/runtime/rpc.py,
+    # _expand_dependencies / _add_dependency).
     operator = one(composed, RELEASE, "gpu-chart")
     group = one(composed, NODE_GROUP, "eks-system")
     assert operator.urn in release.dependencies
