@@ -156,9 +156,11 @@ class EksCluster(pulumi.ComponentResource):
         self.system_tolerations = system_tolerations()
         child = pulumi.ResourceOptions(parent=self)
         protected = pulumi.ResourceOptions(parent=self, protect=spec.protect)
-        partition = aws.get_partition_output().partition
-        dns_suffix = aws.get_partition_output().dns_suffix
-        account_id = aws.get_caller_identity_output().account_id
+        # Invokes parented to the component use its AWS provider (pulumi/runtime/invoke.py).
+        scoped = pulumi.InvokeOutputOptions(parent=self)
+        partition = aws.get_partition_output(opts=scoped).partition
+        dns_suffix = aws.get_partition_output(opts=scoped).dns_suffix
+        account_id = aws.get_caller_identity_output(opts=scoped).account_id
 
         if spec.kms_key_arn:
             self.kms_key_arn = pulumi.Output.from_input(spec.kms_key_arn)

@@ -536,10 +536,12 @@ class Karpenter(pulumi.ComponentResource):
         spec, tags, cluster = args.spec, dict(args.tags), args.cluster_name or ""
         self.feature_gates = {**DEFAULT_FEATURE_GATES, **args.feature_gates}
         child = pulumi.ResourceOptions(parent=self)
-        part = aws.get_partition_output()
+        # Invokes parented to the component use its AWS provider (pulumi/runtime/invoke.py).
+        scoped = pulumi.InvokeOutputOptions(parent=self)
+        part = aws.get_partition_output(opts=scoped)
         partition, dns_suffix = part.partition, part.dns_suffix
-        region = aws.get_region_output().region
-        account_id = aws.get_caller_identity_output().account_id
+        region = aws.get_region_output(opts=scoped).region
+        account_id = aws.get_caller_identity_output(opts=scoped).account_id
 
         # -- node role ---------------------------------------------------------------------
         node_role = aws.iam.Role(

@@ -108,7 +108,10 @@ class Network(pulumi.ComponentResource):
         child: pulumi.ResourceOptions,
         protect: bool,
     ) -> None:
-        azs = aws.get_availability_zones_output(state="available")
+        # Parented to the component: the zones of its AWS provider's region.
+        azs = aws.get_availability_zones_output(
+            state="available", opts=pulumi.InvokeOutputOptions(parent=self)
+        )
         private_cidrs, public_cidrs = subnet_layout(spec.vpc_cidr, spec.azs)
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 import pulumi
+import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
@@ -232,15 +233,66 @@ def gpu_node_tolerations(
 
 def platform_config_from_args(args: Mapping[str, Any]) -> PlatformConfig:
     """A ``PlatformConfig`` from the component's snake_case args (how a hosted component,
-    called from TypeScript, Go or .NET, receives them)."""
+    called from TypeScript, Go or .NET, receives them). Without a ``region`` input, the stack's
+    ``aws:region`` (the engine hands a hosted component the stack's configuration: pulumi/pulumi
+    pkg/resource/deploy/source_eval.go, ``ConstructInfo.Config``)."""
     data = config_from_python(PlatformConfig, args)
-    region = data.pop("region", None)
     for key, value in data.items():
         if isinstance(value, pulumi.Output):
             raise SpecError.from_lines(
                 [f"{key}: must be a plain value; it decides which resources exist"]
             )
+    region = data.pop("region", None) or pulumi.Config("aws").get("region")
     return PlatformConfig.load(data, region)
+
+
+def stack_aws_config() -> dict[str, Any]:
+    """The stack's ``aws:*`` configuration: what the default AWS provider reads."""
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    return {key: value for key, value in raw.items() if key.startswith("aws:")}
+
+
+def region_problems(region: str, stack_aws: Mapping[str, Any]) -> list[str]:
+    """The platform's region (given in code, or read from ``aws:region``) against the stack's
+    AWS configuration, when the platform's AWS resources would use the default provider.
+
+    The default AWS provider takes its region from ``aws:region`` (pulumi_aws/config/vars.py,
+    ``region``): a different region in code is a conflict. Without ``aws:region`` the platform
+    creates its own provider for the code's region, and explicit providers read no stack
+    configuration (pulumi_aws/provider.py builds their inputs from arguments only), so any other
+    ``aws:`` key would be silently dropped: that is reported too.
+    """
+    stack_region = stack_aws.get("aws:region")
+    if stack_region and stack_region != region:
+        return [
+            f"region: {region!r} (given in code) conflicts with aws:region {stack_region!r} in "
+            "the stack configuration; set one of them"
+        ]
+    if stack_region:
+        return []
+    return [
+        f"{key}: not read by the AWS provider the platform creates for region {region!r} "
+        f"(given in code, no aws:region); set aws:region: {region} in the stack configuration"
+        for key in sorted(stack_aws)
+    ]
+
+
+def inherited_aws_provider(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
+    """The AWS provider a component gets from its options or its parent, if any (the SDK's
+    rules: pulumi/resource.py ``Resource._get_providers``)."""
+    if opts is None:
+        return None
+    providers = opts.providers
+    found = None
+    if isinstance(providers, Mapping):
+        found = providers.get("aws")
+    elif providers:
+        found = next((p for p in providers if p.package == "aws"), None)
+    if found is None and opts.provider is not None and opts.provider.package == "aws":
+        found = opts.provider
+    if found is None and opts.parent is not None:
+        found = opts.parent.get_provider("aws:ec2/vpc:Vpc")
+    return found
 
 
 class GpuPlatform(pulumi.ComponentResource):
@@ -279,10 +331,24 @@ class GpuPlatform(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None
     ):
-        """``args``: a ``PlatformConfig`` from Python, or its fields as a dict (hosted)."""
-        super().__init__(f"{TYPE_PREFIX}GpuPlatform", name, None, opts)
+        """``args``: a ``PlatformConfig`` from Python, or its fields as a dict (hosted).
+
+        The AWS resources go to ``config.region``: through the default provider when the
+        stack's ``aws:region`` is the same region, through an AWS provider of its own
+        (``<name>-aws``) when the stack sets no ``aws:region``; a different ``aws:region`` is a
+        ``SpecError``. An AWS provider passed in ``opts`` (or inherited) is used as given.
+        """
         config = args if isinstance(args, PlatformConfig) else platform_config_from_args(args)
+        given_provider = inherited_aws_provider(opts)
+        stack_aws = stack_aws_config() if given_provider is None else {}
+        if given_provider is None and (problems := region_problems(config.region, stack_aws)):
+            raise SpecError.from_lines(problems)
+        super().__init__(f"{TYPE_PREFIX}GpuPlatform", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        self.aws_provider = None
+        if given_provider is None and not stack_aws.get("aws:region"):
+            self.aws_provider = aws.Provider(f"{name}-aws", region=config.region, opts=child)
+            child = pulumi.ResourceOptions(parent=self, providers={"aws": self.aws_provider})
         cluster_name = config.cluster.name
         tags = {**config.tags, "eks-gpu-platform/cluster": cluster_name}
 

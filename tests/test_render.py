@@ -1,5 +1,6 @@
 """The offline render end to end: the CLI on the dev stack, bad configurations, the module entry
-point, and the strictness of the recording mocks."""
+point, and the strictness of the recording mocks (other projects' programs and the generic mocks:
+test_render_consumer.py)."""
 
 import contextlib
 import io
@@ -378,18 +379,33 @@ def test_module_entry_point_exit_code_for_bad_config(tmp_path):
 # --- strict mocks ------------------------------------------------------------------------------
 
 
-def test_unknown_invoke_raises():
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_shipped_stacks_use_only_modelled_types_and_invokes(stack, render_stack):
+    """The render answers unmodelled types generically (for other projects' programs); this
+    project's own stacks must use none, or their render would not be realistic."""
+    recording = render_stack(stack)
+    assert recording.unmodelled == {}
+    assert recording.notices == []
+
+
+def test_dev_render_prints_no_notice(dev):
+    _, stdout, _, out = dev
+    assert [line for line in stdout.splitlines() if "notice" in line] == []
+    assert "notice" not in (out / "summary.md").read_text()
+
+
+def test_unknown_invoke_raises_in_strict_mode():
     m = mocks.RecordingMocks(region="us-west-2", partition="aws")
     with pytest.raises(NotImplementedError) as err:
         m.call(pulumi.runtime.MockCallArgs("aws:ec2/getVpc:getVpc", {"id": "vpc-1"}, ""))
     assert str(err.value) == (
-        "offline mocks: no answer for invoke 'aws:ec2/getVpc:getVpc'; add a realistic one to "
-        "eks_gpu_platform.offline.mocks.RecordingMocks.call"
+        "offline mocks: invoke 'aws:ec2/getVpc:getVpc' is not modelled (strict mode); "
+        "RecordingMocks(strict=False) answers it with its arguments"
     )
     assert m.calls == [("aws:ec2/getVpc:getVpc", {"id": "vpc-1"})]
 
 
-def test_unknown_resource_type_raises():
+def test_unknown_resource_type_raises_in_strict_mode():
     m = mocks.RecordingMocks(region="us-west-2", partition="aws")
     args = pulumi.runtime.MockResourceArgs(
         typ="aws:s3/bucket:Bucket", name="b", inputs={}, provider="", resource_id="", custom=True
@@ -397,9 +413,10 @@ def test_unknown_resource_type_raises():
     with pytest.raises(NotImplementedError) as err:
         m.new_resource(args)
     assert str(err.value) == (
-        "offline mocks: no realistic state for resource type 'aws:s3/bucket:Bucket' ('b'); add "
-        "one to eks_gpu_platform.offline.mocks.RecordingMocks"
+        "offline mocks: resource type 'aws:s3/bucket:Bucket' ('b') is not modelled (strict "
+        "mode); RecordingMocks(strict=False) renders it with generic outputs"
     )
+    assert m.unmodelled == {}
 
 
 @pytest.mark.parametrize(

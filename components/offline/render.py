@@ -10,12 +10,18 @@ No Pulumi CLI, no AWS account, no network. For a stack file it writes, under ``-
 - ``outputs.json``: the stack outputs (secrets masked);
 
 and prints a summary. Exit codes: 0 rendered; 2 configuration error (one line per problem, no
-traceback, nothing written); 1 anything else.
+traceback, nothing written), whether the stack file or the program (a ``SpecError`` raised while
+it runs: a spec, a component, the region) finds it; 1 anything else.
+
+Any project renders (``--project-dir``), not only this one: a program that sets everything in
+code needs no stack file, and ``aws:region`` only when it gives no region in code. Resource types
+and invokes the mocks do not model are answered generically, with one notice line per type.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -26,6 +32,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,18 +85,29 @@ def find_project(start: Path) -> Path:
 
 
 def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> StackFile:
-    """Read ``Pulumi.<stack>.yaml`` (or ``config_file``) plus project-level config defaults."""
+    """Read ``Pulumi.<stack>.yaml`` (or ``config_file``) plus project-level config defaults.
+
+    This project's program reads all of its configuration from the stack file, so the file must
+    exist. Another project's stack may have none, as with the Pulumi CLI (a stack without
+    configuration has no ``Pulumi.<stack>.yaml``): its program sets everything in code.
+    """
     path = config_file or project_dir / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
+    project_file = project_dir / "Pulumi.yaml"
+    try:
+        project = yaml.safe_load(project_file.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigFileError(f"{project_file} is not valid YAML: {err}") from None
+    if not isinstance(project, dict):
+        raise ConfigFileError(f"{project_file}: expected a mapping")
+    name = project.get("name")
+    if not path.is_file() and (config_file is not None or name == PROJECT):
         raise ConfigFileError(f"stack file {path} does not exist")
     try:
-        document = yaml.safe_load(path.read_text()) or {}
-        project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text()) or {}
+        document = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
     except yaml.YAMLError as err:
         raise ConfigFileError(f"{path} is not valid YAML: {err}") from None
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
         raise ConfigFileError(f"{path}: expected a mapping with a 'config' mapping")
-    name = project.get("name")
     config: dict[str, Any] = {}
     for key, decl in (project.get("config") or {}).items():
         full = key if ":" in key else f"{name}:{key}"
@@ -105,21 +123,66 @@ def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> 
             secret_keys.append(key)
         config[key] = value
     if not name:
-        raise ConfigFileError(f"{project_dir / 'Pulumi.yaml'} has no project name")
+        raise ConfigFileError(f"{project_file} has no project name")
     return StackFile(name=stack, project=name, config=config, secret_keys=secret_keys)
 
 
 def validate(stack: StackFile) -> PlatformConfig | None:
     """The stack's configuration as this project's program parses it; raises ``SpecError``.
 
-    Other projects (programs that import the library) have their own configuration: for them
-    only ``aws:region`` is checked here, and the program validates the rest as it runs.
+    Other projects (programs that import the library) have their own configuration, and may
+    give the region in code: their program validates it all as it runs (a missing region is
+    then a ``SpecError`` naming ``aws:region``, from the mocks or from ``PlatformConfig``).
     """
     if stack.project != PROJECT:
-        if not stack.region:
-            raise SpecError.from_lines(["aws:region: is required"])
         return None
     return PlatformConfig.load(stack_config_values(stack.config), stack.region)
+
+
+@contextlib.contextmanager
+def spec_errors_made() -> Iterator[list[SpecError]]:
+    """Every ``SpecError`` created while the block runs (the program's run).
+
+    The SDK does not always keep the chain back to one: a ``SpecError`` raised in an ``apply``
+    whose output is a resource input is wrapped in a ``ValueError`` naming the resource and the
+    input ("While processing input ...", pulumi/runtime/rpc.py ``serialize_properties`` and
+    pulumi/runtime/resource.py ``do_register``, both ``from`` it), and ``wait_for_rpcs`` then
+    re-raises that error ``from`` itself (pulumi/runtime/stack.py), dropping the link. Its text
+    still ends with the ``SpecError``'s: ``spec_error`` matches the two.
+    """
+    made: list[SpecError] = []
+    original = SpecError.__init__
+
+    def recording_init(self: SpecError, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        made.append(self)
+
+    SpecError.__init__ = recording_init  # type: ignore[method-assign]
+    try:
+        yield made
+    finally:
+        SpecError.__init__ = original  # type: ignore[method-assign]
+
+
+def spec_error(err: BaseException, made: Sequence[SpecError] = ()) -> SpecError | None:
+    """The ``SpecError`` behind ``err``: itself, one it was raised from or while handling (a
+    program may wrap it, e.g. in ``pulumi.RunError``), or, when the SDK broke that chain, one of
+    ``made`` whose text the error's ends with."""
+    seen: set[int] = set()
+    node: BaseException | None = err
+    while node is not None and id(node) not in seen:
+        if isinstance(node, SpecError):
+            return node
+        seen.add(id(node))
+        node = node.__cause__ or node.__context__
+    text = str(err)
+    return next((m for m in reversed(made) if str(m) and text.endswith(str(m))), None)
+
+
+def print_spec_error(err: SpecError, header: str) -> None:
+    print(header, file=sys.stderr)
+    for line in err.lines:
+        print(f"  {line}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,6 +341,8 @@ def markdown_summary(
 ) -> str:
     """The render as a pull-request comment: counts, policies, node pools, a component diagram."""
     lines = [f"### `{stack}`: {len(recording.resources)} resources", ""]
+    if recording.notices:
+        lines += [f"- {notice}" for notice in recording.notices] + [""]
     if pack is not None:
         if policy_lines:
             lines += ["Policy violations:", ""] + [f"- `{line}`" for line in policy_lines] + [""]
@@ -469,9 +534,12 @@ def check_policies(
 
 
 def render(project_dir: Path, stack: StackFile) -> mocks.Recording:
-    """Run the project's ``__main__.py`` for ``stack`` under the recording mocks."""
+    """Run the project's ``__main__.py`` for ``stack`` under the recording mocks.
+
+    The mocks are not strict: a type or invoke they do not model gets generic outputs and is
+    listed in ``Recording.unmodelled`` (the test suite checks the shipped stacks have none).
+    """
     validate(stack)
-    region = stack.region or ""
     program = project_dir / "__main__.py"
     cwd = os.getcwd()
     os.chdir(project_dir)
@@ -481,9 +549,10 @@ def render(project_dir: Path, stack: StackFile) -> mocks.Recording:
             project=stack.project,
             stack=stack.name,
             config=stack.config,
-            region=region,
-            partition=partition_for_region(region),
+            region=stack.region,
+            partition=partition_for_region(stack.region) if stack.region else None,
             secret_keys=stack.secret_keys,
+            strict=False,
         )
     finally:
         os.chdir(cwd)
@@ -538,9 +607,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_CONFIG
     except SpecError as err:
-        print("invalid stack configuration:", file=sys.stderr)
-        for line in err.lines:
-            print(f"  {line}", file=sys.stderr)
+        print_spec_error(err, "invalid stack configuration:")
         return EXIT_CONFIG
     out = args.out or project_dir / "build" / stack.name
     try:
@@ -548,7 +615,17 @@ def main(argv: list[str] | None = None) -> int:
         policy_config = (
             json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
         )
-        recording = render(project_dir, stack)
+        try:
+            with spec_errors_made() as made:
+                recording = render(project_dir, stack)
+        except Exception as err:
+            # A SpecError from the program (a spec, a component, the region), however the
+            # engine or the program wrapped it: the same one-line-per-problem exit as above.
+            found = spec_error(err, made)
+            if found is None:
+                raise
+            print_spec_error(found, "invalid configuration:")
+            return EXIT_CONFIG
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
         lines, mandatory = check_policies(recording, pack, policy_config) if pack else ([], False)
@@ -560,6 +637,8 @@ def main(argv: list[str] | None = None) -> int:
     (out / "summary.md").write_text(markdown_summary(recording, stack.name, lines, pack))
     (out / "policy.txt").write_text("".join(f"{line}\n" for line in lines))
     print(summary(recording, counts, out))
+    for notice in recording.notices:
+        print(notice)
     if pack is None:
         print("Policy pack: not run")
     elif lines:
