@@ -1,0 +1,328 @@
+"""The ``NodePool`` component: registers a pool's EC2NodeClass(es), NodePool(s) and, for an EFA
+pool, its placement group, security group and NodeOverlay."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from .. import versions
+from ..naming import TYPE_PREFIX
+from ..spec import (
+    Problem,
+    SpecError,
+    check_range,
+    derived,
+    is_output,
+    require_instance,
+    required_problem,
+    set_derived,
+    show,
+)
+from .manifests import (
+    ec2nodeclass_manifest,
+    nodeoverlay_manifest,
+    nodepool_manifest,
+    type_slug,
+)
+from .spec import NodePoolSpec, split_gpu_limit
+
+if TYPE_CHECKING:  # cluster and karpenter import config, which imports this package
+    from ..cluster import EksCluster
+    from ..karpenter import Karpenter
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodePoolArgs:
+    """Inputs of ``NodePool``: the pool spec and the cluster it provisions for.
+
+    ``cluster`` (the ``EksCluster`` component) gives the cluster name, the label domain, the
+    Kubernetes provider and the VPC (for an EFA pool's security group); ``karpenter`` (the
+    ``Karpenter`` component) gives the node role and the dependency on Karpenter's CRDs and
+    controller. Without them, set those explicitly; ``depends_on`` must then hold Karpenter's
+    CRD release (a NodePool cannot be created before its CRD).
+
+    ``gpu_limit``: the ``nvidia.com/gpu`` limit of a GPU or EFA pool; default the spec's
+    ``limits.gpus`` (``GpuPlatform`` passes the limit its scheduler queues derive). A GPU or EFA
+    pool with neither is refused: nothing would bound how many GPUs Karpenter provisions.
+    """
+
+    spec: NodePoolSpec
+    cluster: "EksCluster | None" = None
+    karpenter: "Karpenter | None" = None
+    cluster_name: str | None = derived("cluster")
+    label_domain: str | None = derived("cluster")
+    node_role: pulumi.Input[str] | None = derived("karpenter")
+    k8s_provider: k8s.Provider | None = derived("cluster")
+    vpc_id: pulumi.Input[str] | None = derived("cluster")
+    gpu_limit: int | None = None
+    depends_on: Sequence[pulumi.Resource] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from ..cluster import EksCluster
+        from ..karpenter import Karpenter
+
+        problems = require_instance(self, "spec", NodePoolSpec)
+        if self.cluster is not None:
+            problems += require_instance(self, "cluster", EksCluster) or self._from_cluster()
+        if self.karpenter is not None:
+            problems += require_instance(self, "karpenter", Karpenter) or self._from_karpenter()
+        for name in ("cluster_name", "label_domain", "k8s_provider"):
+            if getattr(self, name) is None:
+                problems.append(required_problem(name, "EksCluster", "cluster"))
+        if self.node_role is None:
+            problems.append(required_problem("node_role", "Karpenter", "karpenter"))
+        if self.karpenter is None and not self.depends_on:
+            problems.append(
+                (
+                    ("depends_on",),
+                    "is empty; a NodePool and its EC2NodeClass need Karpenter's CRDs: pass the "
+                    "Karpenter component as karpenter, or list its crd_release",
+                )
+            )
+        if not problems:
+            problems += self._pool_problems()
+        if problems:
+            raise SpecError(type(self).__name__, problems)
+
+    def _from_cluster(self) -> list[Problem]:
+        cluster = self.cluster
+        assert cluster is not None
+        out: list[Problem] = []
+        for name, value, what in (
+            ("cluster_name", cluster.spec.name, "name"),
+            ("label_domain", cluster.spec.label_domain, "label domain"),
+        ):
+            given = getattr(self, name)
+            if given is None:
+                set_derived(self, name, value)
+            elif given != value:
+                out.append(
+                    (
+                        (name,),
+                        f"{show(given)} is not the {what} of the EksCluster given as cluster "
+                        f"({show(value)})",
+                    )
+                )
+        if self.k8s_provider is None:
+            set_derived(self, "k8s_provider", cluster.provider)
+        if self.vpc_id is None:
+            set_derived(self, "vpc_id", cluster.vpc_id)
+        return out
+
+    def _from_karpenter(self) -> list[Problem]:
+        karpenter = self.karpenter
+        assert karpenter is not None
+        if self.node_role is None:
+            set_derived(self, "node_role", karpenter.node_role_name)
+        after = [karpenter.crd_release, karpenter.release]
+        set_derived(
+            self,
+            "depends_on",
+            [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+        )
+        return []
+
+    def _pool_problems(self) -> list[Problem]:
+        spec, out = self.spec, []
+        pool = f"{spec.kind} pool {show(spec.name)}"
+        if spec.kind == "efa":
+            if self.vpc_id is None:
+                out.append(
+                    (
+                        ("vpc_id",),
+                        f"is required for {pool}: its security group is created in the VPC; "
+                        "pass the EksCluster component as cluster, or set vpc_id",
+                    )
+                )
+            gates = getattr(self.karpenter, "feature_gates", None)
+            if gates is not None and not gates.get("nodeOverlay"):
+                out.append(
+                    (
+                        ("karpenter",),
+                        f"runs with the nodeOverlay feature gate off, but {pool} declares its "
+                        "hugepages to Karpenter with a NodeOverlay; create Karpenter with "
+                        "feature_gates={'nodeOverlay': True}",
+                    )
+                )
+        limit = self.gpu_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            out.append((("gpu_limit",), f"{show(limit)} is not an integer"))
+        elif not spec.is_gpu:
+            if limit is not None:
+                out.append((("gpu_limit",), f"only applies to gpu and efa pools; {pool} has none"))
+        elif limit is None:
+            if spec.limits.gpus is None:
+                out.append(
+                    (
+                        ("gpu_limit",),
+                        f"{pool} has no GPU limit; set limits.gpus in its NodePoolSpec (or "
+                        "gpu_limit here), or nothing bounds how many GPUs Karpenter provisions",
+                    )
+                )
+            else:
+                set_derived(self, "gpu_limit", spec.limits.gpus)
+        elif msg := check_range(limit, 1, 100000):
+            out.append((("gpu_limit",), msg))
+        elif spec.limits.gpus is not None and limit > spec.limits.gpus:
+            out.append(
+                (
+                    ("gpu_limit",),
+                    f"{limit} exceeds limits.gpus of {pool} ({spec.limits.gpus}); the pool's own "
+                    "cap is the most it may get",
+                )
+            )
+        elif short := spec.gpu_limit_shortfall(limit):
+            out.append((("gpu_limit",), f"{limit} {short}; raise it or select fewer types"))
+        return out
+
+
+def pool_specs(args: Any, name: str = "node_pools") -> tuple[list[NodePoolSpec], list[Problem]]:
+    """The specs of ``args.<name>``: ``NodePool`` components or ``NodePoolSpec`` values."""
+    specs: list[NodePoolSpec] = []
+    problems: list[Problem] = []
+    for i, pool in enumerate(getattr(args, name)):
+        spec = getattr(pool, "spec", None) if isinstance(pool, NodePool) else pool
+        if isinstance(spec, NodePoolSpec):
+            specs.append(spec)
+        else:
+            problems.append(((name, i), f"{show(pool)} is not a NodePool or a NodePoolSpec"))
+    return specs, problems
+
+
+def _has_outputs(spec: NodePoolSpec) -> bool:
+    """Whether the EC2NodeClass carries values only known at deployment (a KMS key, a
+    reservation from another resource)."""
+    return is_output(spec.root_volume.kms_key_id) or any(
+        is_output(c.id) or is_output(c.owner_id) for c in spec.capacity_reservations
+    )
+
+
+class NodePool(pulumi.ComponentResource):
+    """One pool of Karpenter capacity: EC2NodeClass(es), NodePool(s), and EFA networking."""
+
+    node_pool_names: pulumi.Output[Sequence[str]]
+    node_class_names: pulumi.Output[Sequence[str]]
+
+    def __init__(self, name: str, args: NodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(f"{TYPE_PREFIX}NodePool", name, None, opts)
+        spec, tags = args.spec, dict(args.tags)
+        cluster_name, label_domain = args.cluster_name or "", args.label_domain or ""
+        self.spec = spec  # GpuOperatorArgs and EfaDevicePluginArgs read the pools' taints
+        k8s_opts = pulumi.ResourceOptions(
+            parent=self, provider=args.k8s_provider, depends_on=list(args.depends_on)
+        )
+        security_groups: pulumi.Output[list[str]] = pulumi.Output.from_input([])
+        placement_group: pulumi.Output[str | None] = pulumi.Output.from_input(None)
+        if spec.kind == "efa":
+            pg = aws.ec2.PlacementGroup(
+                f"{name}-pg",
+                strategy="cluster",
+                tags={**tags, "Name": f"{cluster_name}-{spec.name}"},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            sg = aws.ec2.SecurityGroup(
+                f"{name}-efa",
+                description=f"EFA traffic between {spec.name} nodes of {cluster_name}",
+                vpc_id=args.vpc_id,
+                tags={**tags, "Name": f"{cluster_name}-{spec.name}-efa"},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-efa-self-in",
+                security_group_id=sg.id,
+                referenced_security_group_id=sg.id,
+                ip_protocol="-1",
+                description="EFA: all traffic from the pool's own nodes",
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            aws.vpc.SecurityGroupEgressRule(
+                f"{name}-efa-self-out",
+                security_group_id=sg.id,
+                referenced_security_group_id=sg.id,
+                ip_protocol="-1",
+                description="EFA: all traffic to the pool's own nodes",
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            security_groups = sg.id.apply(lambda i: [i])
+            placement_group = pg.name
+
+        variants: list[tuple[str, str | None, int | None]]
+        if spec.kind == "efa":
+            types = spec.catalog_types
+            limits = split_gpu_limit(args.gpu_limit, types)
+            variants = [
+                (f"{spec.name}-{type_slug(t.name)}", t.name, limit)
+                for t, limit in zip(types, limits, strict=True)
+            ]
+        else:
+            variants = [(spec.name, None, args.gpu_limit)]
+
+        # Outputs inside the manifest (a KMS key, a reservation id) resolve with it.
+        resolve: Any = pulumi.Output.from_input if _has_outputs(spec) else (lambda m: m)
+        pools, classes = [], []
+        for resource_name, instance_type, gpu_limit in variants:
+            suffix = resource_name.removeprefix(spec.name)
+            node_class = pulumi.Output.all(args.node_role, security_groups, placement_group).apply(
+                lambda a, n=resource_name, t=instance_type: resolve(
+                    ec2nodeclass_manifest(
+                        spec,
+                        name=n,
+                        cluster_name=cluster_name,
+                        node_role=a[0],
+                        tags=tags,
+                        extra_security_group_ids=a[1],
+                        placement_group=a[2],
+                        instance_type=t,
+                    )
+                )
+            )
+            klass = k8s.apiextensions.CustomResource(
+                f"{name}{suffix}-class",
+                api_version=versions.EC2NODECLASS_API,
+                kind="EC2NodeClass",
+                metadata={"name": resource_name},
+                spec=node_class.apply(lambda m: m["spec"]),
+                opts=k8s_opts,
+            )
+            manifest = nodepool_manifest(
+                spec,
+                name=resource_name,
+                node_class=resource_name,
+                label_domain=label_domain,
+                gpu_limit=gpu_limit,
+                instance_type=instance_type,
+            )
+            pool = k8s.apiextensions.CustomResource(
+                f"{name}{suffix}-pool",
+                api_version=versions.NODEPOOL_API,
+                kind="NodePool",
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    provider=args.k8s_provider,
+                    depends_on=[*args.depends_on, klass],
+                ),
+            )
+            pools.append(pool)
+            classes.append(klass)
+        if spec.kind == "efa":
+            overlay = nodeoverlay_manifest(spec, label_domain=label_domain)
+            k8s.apiextensions.CustomResource(
+                f"{name}-hugepages",
+                api_version=versions.NODEOVERLAY_API,
+                kind="NodeOverlay",
+                metadata=overlay["metadata"],
+                spec=overlay["spec"],
+                opts=k8s_opts,
+            )
+        self.node_pool_names = pulumi.Output.from_input([v[0] for v in variants])
+        self.node_class_names = pulumi.Output.from_input([v[0] for v in variants])
+        self.register_outputs(
+            {"node_pool_names": self.node_pool_names, "node_class_names": self.node_class_names}
+        )

@@ -1,0 +1,60 @@
+"""Constants the node pool specs and builders share: resources, taints, defaults, patterns."""
+
+from .. import versions
+
+GPU_RESOURCE = "nvidia.com/gpu"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+GPU_TAINT = {"key": GPU_RESOURCE, "value": "true", "effect": "NoSchedule"}
+EFA_TAINT = {"key": EFA_RESOURCE, "value": "true", "effect": "NoSchedule"}
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+# Within one NodePool Karpenter always tries reserved capacity first, then spot, then on-demand.
+CAPACITY_PRIORITY = ("reserved", "spot", "on-demand")
+POOL_KINDS = ("gpu", "efa", "cpu")
+AMI_FAMILIES = {"al2023": "AL2023", "bottlerocket": "Bottlerocket"}
+# Both EKS GPU AMI families ship the NVIDIA driver and container toolkit.
+AMI_SHIPS_NVIDIA_DRIVER = {"al2023": True, "bottlerocket": True}
+DEFAULT_AMI_VERSION = {
+    "al2023": versions.AL2023_AMI_ALIAS_VERSION,
+    "bottlerocket": versions.BOTTLEROCKET_AMI_ALIAS_VERSION,
+}
+# gp3 at its maximum: 16,000 IOPS and 1,000 MiB/s; sized for multi-GB CUDA images.
+DEFAULT_GPU_ROOT_VOLUME_GIB = 500
+DEFAULT_CPU_ROOT_VOLUME_GIB = 100
+GP3_MAX_IOPS = 16000
+GP3_MAX_THROUGHPUT = 1000
+GP3_BASE_IOPS = 3000
+GP3_BASE_THROUGHPUT = 125
+DEFAULT_CPU_CATEGORIES = ("c", "m", "r")
+DEFAULT_CPU_MIN_GENERATION = 5
+DEFAULT_CPU_POOL_NAME = "general"
+DEFAULT_PREEMPTIBLE_EXPIRE_AFTER = "168h"
+DEFAULT_PREEMPTIBLE_GRACE = "4h"
+DEFAULT_STABLE_EXPIRE_AFTER = "720h"
+DEFAULT_STABLE_GRACE = "48h"
+DEFAULT_CONSOLIDATE_AFTER = "5m"
+# Non-preemptible pools: at most one node disrupted at a time, and no drift replacements
+# during working hours (UTC, Monday to Friday, 08:00-18:00).
+STABLE_BUDGETS = (
+    {"nodes": "1"},
+    {"nodes": "0", "reasons": ("Drifted",), "schedule": "0 8 * * mon-fri", "duration": "10h"},
+)
+PREEMPTIBLE_BUDGETS = ({"nodes": "10%"},)
+BUDGET_REASONS = ("Underutilized", "Empty", "Drifted")
+NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$"
+ZONE_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$"
+RESERVED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws", "kubernetes.io", "k8s.io")
+KUBELET_RESERVED_KEYS = ("cpu", "memory", "ephemeral-storage", "pid")
+# The NodePool CRD's patterns for label/taint keys and values.
+QUALIFIED_NAME = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+)
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+LABEL_VALUE_TEXT = (
+    "a label value; expected at most 63 letters, digits, '-', '_' or '.', starting and ending "
+    "with a letter or digit"
+)
+QUALIFIED_NAME_TEXT = "a label or taint key such as 'example.com/dedicated'"
+# gp3: at most 500 IOPS per GiB and 0.25 MiB/s of throughput per provisioned IOPS.
+GP3_IOPS_PER_GIB = 500
+GP3_MIBPS_PER_IOPS = 0.25

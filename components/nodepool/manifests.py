@@ -1,0 +1,312 @@
+"""Pure builders: a pool spec in, Karpenter manifests (plain dicts) out; no Pulumi.
+
+The NodePool's labels, taints and requirements, the EC2NodeClass with its block devices and
+EFA hugepages user data, the NodeOverlay, and the tolerations node DaemonSets need.
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .. import catalog, versions
+from ..naming import DISCOVERY_TAG
+from .constants import (
+    CAPACITY_TYPE_LABEL,
+    DEFAULT_CONSOLIDATE_AFTER,
+    DEFAULT_CPU_CATEGORIES,
+    DEFAULT_CPU_MIN_GENERATION,
+    EFA_TAINT,
+    GPU_RESOURCE,
+    GPU_TAINT,
+)
+from .spec import NodePoolSpec
+
+# Graviton families (m7g, c7gn, r8g, ...) run arm64; every other family here runs x86_64.
+GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
+
+
+def family_arch(family: str) -> str:
+    """The ``kubernetes.io/arch`` of an instance family: arm64 for Graviton, else amd64."""
+    return "arm64" if GRAVITON_FAMILY.match(family) else "amd64"
+
+
+HUGEPAGE_BYTES = 2 * 1024 * 1024
+
+
+def _quantity_bytes(quantity: str) -> int:
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    match = re.fullmatch(r"([0-9]+)(Ki|Mi|Gi|Ti)", quantity)
+    if not match:
+        raise ValueError(f"not a binary quantity: {quantity!r}")
+    return int(match.group(1)) * units[match.group(2)]
+
+
+def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:
+    """Labels on every node of the pool: the pool label first (friction point 4)."""
+    labels = {
+        f"{label_domain}/pool": spec.name,
+        f"{label_domain}/preemptible": "true" if spec.preemptible else "false",
+    }
+    if spec.kind == "efa":
+        labels[f"{label_domain}/efa"] = "true"
+    if spec.mig_profile:
+        labels["nvidia.com/mig.config"] = spec.mig_profile
+    if spec.time_slicing:
+        labels["nvidia.com/device-plugin.config"] = spec.time_slicing
+    # The platform's own labels win over user labels (config also rejects such keys).
+    return {**spec.labels, **labels}
+
+
+def pool_taints(spec: NodePoolSpec) -> list[dict[str, str]]:
+    taints = []
+    if spec.is_gpu:
+        taints.append(dict(GPU_TAINT))
+    if spec.kind == "efa":
+        taints.append(dict(EFA_TAINT))
+    taints += [taint.manifest() for taint in spec.taints]
+    return taints
+
+
+def taint_tolerations(
+    pools: Sequence[NodePoolSpec], skip: Sequence[str] = (GPU_RESOURCE,)
+) -> list[dict[str, str]]:
+    """Tolerations for node DaemonSets (GPU Operator operands, EFA device plugin) beyond the
+    ``skip`` keys they tolerate already: every other taint the pools put on their nodes, once
+    per key and effect, sorted."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for pool in pools:
+        for taint in pool_taints(pool):
+            if taint["key"] not in skip:
+                seen.setdefault(
+                    (taint["key"], taint["effect"]),
+                    {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]},
+                )
+    return [seen[k] for k in sorted(seen)]
+
+
+def _requirement(key: str, operator: str, values: Sequence[str]) -> dict[str, Any]:
+    return {"key": key, "operator": operator, "values": list(values)}
+
+
+def pool_requirements(spec: NodePoolSpec, instance_type: str | None = None) -> list[dict]:
+    """The NodePool's requirements: what it may launch, where, and on which capacity."""
+    reqs = []
+    if spec.is_gpu:
+        reqs.append(_requirement("karpenter.k8s.aws/instance-gpu-manufacturer", "In", ["nvidia"]))
+        if instance_type is not None:
+            reqs.append(_requirement("node.kubernetes.io/instance-type", "In", [instance_type]))
+        else:
+            if spec.gpus:
+                reqs.append(_requirement("karpenter.k8s.aws/instance-gpu-name", "In", spec.gpus))
+            if spec.instance_families:
+                reqs.append(
+                    _requirement("karpenter.k8s.aws/instance-family", "In", spec.instance_families)
+                )
+            if spec.instance_types:
+                reqs.append(
+                    _requirement("node.kubernetes.io/instance-type", "In", spec.instance_types)
+                )
+        arches = sorted({t.kubernetes_arch for t in spec.catalog_types})
+        reqs.append(_requirement("kubernetes.io/arch", "In", arches))
+    else:
+        if spec.instance_types:
+            reqs.append(_requirement("node.kubernetes.io/instance-type", "In", spec.instance_types))
+        elif spec.instance_families:
+            reqs.append(
+                _requirement("karpenter.k8s.aws/instance-family", "In", spec.instance_families)
+            )
+        else:
+            reqs.append(
+                _requirement("karpenter.k8s.aws/instance-category", "In", DEFAULT_CPU_CATEGORIES)
+            )
+            reqs.append(
+                _requirement(
+                    "karpenter.k8s.aws/instance-generation",
+                    "Gt",
+                    [str(DEFAULT_CPU_MIN_GENERATION)],
+                )
+            )
+        families = [t.split(".")[0] for t in spec.instance_types] or list(spec.instance_families)
+        arches = sorted({family_arch(f) for f in families}) if families else ["amd64"]
+        reqs.append(_requirement("kubernetes.io/arch", "In", arches))
+    reqs.append(_requirement("kubernetes.io/os", "In", ["linux"]))
+    reqs.append(_requirement(CAPACITY_TYPE_LABEL, "In", spec.capacity_types))
+    if spec.zone is not None:
+        reqs.append(_requirement("topology.kubernetes.io/zone", "In", [spec.zone]))
+    return reqs
+
+
+def nodepool_manifest(
+    spec: NodePoolSpec,
+    *,
+    name: str,
+    node_class: str,
+    label_domain: str,
+    gpu_limit: int | None,
+    instance_type: str | None = None,
+) -> dict[str, Any]:
+    """A Karpenter ``NodePool`` (``karpenter.sh/v1``) for the pool (or one EFA type of it)."""
+    limits: dict[str, Any] = {}
+    if spec.limits.cpu is not None:
+        limits["cpu"] = spec.limits.cpu
+    if spec.limits.memory is not None:
+        limits["memory"] = spec.limits.memory
+    if gpu_limit is not None:
+        limits[GPU_RESOURCE] = str(gpu_limit)
+    template_spec: dict[str, Any] = {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class},
+        "requirements": pool_requirements(spec, instance_type),
+        "expireAfter": spec.expiry,
+        "terminationGracePeriod": spec.grace,
+    }
+    taints = pool_taints(spec)
+    if taints:
+        template_spec["taints"] = taints
+    manifest_spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": pool_labels(spec, label_domain)},
+            "spec": template_spec,
+        },
+        "disruption": {
+            "consolidationPolicy": spec.consolidation_policy,
+            "consolidateAfter": spec.disruption.consolidate_after or DEFAULT_CONSOLIDATE_AFTER,
+            "budgets": spec.budgets,
+        },
+    }
+    if limits:
+        manifest_spec["limits"] = limits
+    if spec.weight is not None:
+        manifest_spec["weight"] = spec.weight
+    return {
+        "apiVersion": versions.NODEPOOL_API,
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": manifest_spec,
+    }
+
+
+def block_device_mappings(spec: NodePoolSpec) -> list[dict[str, Any]]:
+    """Encrypted gp3 volumes; GPU pools at gp3's maximum IOPS and throughput."""
+    rv = spec.root_volume
+    size, iops, throughput = spec.root_volume_settings
+    ebs: dict[str, Any] = {
+        "volumeSize": f"{size}Gi",
+        "volumeType": "gp3",
+        "iops": iops,
+        "throughput": throughput,
+        "encrypted": True,
+        "deleteOnTermination": True,
+    }
+    if rv.kms_key_id:
+        ebs["kmsKeyID"] = rv.kms_key_id
+    if spec.ami.family == "bottlerocket":
+        os_volume = {
+            "deviceName": "/dev/xvda",
+            "ebs": {
+                "volumeSize": "4Gi",
+                "volumeType": "gp3",
+                "encrypted": True,
+                "deleteOnTermination": True,
+            },
+        }
+        return [os_volume, {"deviceName": "/dev/xvdb", "rootVolume": True, "ebs": ebs}]
+    return [{"deviceName": "/dev/xvda", "rootVolume": True, "ebs": ebs}]
+
+
+def hugepages_user_data(ami_family: str, hugepages_2mi: str) -> str:
+    """User data reserving 2 MiB hugepages at boot, before the kubelet starts and reports them.
+
+    AL2023: a MIME part Karpenter merges with its own NodeConfig (shell parts run before
+    ``nodeadm-run`` starts the kubelet). Bottlerocket: a TOML sysctl setting.
+    """
+    pages = _quantity_bytes(hugepages_2mi) // HUGEPAGE_BYTES
+    if ami_family == "bottlerocket":
+        return f'[settings.kernel.sysctl]\n"vm.nr_hugepages" = "{pages}"\n'
+    return (
+        "MIME-Version: 1.0\n"
+        'Content-Type: multipart/mixed; boundary="//"\n'
+        "\n"
+        "--//\n"
+        'Content-Type: text/x-shellscript; charset="us-ascii"\n'
+        "\n"
+        "#!/bin/bash\n"
+        "set -euo pipefail\n"
+        "# Reserve 2 MiB hugepages for EFA (libfabric/NCCL) before the kubelet starts.\n"
+        f'echo "vm.nr_hugepages = {pages}" > /etc/sysctl.d/90-efa-hugepages.conf\n'
+        "sysctl -p /etc/sysctl.d/90-efa-hugepages.conf\n"
+        "--//--\n"
+    )
+
+
+def ec2nodeclass_manifest(
+    spec: NodePoolSpec,
+    *,
+    name: str,
+    cluster_name: str,
+    node_role: str,
+    tags: Mapping[str, str],
+    extra_security_group_ids: Sequence[str] = (),
+    placement_group: str | None = None,
+    instance_type: str | None = None,
+) -> dict[str, Any]:
+    """A Karpenter ``EC2NodeClass`` (``karpenter.k8s.aws/v1``): AMI, network, storage, IMDS."""
+    discovery = {"tags": {DISCOVERY_TAG: cluster_name}}
+    node_spec: dict[str, Any] = {
+        "role": node_role,
+        "amiSelectorTerms": [{"alias": spec.ami.alias}],
+        "subnetSelectorTerms": [discovery],
+        "securityGroupSelectorTerms": [discovery, *({"id": sg} for sg in extra_security_group_ids)],
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": 1,
+            "httpTokens": "required",
+        },
+        "blockDeviceMappings": block_device_mappings(spec),
+    }
+    if spec.is_gpu:
+        # Local NVMe, striped, backs containerd and the kubelet: image pulls at disk speed.
+        node_spec["instanceStorePolicy"] = "RAID0"
+    kubelet = spec.kubelet.manifest()
+    if kubelet:
+        node_spec["kubelet"] = kubelet
+    if instance_type is not None:
+        node_spec["networkInterfaces"] = catalog.efa_network_interfaces(instance_type)
+        node_spec["associatePublicIPAddress"] = False
+        node_spec["userData"] = hugepages_user_data(
+            spec.ami.family, catalog.hugepages_2mi_for(instance_type)
+        )
+    if placement_group is not None:
+        node_spec["placementGroupSelector"] = {"name": placement_group}
+    if spec.capacity_reservations:
+        node_spec["capacityReservationSelectorTerms"] = [
+            c.manifest() for c in spec.capacity_reservations
+        ]
+    node_spec["tags"] = {**tags, "eks-gpu-platform/pool": spec.name}
+    return {
+        "apiVersion": versions.EC2NODECLASS_API,
+        "kind": "EC2NodeClass",
+        "metadata": {"name": name},
+        "spec": node_spec,
+    }
+
+
+def nodeoverlay_manifest(spec: NodePoolSpec, *, label_domain: str) -> dict[str, Any]:
+    """A ``NodeOverlay`` telling Karpenter the EFA nodes' hugepages, so such pods provision."""
+    return {
+        "apiVersion": versions.NODEOVERLAY_API,
+        "kind": "NodeOverlay",
+        "metadata": {"name": f"{spec.name}-hugepages"},
+        "spec": {
+            "requirements": [
+                _requirement(f"{label_domain}/pool", "In", [spec.name]),
+                _requirement("node.kubernetes.io/instance-type", "In", spec.efa_types),
+            ],
+            "capacity": {"hugepages-2Mi": catalog.EFA_HUGEPAGES_2MI},
+        },
+    }
+
+
+def type_slug(instance_type: str) -> str:
+    """``p5.48xlarge`` -> ``p5-48xlarge``: an instance type inside a Kubernetes name."""
+    return instance_type.replace(".", "-")
