@@ -1,0 +1,194 @@
+"""The ``GpuOperator`` component: ``GpuOperatorArgs`` (what it derives from the cluster and the
+node pools, and what the pools need from the operator) and the namespace plus Helm release."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .. import versions
+from ..naming import TYPE_PREFIX
+from ..nodepool import (
+    AMI_SHIPS_NVIDIA_DRIVER,
+    EFA_RESOURCE,
+    NodePool,
+    NodePoolSpec,
+    pool_specs,
+    taint_tolerations,
+)
+from ..spec import (
+    Problem,
+    SpecError,
+    derived,
+    require_instance,
+    required_problem,
+    set_derived,
+    show,
+)
+from .spec import NAMESPACE, RELEASE_NAME, GpuOperatorSpec
+from .values import gpu_operator_values
+
+if TYPE_CHECKING:  # cluster imports config, which imports this package
+    from ..cluster import EksCluster
+
+PRIVILEGED_NAMESPACE_LABELS = {
+    "pod-security.kubernetes.io/enforce": "privileged",
+    "pod-security.kubernetes.io/audit": "privileged",
+    "pod-security.kubernetes.io/warn": "privileged",
+}
+EFA_TOLERATION = {"key": EFA_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuOperatorArgs:
+    """Inputs of ``GpuOperator``.
+
+    ``cluster`` (the ``EksCluster`` component) gives the Kubernetes provider, the system nodes'
+    selector and tolerations (the operator, NFD master and NFD garbage collector run there) and
+    the dependency on the system node group. ``node_pools`` (``NodePool`` components or their
+    specs) give ``gpu_tolerations`` (every taint of those pools beyond ``nvidia.com/gpu``) and
+    ``drivers_preinstalled`` (every GPU pool runs an EKS NVIDIA AMI, driver and toolkit
+    included), and are checked against the spec's time-slicing configurations and MIG strategy.
+    Explicit arguments win over derived ones; ``depends_on`` adds to them.
+
+    Without ``node_pools`` the operand DaemonSets tolerate ``nvidia.com/gpu`` and
+    ``vpc.amazonaws.com/efa``, the taints ``NodePool`` gives GPU and EFA nodes (a pool's own
+    extra taints need ``node_pools`` or ``gpu_tolerations``), and ``drivers_preinstalled`` is
+    true, as it is for every AMI family a ``NodePool`` can use. Without ``cluster``,
+    ``k8s_provider`` and ``system_node_selector`` are required; ``system_tolerations`` defaults
+    to the system nodes' ``CriticalAddonsOnly`` taint.
+    """
+
+    spec: GpuOperatorSpec = GpuOperatorSpec()
+    cluster: "EksCluster | None" = None
+    node_pools: Sequence[NodePool | NodePoolSpec] = ()
+    k8s_provider: k8s.Provider | None = derived("cluster")
+    system_node_selector: Mapping[str, str] | None = derived("cluster")
+    system_tolerations: Sequence[Mapping[str, str]] | None = derived("cluster")
+    drivers_preinstalled: bool | None = derived("node_pools")
+    gpu_tolerations: Sequence[Mapping[str, str]] | None = derived("node_pools")
+    depends_on: Sequence[pulumi.Resource] = ()
+
+    def __post_init__(self) -> None:
+        from ..cluster import EksCluster, system_tolerations
+
+        problems = require_instance(self, "spec", GpuOperatorSpec)
+        if not problems and not self.spec.enabled:
+            problems.append(
+                (
+                    ("spec", "enabled"),
+                    "is false; leave the GpuOperator component out instead of creating it",
+                )
+            )
+        cluster = self.cluster
+        if cluster is not None:
+            problems += require_instance(self, "cluster", EksCluster)
+        if isinstance(cluster, EksCluster):
+            for name, value in (
+                ("k8s_provider", cluster.provider),
+                ("system_node_selector", dict(cluster.system_node_selector)),
+                ("system_tolerations", list(cluster.system_tolerations)),
+            ):
+                if getattr(self, name) is None:
+                    set_derived(self, name, value)
+            after = [cluster.system_node_group]
+            set_derived(
+                self,
+                "depends_on",
+                [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+            )
+        if self.system_tolerations is None:
+            set_derived(self, "system_tolerations", system_tolerations())
+        for name in ("k8s_provider", "system_node_selector"):
+            if getattr(self, name) is None:
+                problems.append(required_problem(name, "EksCluster", "cluster"))
+        pools, pool_problems = pool_specs(self)
+        problems += pool_problems
+        gpu_pools = [p for p in pools if p.is_gpu]
+        if self.gpu_tolerations is None:
+            set_derived(
+                self,
+                "gpu_tolerations",
+                taint_tolerations(gpu_pools) if self.node_pools else [EFA_TOLERATION],
+            )
+        if self.drivers_preinstalled is None:
+            set_derived(
+                self,
+                "drivers_preinstalled",
+                all(AMI_SHIPS_NVIDIA_DRIVER[p.ami.family] for p in gpu_pools),
+            )
+        if not problems:
+            problems += self._pool_problems(pools)
+        if problems:
+            raise SpecError(type(self).__name__, problems)
+
+    def _pool_problems(self, pools: Sequence[NodePoolSpec]) -> list[Problem]:
+        """What the operator must provide for the pools: their time-slicing configurations
+        and, for a MIG profile, a MIG strategy."""
+        out: list[Problem] = []
+        names = sorted(self.spec.time_slicing)
+        for i, pool in enumerate(pools):
+            if pool.time_slicing is not None and pool.time_slicing not in names:
+                out.append(
+                    (
+                        ("node_pools", i),
+                        f"pool {show(pool.name)} selects time-slicing configuration "
+                        f"{show(pool.time_slicing)}, which spec.time_slicing does not define; "
+                        f"expected one of {', '.join(names) or '(none defined)'}",
+                    )
+                )
+            if pool.mig_profile is not None and self.spec.mig_strategy == "none":
+                out.append(
+                    (
+                        ("node_pools", i),
+                        f"pool {show(pool.name)} selects MIG profile {show(pool.mig_profile)}, "
+                        "but spec.mig_strategy is 'none'; use single or mixed",
+                    )
+                )
+        return out
+
+
+class GpuOperator(pulumi.ComponentResource):
+    """The NVIDIA GPU Operator chart in its own privileged namespace."""
+
+    namespace: pulumi.Output[str]
+    release_name: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__(f"{TYPE_PREFIX}GpuOperator", name, None, opts)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAMESPACE, labels=PRIVILEGED_NAMESPACE_LABELS),
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=args.k8s_provider, depends_on=list(args.depends_on)
+            ),
+        )
+        values = gpu_operator_values(
+            spec=args.spec,
+            drivers_preinstalled=bool(args.drivers_preinstalled),
+            system_node_selector=args.system_node_selector or {},
+            system_tolerations=args.system_tolerations or (),
+            gpu_tolerations=args.gpu_tolerations or (),
+        )
+        chart = versions.GPU_OPERATOR
+        self.release = k8s.helm.v3.Release(
+            f"{name}-chart",
+            name=RELEASE_NAME,
+            chart=chart.name,
+            version=chart.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repository),
+            namespace=namespace.metadata.name,
+            values=values,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=args.k8s_provider,
+                depends_on=[namespace, *args.depends_on],
+            ),
+        )
+        self.namespace = namespace.metadata.name
+        self.release_name = self.release.name
+        self.register_outputs({"namespace": self.namespace, "release_name": self.release_name})

@@ -1,0 +1,160 @@
+"""MIG for the GPU Operator: the GPU classes MIG knows (device ids, EC2 families, profiles) and
+the built-in mig-parted configuration with its named profiles (``MIG_PROFILE_NAMES``).
+
+Pure: plain data in, dict out.
+"""
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .spec import MIG_DISABLED
+
+
+@dataclass(frozen=True)
+class MigGpuClass:
+    """One GPU model class as MIG sees it: PCI device ids, EC2 families and valid profiles."""
+
+    description: str
+    device_ids: tuple[str, ...]
+    """PCI device ids (``0x<device><vendor>``) as mig-parted ``device-filter`` takes them."""
+    instance_families: tuple[str, ...]
+    """EC2 instance families carrying this GPU."""
+    profiles: Mapping[str, int]
+    """Each compute profile (without media extensions) and how many fit on one GPU."""
+    balanced: Mapping[str, int]
+    """The ``all-balanced`` layout: two small, one medium and one large instance."""
+
+
+# Profiles and counts: NVIDIA MIG user guide, "Supported MIG Profiles"; device ids and balanced
+# layouts: NVIDIA/gpu-operator assets/state-mig-manager/0400_configmap.yaml (default config).
+# A100 80GB and H100 80GB slice the same way.
+MIG_80GB_PROFILES = {
+    "1g.10gb": 7,
+    "1g.20gb": 4,
+    "2g.20gb": 3,
+    "3g.40gb": 2,
+    "4g.40gb": 1,
+    "7g.80gb": 1,
+}
+MIG_80GB_BALANCED = {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}
+MIG_GPU_CLASSES: dict[str, MigGpuClass] = {
+    "a100-40gb": MigGpuClass(
+        description="A100/A800 40GB",
+        device_ids=("0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"),
+        instance_families=("p4d",),
+        profiles={
+            "1g.5gb": 7,
+            "1g.10gb": 4,
+            "2g.10gb": 3,
+            "3g.20gb": 2,
+            "4g.20gb": 1,
+            "7g.40gb": 1,
+        },
+        balanced={"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1},
+    ),
+    "a100-80gb": MigGpuClass(
+        description="A100/A800 80GB",
+        device_ids=("0x20B210DE", "0x20B510DE", "0x20F310DE", "0x20F510DE"),
+        instance_families=("p4de",),
+        profiles=MIG_80GB_PROFILES,
+        balanced=MIG_80GB_BALANCED,
+    ),
+    "h100-80gb": MigGpuClass(
+        description="H100/H800 80GB",
+        device_ids=("0x233010DE", "0x233110DE", "0x232210DE", "0x232410DE"),
+        instance_families=("p5",),
+        profiles=MIG_80GB_PROFILES,
+        balanced=MIG_80GB_BALANCED,
+    ),
+    "h200-141gb": MigGpuClass(
+        description="H200 141GB, H200 NVL",
+        device_ids=("0x233510DE", "0x233B10DE"),
+        instance_families=("p5e", "p5en"),
+        profiles={
+            "1g.18gb": 7,
+            "1g.35gb": 4,
+            "2g.35gb": 3,
+            "3g.71gb": 2,
+            "4g.71gb": 1,
+            "7g.141gb": 1,
+        },
+        balanced={"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1},
+    ),
+}
+
+
+def _mig_layouts() -> dict[str, dict[str, dict[str, int]]]:
+    """Each named MIG profile: GPU class -> ``mig-devices`` for that class."""
+    layouts: dict[str, dict[str, dict[str, int]]] = {}
+    for key, gpu in MIG_GPU_CLASSES.items():
+        layouts.setdefault("all-balanced", {})[key] = dict(gpu.balanced)
+        for profile, count in gpu.profiles.items():
+            layouts.setdefault(f"all-{profile}", {})[key] = {profile: count}
+    return dict(sorted(layouts.items(), key=lambda item: _profile_order(item[0])))
+
+
+def _profile_order(name: str) -> tuple[int, int, str]:
+    """``all-balanced`` first, then by slice count and memory (``all-1g.5gb`` < ``all-1g.10gb``)."""
+    match = re.fullmatch(r"all-(\d+)g\.(\d+)gb", name)
+    if match is None:
+        return (0, 0, name)
+    return (int(match.group(1)), int(match.group(2)), name)
+
+
+def mig_parted_config() -> dict:
+    """The mig-parted configuration (``version: v1``) behind ``migManager.config``.
+
+    Profiles valid on several GPU classes get one entry per distinct layout, each restricted
+    to its GPUs with ``device-filter`` (as upstream's default config does), so one profile name
+    works on every pool whose GPUs support it.
+    """
+    configs: dict[str, list[dict]] = {MIG_DISABLED: [{"devices": "all", "mig-enabled": False}]}
+    for name, per_class in _mig_layouts().items():
+        entries: list[dict] = []
+        for key, devices in per_class.items():
+            same = next((e for e in entries if e["mig-devices"] == devices), None)
+            if same is not None:
+                same["device-filter"].extend(MIG_GPU_CLASSES[key].device_ids)
+                continue
+            entries.append(
+                {
+                    "device-filter": list(MIG_GPU_CLASSES[key].device_ids),
+                    "devices": "all",
+                    "mig-enabled": True,
+                    "mig-devices": dict(devices),
+                }
+            )
+        configs[name] = entries
+    return {"version": "v1", "mig-configs": configs}
+
+
+MIG_PROFILE_NAMES: tuple[str, ...] = tuple(mig_parted_config()["mig-configs"])
+
+
+def mig_profiles_for_family(instance_family: str) -> tuple[str, ...]:
+    """The MIG profiles a node of this EC2 family can apply (empty: no MIG-capable GPU known)."""
+    keys = [k for k, gpu in MIG_GPU_CLASSES.items() if instance_family in gpu.instance_families]
+    if not keys:
+        return ()
+    layouts = _mig_layouts()
+    return (MIG_DISABLED, *(n for n, per_class in layouts.items() if keys[0] in per_class))
+
+
+def mig_devices_per_gpu(profile: str, instance_family: str) -> int:
+    """How many ``nvidia.com/gpu`` one GPU of this family advertises under MIG strategy
+    ``single`` with ``profile`` applied (1 for ``all-disabled``). Raises ``ValueError`` for a
+    profile that mixes sizes (``all-balanced``: strategy ``mixed`` only) or does not apply."""
+    if profile == MIG_DISABLED:
+        return 1
+    per_class = _mig_layouts().get(profile, {})
+    for key, gpu in MIG_GPU_CLASSES.items():
+        if instance_family in gpu.instance_families and key in per_class:
+            devices = per_class[key]
+            if len(devices) != 1:
+                raise ValueError(
+                    f"MIG profile {profile!r} mixes {', '.join(devices)}; migStrategy single "
+                    "advertises one size only, so it needs migStrategy mixed"
+                )
+            return next(iter(devices.values()))
+    raise ValueError(f"MIG profile {profile!r} does not apply to {instance_family} GPUs")
