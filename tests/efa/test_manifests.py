@@ -1,16 +1,11 @@
-"""Tests for ``eks_gpu_platform.efa``: device plugin values, the NCCL MPIJob, the component."""
+"""Tests for ``eks_gpu_platform.efa.manifests``: the NCCL all-reduce MPIJob."""
 
-import pulumi
-import pulumi_kubernetes as k8s
 import pytest
-from crd_validation import reference_dir
-from values_check import load_defaults, unknown_keys
 
-from eks_gpu_platform import efa, versions
 from eks_gpu_platform import nodepool as np
+from eks_gpu_platform.efa.manifests import nccl_test_manifest
 from eks_gpu_platform.spec import load_value
 
-EFA_LABEL = "example.com/efa"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 EFA_TOLERATION = {"key": "vpc.amazonaws.com/efa", "operator": "Exists", "effect": "NoSchedule"}
 IMAGE = (
@@ -41,57 +36,6 @@ def pool(raw: dict | None = None) -> np.NodePoolSpec:
     )
 
 
-# --- device plugin values ----------------------------------------------------------------------
-
-
-def test_device_plugin_values_exactly():
-    values = efa.device_plugin_values(
-        efa_label_key=EFA_LABEL,
-        instance_types=["p5e.48xlarge", "p5.48xlarge", "p5.48xlarge"],
-    )
-    assert values == {
-        "supportedInstanceLabels": {
-            "keys": ["node.kubernetes.io/instance-type"],
-            "values": ["p5.48xlarge", "p5e.48xlarge"],
-        },
-        "nodeSelector": {"example.com/efa": "true"},
-        "tolerations": [GPU_TOLERATION, EFA_TOLERATION],
-    }
-
-
-@pytest.fixture(scope="module")
-def chart_defaults() -> dict:
-    return load_defaults(reference_dir() / "efa-device-plugin" / "chart-values-0.5.30.yaml")
-
-
-def test_every_device_plugin_values_key_exists_in_the_chart(chart_defaults):
-    values = efa.device_plugin_values(efa_label_key=EFA_LABEL, instance_types=["p5.48xlarge"])
-    assert unknown_keys(values, chart_defaults) == []
-    # The chart's affinity matches these label keys; ours must be the same one.
-    assert (
-        values["supportedInstanceLabels"]["keys"]
-        == chart_defaults["supportedInstanceLabels"]["keys"]
-    )
-    # Lists replace the chart's defaults: the chart tolerates nothing but its hard-coded
-    # CriticalAddonsOnly, so without ours it would skip the tainted GPU/EFA nodes.
-    assert chart_defaults["tolerations"] == []
-
-
-def test_unknown_keys_catches_a_typo(chart_defaults):
-    assert unknown_keys({"nodeSelectors": {}, "tolerations": []}, chart_defaults) == [
-        "nodeSelectors"
-    ]
-
-
-def test_the_chart_version_is_the_reference_one():
-    chart = versions.EFA_DEVICE_PLUGIN
-    assert (chart.name, chart.repository, chart.version) == (
-        "aws-efa-k8s-device-plugin",
-        "https://aws.github.io/eks-charts",
-        "0.5.30",
-    )
-
-
 # --- NCCL test ---------------------------------------------------------------------------------
 
 
@@ -103,9 +47,7 @@ def test_nccl_test_manifest_for_p5_exactly():
         "memory": "32Gi",
         "cpu": "16",
     }
-    assert efa.nccl_test_manifest(
-        pool(), instance_type="p5.48xlarge", label_domain="example.com"
-    ) == {
+    assert nccl_test_manifest(pool(), instance_type="p5.48xlarge", label_domain="example.com") == {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
         "metadata": {"name": "nccl-allreduce-train", "namespace": "default"},
@@ -224,7 +166,7 @@ def test_nccl_test_manifest_for_p5_exactly():
 )
 def test_nccl_test_sizes_follow_the_instance_type(raw_types, itype, nodes, np_, gpus, efas):
     spec = pool({"name": "t", "kind": "efa", "instanceTypes": raw_types, "zone": "us-east-1a"})
-    manifest = efa.nccl_test_manifest(
+    manifest = nccl_test_manifest(
         spec, instance_type=itype, label_domain="example.com", nodes=nodes, namespace="nccl"
     )
     launcher = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
@@ -241,7 +183,7 @@ def test_nccl_test_sizes_follow_the_instance_type(raw_types, itype, nodes, np_, 
 
 
 def test_nccl_test_image_can_be_overridden():
-    manifest = efa.nccl_test_manifest(
+    manifest = nccl_test_manifest(
         pool(), instance_type="p5e.48xlarge", label_domain="example.com", image="registry/nccl:1"
     )
     specs = manifest["spec"]["mpiReplicaSpecs"]
@@ -275,13 +217,13 @@ def test_nccl_test_image_can_be_overridden():
 )
 def test_nccl_test_errors(kwargs, message):
     with pytest.raises(ValueError) as err:
-        efa.nccl_test_manifest(pool(), label_domain="example.com", **kwargs)
+        nccl_test_manifest(pool(), label_domain="example.com", **kwargs)
     assert str(err.value) == message
 
 
 def test_nccl_test_unknown_type_gets_the_same_message():
     with pytest.raises(ValueError) as err:
-        efa.nccl_test_manifest(pool(), instance_type="p5.96xlarge", label_domain="example.com")
+        nccl_test_manifest(pool(), instance_type="p5.96xlarge", label_domain="example.com")
     assert str(err.value) == (
         "nccl_test_manifest: 'p5.96xlarge' is not an instance type of EFA pool 'train'; "
         "expected one of p5.48xlarge, p5e.48xlarge"
@@ -291,59 +233,16 @@ def test_nccl_test_unknown_type_gets_the_same_message():
 def test_nccl_test_on_a_gpu_pool_says_it_is_not_an_efa_pool():
     gpu_pool = pool({"name": "p", "gpus": ["h100"]})
     with pytest.raises(ValueError) as err:
-        efa.nccl_test_manifest(gpu_pool, instance_type="p5.48xlarge", label_domain="example.com")
+        nccl_test_manifest(gpu_pool, instance_type="p5.48xlarge", label_domain="example.com")
     assert str(err.value) == (
         "nccl_test_manifest: pool 'p' is a gpu pool; the NCCL test needs an efa pool"
     )
 
 
 def test_nccl_test_parts_are_independent_objects():
-    manifest = efa.nccl_test_manifest(pool(), instance_type="p5.48xlarge", label_domain="x.io")
+    manifest = nccl_test_manifest(pool(), instance_type="p5.48xlarge", label_domain="x.io")
     specs = manifest["spec"]["mpiReplicaSpecs"]
     launcher = specs["Launcher"]["template"]["spec"]["containers"][0]
     worker = specs["Worker"]["template"]["spec"]["containers"][0]
     assert launcher["env"] is not worker["env"]
     assert worker["resources"]["requests"] is not worker["resources"]["limits"]
-
-
-# --- component ---------------------------------------------------------------------------------
-
-TYPE = "eks-gpu-platform:index:EfaDevicePlugin"
-RELEASE = "kubernetes:helm.sh/v3:Release"
-
-
-def make_plugin() -> None:
-    provider = k8s.Provider("k8s", kubeconfig="{}")
-    nodes = k8s.core.v1.ConfigMap("system-nodes", opts=pulumi.ResourceOptions(provider=provider))
-    efa.EfaDevicePlugin(
-        "efa",
-        efa.EfaDevicePluginArgs(
-            efa_label_key=EFA_LABEL,
-            instance_types=["p5.48xlarge", "p5e.48xlarge"],
-            k8s_provider=provider,
-            depends_on=[nodes],
-        ),
-    )
-
-
-def test_component_children_and_release(run_program):
-    recording = run_program(make_plugin)
-    component = next(r for r in recording.resources if r.type == TYPE)
-    children = recording.children_of(component.urn)
-    assert [(r.type, r.name) for r in children] == [(RELEASE, "efa-chart")]
-    (release,) = children
-    provider = next(r for r in recording.resources if r.name == "k8s")
-    nodes = next(r for r in recording.resources if r.name == "system-nodes")
-    assert release.parent == component.urn
-    assert release.provider.startswith(provider.urn + "::")
-    assert nodes.urn in release.dependencies
-    inputs = release.inputs
-    assert inputs["name"] == "aws-efa-k8s-device-plugin"
-    assert inputs["chart"] == "aws-efa-k8s-device-plugin"
-    assert inputs["version"] == "0.5.30"
-    assert inputs["repositoryOpts"] == {"repo": "https://aws.github.io/eks-charts"}
-    assert inputs["namespace"] == "kube-system"
-    assert inputs["values"] == efa.device_plugin_values(
-        efa_label_key=EFA_LABEL, instance_types=["p5.48xlarge", "p5e.48xlarge"]
-    )
-    assert component.registered_outputs == {"release_name": "aws-efa-k8s-device-plugin"}
