@@ -19,11 +19,7 @@ The package: ``constants`` (resources, taints, defaults, patterns), ``parts`` (t
 ``NodePool``). Every name the old ``nodepool`` module defined is re-exported here.
 """
 
-from .component import (
-    NodePool,
-    NodePoolArgs,
-    pool_specs,
-)
+from .component import NodePool, NodePoolArgs, pool_specs
 from .constants import (
     AMI_FAMILIES,
     AMI_SHIPS_NVIDIA_DRIVER,
@@ -89,11 +85,7 @@ from .parts import (
     TaintSpec,
     article,
 )
-from .spec import (
-    NodePoolSpec,
-    default_cpu_pool,
-    split_gpu_limit,
-)
+from .spec import NodePoolSpec, default_cpu_pool, split_gpu_limit
 
 __all__ = [
     "AMI_FAMILIES",

@@ -22,12 +22,7 @@ from ..spec import (
     set_derived,
     show,
 )
-from .manifests import (
-    ec2nodeclass_manifest,
-    nodeoverlay_manifest,
-    nodepool_manifest,
-    type_slug,
-)
+from .manifests import ec2nodeclass_manifest, nodeoverlay_manifest, nodepool_manifest, type_slug
 from .spec import NodePoolSpec, split_gpu_limit
 
 if TYPE_CHECKING:  # cluster and karpenter import config, which imports this package

@@ -6,16 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import catalog
-from ..spec import (
-    DURATION,
-    DURATION_OR_NEVER,
-    Problem,
-    Spec,
-    check_pattern,
-    check_range,
-    doc,
-    show,
-)
+from ..spec import DURATION, DURATION_OR_NEVER, Problem, Spec, check_pattern, check_range, doc, show
 from .constants import (
     CAPACITY_PRIORITY,
     DEFAULT_CPU_POOL_NAME,
