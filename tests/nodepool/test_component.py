@@ -1,0 +1,191 @@
+"""The ``NodePool`` component under the recording mocks: children, names, parents, dependencies,
+provider, and the EFA pool's placement group, security group and NodeOverlay.
+"""
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from eks_gpu_platform.nodepool.component import NodePool, NodePoolArgs
+from eks_gpu_platform.nodepool.manifests import ec2nodeclass_manifest, nodeoverlay_manifest
+from eks_gpu_platform.spec import SpecError
+
+from .pools import (
+    CLUSTER,
+    CPU,
+    DISCOVERY,
+    DOMAIN,
+    EFA,
+    GPU_RESOURCE,
+    MANIFESTS,
+    ROLE,
+    SPOT,
+    TAGS,
+    pool_manifest,
+    spec,
+)
+
+# --- component ---------------------------------------------------------------------------------
+
+TYPE = "eks-gpu-platform:index:NodePool"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+OVERLAY = "kubernetes:karpenter.sh/v1alpha1:NodeOverlay"
+PG = "aws:ec2/placementGroup:PlacementGroup"
+SG = "aws:ec2/securityGroup:SecurityGroup"
+INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+VPC_ID = "vpc-0123456789abcdef0"
+
+
+def make_pool(raw: dict, gpu_limit: int | None, vpc_id: str | None = VPC_ID):
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        marker = k8s.core.v1.ConfigMap(
+            "karpenter-ready", opts=pulumi.ResourceOptions(provider=provider)
+        )
+        NodePool(
+            "pool",
+            NodePoolArgs(
+                spec=spec(raw),
+                cluster_name=CLUSTER,
+                label_domain=DOMAIN,
+                node_role=ROLE,
+                k8s_provider=provider,
+                vpc_id=vpc_id,
+                gpu_limit=gpu_limit,
+                depends_on=[marker],
+                tags=TAGS,
+            ),
+        )
+
+    return program
+
+
+def component_and_children(recording):
+    component = next(r for r in recording.resources if r.type == TYPE)
+    return component, recording.children_of(component.urn)
+
+
+def test_gpu_pool_component(run_program):
+    recording = run_program(make_pool(SPOT, 8))
+    component, kids = component_and_children(recording)
+    assert component.name == "pool"
+    assert sorted((r.type, r.name) for r in kids) == [
+        (NODECLASS, "pool-class"),
+        (NODEPOOL, "pool-pool"),
+    ]
+    node_class = next(r for r in kids if r.type == NODECLASS)
+    pool = next(r for r in kids if r.type == NODEPOOL)
+    marker = next(r for r in recording.resources if r.name == "karpenter-ready")
+    provider = next(r for r in recording.resources if r.name == "k8s")
+
+    assert node_class.inputs["apiVersion"] == "karpenter.k8s.aws/v1"
+    assert node_class.inputs["kind"] == "EC2NodeClass"
+    assert node_class.inputs["metadata"] == {"name": "gpu-spot"}
+    assert node_class.inputs["spec"] == MANIFESTS["spot/EC2NodeClass"]()["spec"]
+    assert pool.inputs == MANIFESTS["spot/NodePool"]()
+
+    assert marker.urn in node_class.dependencies
+    assert {marker.urn, node_class.urn} <= set(pool.dependencies)
+    for child in kids:
+        assert child.parent == component.urn
+        assert child.provider.startswith(provider.urn + "::")
+    assert component.registered_outputs == {
+        "node_pool_names": ["gpu-spot"],
+        "node_class_names": ["gpu-spot"],
+    }
+
+
+def test_cpu_pool_component_has_no_gpu_limit(run_program):
+    recording = run_program(make_pool(CPU, None, vpc_id=None))
+    _, kids = component_and_children(recording)
+    pool = next(r for r in kids if r.type == NODEPOOL)
+    assert pool.inputs["spec"]["limits"] == {"cpu": "64", "memory": "256Gi"}
+    assert sorted(r.type for r in kids) == [NODECLASS, NODEPOOL]
+
+
+def test_efa_pool_component(run_program):
+    recording = run_program(make_pool(EFA, 64))
+    component, kids = component_and_children(recording)
+    assert sorted((r.type, r.name) for r in kids) == sorted(
+        [
+            (PG, "pool-pg"),
+            (SG, "pool-efa"),
+            (NODECLASS, "pool-p5-48xlarge-class"),
+            (NODECLASS, "pool-p5e-48xlarge-class"),
+            (NODEPOOL, "pool-p5-48xlarge-pool"),
+            (NODEPOOL, "pool-p5e-48xlarge-pool"),
+            (OVERLAY, "pool-hugepages"),
+            (INGRESS, "pool-efa-self-in"),
+            (EGRESS, "pool-efa-self-out"),
+        ]
+    )
+    by_name = {(r.type, r.name): r for r in kids}
+    pg = by_name[(PG, "pool-pg")]
+    sg = by_name[(SG, "pool-efa")]
+    assert pg.inputs == {"strategy": "cluster", "tags": {"team": "ml", "Name": "gpu-test-train"}}
+    assert sg.inputs["vpcId"] == VPC_ID
+    assert sg.inputs["description"] == "EFA traffic between train nodes of gpu-test"
+    assert sg.inputs["tags"] == {"team": "ml", "Name": "gpu-test-train-efa"}
+    for typ, name in ((INGRESS, "pool-efa-self-in"), (EGRESS, "pool-efa-self-out")):
+        rule = by_name[(typ, name)]
+        assert rule.inputs["securityGroupId"] == sg.id
+        assert rule.inputs["referencedSecurityGroupId"] == sg.id
+        assert rule.inputs["ipProtocol"] == "-1"
+        assert sg.urn in rule.dependencies
+
+    for itype, slug in (("p5.48xlarge", "p5-48xlarge"), ("p5e.48xlarge", "p5e-48xlarge")):
+        node_class = by_name[(NODECLASS, f"pool-{slug}-class")]
+        pool = by_name[(NODEPOOL, f"pool-{slug}-pool")]
+        expected_class = ec2nodeclass_manifest(
+            spec(EFA),
+            name=f"train-{slug}",
+            cluster_name=CLUSTER,
+            node_role=ROLE,
+            tags=TAGS,
+            extra_security_group_ids=[sg.id],
+            placement_group=pg.outputs["name"],
+            instance_type=itype,
+        )
+        assert node_class.inputs["metadata"] == {"name": f"train-{slug}"}
+        assert node_class.inputs["spec"] == expected_class["spec"]
+        assert node_class.inputs["spec"]["securityGroupSelectorTerms"] == [DISCOVERY, {"id": sg.id}]
+        assert node_class.inputs["spec"]["placementGroupSelector"] == {"name": pg.outputs["name"]}
+        assert pool.inputs == pool_manifest(EFA, 32, itype)
+        assert pool.inputs["spec"]["limits"] == {GPU_RESOURCE: "32"}
+        assert node_class.urn in pool.dependencies
+
+    overlay = by_name[(OVERLAY, "pool-hugepages")]
+    assert overlay.inputs == nodeoverlay_manifest(spec(EFA), label_domain=DOMAIN)
+    assert component.registered_outputs == {
+        "node_pool_names": ["train-p5-48xlarge", "train-p5e-48xlarge"],
+        "node_class_names": ["train-p5-48xlarge", "train-p5e-48xlarge"],
+    }
+
+
+def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(run_program):
+    # An odd limit: the remainder goes to the first instance type's NodePool.
+    recording = run_program(make_pool({**EFA, "limits": {"gpus": 65}}, 65))
+    _, kids = component_and_children(recording)
+    provider = next(r for r in recording.resources if r.name == "k8s")
+    marker = next(r for r in recording.resources if r.name == "karpenter-ready")
+    custom = [r for r in kids if r.type.startswith("kubernetes:")]
+    assert len(custom) == 5
+    for r in custom:
+        assert r.provider.startswith(provider.urn + "::"), r.name
+        assert marker.urn in r.dependencies, r.name
+    for r in kids:
+        if r.type.startswith("aws:"):
+            assert r.provider == "", r.name  # the default AWS provider
+    limits = {r.name: r.inputs["spec"]["limits"][GPU_RESOURCE] for r in kids if r.type == NODEPOOL}
+    assert limits == {"pool-p5-48xlarge-pool": "33", "pool-p5e-48xlarge-pool": "32"}
+
+
+def test_efa_pool_without_vpc_id_is_rejected(run_program):
+    with pytest.raises(SpecError) as err:
+        run_program(make_pool(EFA, 64, vpc_id=None))
+    assert err.value.lines == [
+        "NodePoolArgs.vpc_id: is required for efa pool 'train': its security group is created "
+        "in the VPC; pass the EksCluster component as cluster, or set vpc_id"
+    ]
