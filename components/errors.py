@@ -1,0 +1,84 @@
+"""How a bad value is named and reported: problem paths, ``SpecError`` (one ``<key>: <problem>``
+line per problem), values as messages show them, and did-you-mean suggestions. The base of the
+spec machinery (``spec.py``, ``fields.py``); no Pulumi import here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+Path = tuple[str | int, ...]
+Problem = tuple[Path, str]
+
+
+def camel(name: str) -> str:
+    """``kubernetes_version`` -> ``kubernetesVersion``: how a field is spelled in stack config."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+class RawKey(str):
+    """A key as the user typed it (an unknown key, a map key): never camelCased in messages."""
+
+    __slots__ = ()
+
+
+def format_path(root: str, path: Path, *, config: bool) -> str:
+    """Join a problem path onto its root, camelCasing field names for configuration keys."""
+    out = root
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            name = camel(part) if config and not isinstance(part, RawKey) else part
+            out = f"{out}.{name}" if out else name
+    return out
+
+
+def show(value: Any) -> str:
+    """A value as it appears in an error message."""
+    if is_output(value):
+        return "a pulumi.Output"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    return str(value)
+
+
+class SpecError(ValueError):
+    """One or more invalid values, each reported as ``<key>: <problem>`` on its own line."""
+
+    def __init__(self, root: str, problems: list[Problem], *, config: bool = False):
+        self.root = root
+        self.problems = list(problems)
+        self.config = config
+        self.lines = [f"{format_path(root, p, config=config)}: {m}" for p, m in self.problems]
+        super().__init__("\n".join(self.lines))
+
+    @classmethod
+    def from_lines(cls, lines: list[str]) -> SpecError:
+        """An error made of finished ``<key>: <problem>`` lines from several sections."""
+        err = cls("", [])
+        err.lines = list(lines)
+        err.args = ("\n".join(lines),)
+        return err
+
+
+def is_output(value: Any) -> bool:
+    """Whether ``value`` is a ``pulumi.Output``. Pulumi is not imported here: until a program
+    imports it, no Output can exist."""
+    pulumi = sys.modules.get("pulumi")
+    return pulumi is not None and isinstance(value, pulumi.Output)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {match[0]!r}?" if match else ""
