@@ -1,17 +1,5 @@
-"""The EKS cluster: control plane (pulumi-eks), secrets encryption, add-ons and system nodes.
-
-- ``pulumi_eks.Cluster`` with authentication mode API and one access entry per admin, a KMS key
-  (rotation on) for secrets encryption unless a key ARN is given, control-plane logging, the
-  private endpoint always on and the public one only behind a CIDR allowlist.
-- EKS managed add-ons ``vpc-cni``, ``kube-proxy`` and ``eks-pod-identity-agent`` before any node,
-  ``coredns`` once the system nodes exist.
-- A managed node group for controllers (AL2023, on-demand, tainted ``CriticalAddonsOnly``, IMDSv2
-  with hop limit 1, encrypted gp3 root volume) spread over every private subnet's AZ. Karpenter's
-  chart affinity keeps Karpenter from ever provisioning these nodes.
-- The cluster primary security group tagged ``karpenter.sh/discovery``: EKS gives it the
-  self-referencing rules that EFA needs, and managed nodes already use it.
-- One Kubernetes provider, built from the cluster's kubeconfig, for every in-cluster resource.
-"""
+"""The ``EksCluster`` component and its ``EksClusterArgs``: the control plane, its KMS key,
+the managed add-ons, the system node group and the Kubernetes provider."""
 
 import json
 from collections.abc import Mapping, Sequence
@@ -22,67 +10,23 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from .config import ClusterSpec, SystemNodeGroupSpec
-from .iam import attach_managed_policies, ec2_trust_policy
-from .naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
-from .network import Network
-from .spec import SpecError, derived, require_instance, required_problem, set_derived, show
+from ..iam import attach_managed_policies, ec2_trust_policy
+from ..naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
+from ..network.component import Network
+from ..spec import SpecError, derived, require_instance, required_problem, set_derived, show
+from .access import admin_policy_arn, admin_principal_arn
+from .nodegroup import (
+    SYSTEM_NODE_POLICIES,
+    SYSTEM_TAINT_KEY,
+    system_launch_template_data,
+    system_node_label,
+    system_tolerations,
+)
+from .spec import ClusterSpec, SystemNodeGroupSpec
 
-ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 # Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
 ADDONS_BEFORE_COMPUTE = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 ADDONS_AFTER_COMPUTE = ("coredns",)
-SYSTEM_NODE_POLICIES = (
-    "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
-    "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonSSMManagedInstanceCore",
-)
-SYSTEM_TAINT_KEY = "CriticalAddonsOnly"
-
-
-def system_node_label(label_domain: str) -> tuple[str, str]:
-    """The label every system node carries; controllers select it."""
-    return f"{label_domain}/system", "true"
-
-
-def system_tolerations() -> list[dict[str, str]]:
-    """Tolerations a controller needs to run on the system nodes."""
-    return [{"key": SYSTEM_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
-
-
-def admin_principal_arn(principal: str, partition: str, account_id: str) -> str:
-    """A full IAM ARN for an admin given as an ARN or as ``role/NAME`` in this account."""
-    if principal.startswith("arn:"):
-        return principal
-    return f"arn:{partition}:iam::{account_id}:{principal}"
-
-
-def admin_policy_arn(partition: str) -> str:
-    """The EKS access policy granting cluster-admin."""
-    return f"arn:{partition}:eks::aws:cluster-access-policy/{ADMIN_POLICY}"
-
-
-def system_launch_template_data(disk_size_gib: int) -> dict:
-    """Launch template settings for system nodes: IMDSv2 only, hop limit 1, encrypted gp3."""
-    return {
-        "metadata_options": {
-            "http_endpoint": "enabled",
-            "http_tokens": "required",
-            "http_put_response_hop_limit": 1,
-        },
-        "block_device_mappings": [
-            {
-                "device_name": "/dev/xvda",
-                "ebs": {
-                    "volume_size": disk_size_gib,
-                    "volume_type": "gp3",
-                    "encrypted": "true",
-                    "delete_on_termination": "true",
-                },
-            }
-        ],
-    }
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,45 +1,16 @@
-"""The network: a new VPC laid out for EKS and Karpenter, or an existing one tagged for discovery.
+"""The ``Network`` component and its ``NetworkArgs``: a new VPC with its subnets, gateways and
+route tables, or an existing VPC's private subnets tagged for Karpenter discovery."""
 
-A new VPC gets, per AZ, a large private subnet (nodes and pods: the VPC CNI gives every pod a VPC
-address) and a small public subnet (load balancers, NAT), one NAT gateway (or one per AZ), and
-route tables. Private subnets carry ``karpenter.sh/discovery: <cluster>`` so EC2NodeClasses
-select them by tag; an existing VPC's private subnets get the same tag through ``aws.ec2.Tag``.
-"""
-
-import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
 
-from .config import VpcSpec
-from .naming import DISCOVERY_TAG, TYPE_PREFIX
-from .spec import SpecError, require_instance, show
-
-# A new VPC is cut into eighths: one eighth per AZ for private subnets (up to 6 AZs), and the
-# last eighth cut again into eighths for the public subnets.
-PRIVATE_SUBNET_SHIFT = 3
-PUBLIC_SUBNET_SHIFT = 6
-
-
-def subnet_layout(cidr: str, az_count: int) -> tuple[list[str], list[str]]:
-    """Private and public subnet CIDRs, one of each per AZ (pure; see module docstring)."""
-    network = ipaddress.ip_network(cidr)
-    eighths = list(network.subnets(prefixlen_diff=PRIVATE_SUBNET_SHIFT))
-    private = [str(n) for n in eighths[:az_count]]
-    public_pool = list(
-        eighths[-1].subnets(prefixlen_diff=PUBLIC_SUBNET_SHIFT - PRIVATE_SUBNET_SHIFT)
-    )
-    public = [str(n) for n in public_pool[:az_count]]
-    return private, public
-
-
-def subnet_tags(cluster_name: str, *, private: bool) -> dict[str, str]:
-    """Tags that let Karpenter and the AWS Load Balancer Controller find the subnets."""
-    if private:
-        return {DISCOVERY_TAG: cluster_name, "kubernetes.io/role/internal-elb": "1"}
-    return {"kubernetes.io/role/elb": "1"}
+from ..naming import DISCOVERY_TAG, TYPE_PREFIX
+from ..spec import SpecError, require_instance, show
+from .layout import subnet_layout, subnet_tags
+from .spec import VpcSpec
 
 
 @dataclass(frozen=True, kw_only=True)

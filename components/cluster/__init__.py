@@ -1,0 +1,42 @@
+"""The EKS cluster: control plane (pulumi-eks), secrets encryption, add-ons and system nodes.
+
+- ``pulumi_eks.Cluster`` with authentication mode API and one access entry per admin, a KMS key
+  (rotation on) for secrets encryption unless a key ARN is given, control-plane logging, the
+  private endpoint always on and the public one only behind a CIDR allowlist.
+- EKS managed add-ons ``vpc-cni``, ``kube-proxy`` and ``eks-pod-identity-agent`` before any node,
+  ``coredns`` once the system nodes exist.
+- A managed node group for controllers (AL2023, on-demand, tainted ``CriticalAddonsOnly``, IMDSv2
+  with hop limit 1, encrypted gp3 root volume) spread over every private subnet's AZ. Karpenter's
+  chart affinity keeps Karpenter from ever provisioning these nodes.
+- The cluster primary security group tagged ``karpenter.sh/discovery``: EKS gives it the
+  self-referencing rules that EFA needs, and managed nodes already use it.
+- One Kubernetes provider, built from the cluster's kubeconfig, for every in-cluster resource.
+"""
+
+from .access import ADMIN_POLICY, admin_policy_arn, admin_principal_arn
+from .component import ADDONS_AFTER_COMPUTE, ADDONS_BEFORE_COMPUTE, EksCluster, EksClusterArgs
+from .nodegroup import (
+    SYSTEM_NODE_POLICIES,
+    SYSTEM_TAINT_KEY,
+    system_launch_template_data,
+    system_node_label,
+    system_tolerations,
+)
+from .spec import ClusterSpec, SystemNodeGroupSpec
+
+__all__ = [
+    "ADDONS_AFTER_COMPUTE",
+    "ADDONS_BEFORE_COMPUTE",
+    "ADMIN_POLICY",
+    "SYSTEM_NODE_POLICIES",
+    "SYSTEM_TAINT_KEY",
+    "ClusterSpec",
+    "EksCluster",
+    "EksClusterArgs",
+    "SystemNodeGroupSpec",
+    "admin_policy_arn",
+    "admin_principal_arn",
+    "system_launch_template_data",
+    "system_node_label",
+    "system_tolerations",
+]

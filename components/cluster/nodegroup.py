@@ -1,0 +1,42 @@
+"""The system node group's pure builders: its label and taint (and the tolerations controllers
+need to run on it), its managed policies, and its launch template settings."""
+
+SYSTEM_NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryPullOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+SYSTEM_TAINT_KEY = "CriticalAddonsOnly"
+
+
+def system_node_label(label_domain: str) -> tuple[str, str]:
+    """The label every system node carries; controllers select it."""
+    return f"{label_domain}/system", "true"
+
+
+def system_tolerations() -> list[dict[str, str]]:
+    """Tolerations a controller needs to run on the system nodes."""
+    return [{"key": SYSTEM_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def system_launch_template_data(disk_size_gib: int) -> dict:
+    """Launch template settings for system nodes: IMDSv2 only, hop limit 1, encrypted gp3."""
+    return {
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            "http_put_response_hop_limit": 1,
+        },
+        "block_device_mappings": [
+            {
+                "device_name": "/dev/xvda",
+                "ebs": {
+                    "volume_size": disk_size_gib,
+                    "volume_type": "gp3",
+                    "encrypted": "true",
+                    "delete_on_termination": "true",
+                },
+            }
+        ],
+    }

@@ -1,0 +1,219 @@
+"""The EKS cluster's input specs: ``ClusterSpec`` (control plane: name, version, endpoint access,
+admins, encryption, logs, label domain) and ``SystemNodeGroupSpec`` (the controllers' nodes)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .. import versions
+from ..aws import IAM_PRINCIPAL_PATTERN, IAM_SHORTHAND_PATTERN, KMS_KEY_ARN_PATTERN
+from ..spec import (
+    Problem,
+    Spec,
+    check_cidr,
+    check_one_of,
+    check_pattern,
+    check_range,
+    did_you_mean,
+    doc,
+    is_output,
+    show,
+)
+
+DEFAULT_LABEL_DOMAIN = "eks-gpu-platform.io"
+DEFAULT_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+DEFAULT_SYSTEM_INSTANCE_TYPES = ("m7i.xlarge",)
+DEFAULT_SYSTEM_MIN_SIZE = 2
+DEFAULT_SYSTEM_MAX_SIZE = 4
+DEFAULT_SYSTEM_DISK_GIB = 50
+EKS_NAME_PATTERN = r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$"
+LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+LABEL_DOMAIN_PATTERN = (
+    r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$"
+)
+GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterSpec(Spec):
+    """The EKS control plane: name, version, endpoint access, admins and encryption."""
+
+    name: str = doc(text="EKS cluster name; also names the Karpenter IAM roles and the queue.")
+    kubernetes_version: str = doc(
+        versions.DEFAULT_KUBERNETES_VERSION,
+        "Kubernetes minor version; one the pinned Karpenter supports.",
+        example=versions.DEFAULT_KUBERNETES_VERSION,
+    )
+    endpoint_public_access: bool = doc(
+        False, "Expose the API server publicly (the private endpoint is always on)."
+    )
+    public_access_cidrs: tuple[str, ...] = doc(
+        (), "CIDR allowlist for the public endpoint; required when it is on; never 0.0.0.0/0."
+    )
+    admins: tuple[str, ...] = doc(
+        (),
+        "IAM principals granted cluster admin through access entries: full ARNs, or "
+        "'role/NAME' / 'user/NAME' in the deploying account.",
+        output=True,
+    )
+    kms_key_arn: str | None = doc(
+        None,
+        "Existing KMS key for secrets encryption; by default a key is created (rotation on).",
+        output=True,
+    )
+    log_types: tuple[str, ...] = doc(
+        DEFAULT_LOG_TYPES, "Control-plane log types sent to CloudWatch."
+    )
+    label_domain: str = doc(
+        DEFAULT_LABEL_DOMAIN, "Domain of the project's own node labels, e.g. '<domain>/pool'."
+    )
+    protect: bool = doc(False, "Protect the cluster, its KMS key and the VPC from deletion.")
+
+    def _problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        if msg := check_pattern(
+            self.name,
+            EKS_NAME_PATTERN,
+            "a valid EKS cluster name; expected 1-100 letters, digits, '-' or '_', "
+            "starting with a letter or digit",
+        ):
+            out.append((("name",), msg))
+        if self.kubernetes_version not in versions.SUPPORTED_KUBERNETES_VERSIONS:
+            out.append(
+                (
+                    ("kubernetes_version",),
+                    f"{show(self.kubernetes_version)} is not supported; expected one of "
+                    + ", ".join(versions.SUPPORTED_KUBERNETES_VERSIONS),
+                )
+            )
+        if self.endpoint_public_access and not self.public_access_cidrs:
+            out.append(
+                (
+                    ("public_access_cidrs",),
+                    "is empty but endpointPublicAccess is true; list the CIDR blocks allowed to "
+                    "reach the public endpoint",
+                )
+            )
+        if not self.endpoint_public_access and self.public_access_cidrs:
+            out.append(
+                (
+                    ("public_access_cidrs",),
+                    "is set but endpointPublicAccess is false; turn the public endpoint on or "
+                    "remove the list",
+                )
+            )
+        for i, cidr in enumerate(self.public_access_cidrs):
+            if msg := check_cidr(cidr):
+                out.append((("public_access_cidrs", i), msg))
+            elif cidr in ("0.0.0.0/0", "::/0"):
+                out.append(
+                    (
+                        ("public_access_cidrs", i),
+                        f"{show(cidr)} opens the API server to the internet; list specific CIDRs",
+                    )
+                )
+        for i, admin in enumerate(self.admins):
+            if not is_output(admin) and not (
+                re.fullmatch(IAM_PRINCIPAL_PATTERN, admin)
+                or re.fullmatch(IAM_SHORTHAND_PATTERN, admin)
+            ):
+                out.append(
+                    (
+                        ("admins", i),
+                        f"{show(admin)} is not an IAM role or user; expected an ARN such as "
+                        "'arn:<partition>:iam::<account>:role/NAME' or 'role/NAME'",
+                    )
+                )
+        if len(set(self.admins)) != len(self.admins):
+            out.append((("admins",), "lists the same principal twice"))
+        if self.kms_key_arn is not None and (
+            msg := check_pattern(
+                self.kms_key_arn,
+                KMS_KEY_ARN_PATTERN,
+                "a KMS key ARN; expected 'arn:<partition>:kms:<region>:<account>:key/<uuid>'",
+            )
+        ):
+            out.append((("kms_key_arn",), msg))
+        for i, log_type in enumerate(self.log_types):
+            if msg := check_one_of(log_type, LOG_TYPES):
+                out.append((("log_types", i), msg + did_you_mean(log_type, LOG_TYPES)))
+        if msg := check_pattern(
+            self.label_domain, LABEL_DOMAIN_PATTERN, "a DNS domain such as 'example.com'"
+        ):
+            out.append((("label_domain",), msg))
+        elif any(
+            self.label_domain == reserved or self.label_domain.endswith("." + reserved)
+            for reserved in ("kubernetes.io", "k8s.io", "karpenter.sh", "k8s.aws")
+        ):
+            out.append(
+                (
+                    ("label_domain",),
+                    f"{show(self.label_domain)} is reserved by Kubernetes or Karpenter; "
+                    "use a domain your organisation owns",
+                )
+            )
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemNodeGroupSpec(Spec):
+    """The managed node group where controllers run and Karpenter never provisions."""
+
+    instance_types: tuple[str, ...] = doc(
+        DEFAULT_SYSTEM_INSTANCE_TYPES, "Instance types (on-demand, one architecture)."
+    )
+    min_size: int = doc(DEFAULT_SYSTEM_MIN_SIZE, "Minimum nodes (at least 2, spread over AZs).")
+    max_size: int = doc(DEFAULT_SYSTEM_MAX_SIZE, "Maximum nodes.")
+    desired_size: int | None = doc(None, "Initial node count; default minSize.")
+    disk_size_gib: int = doc(DEFAULT_SYSTEM_DISK_GIB, "Root volume size in GiB (gp3, encrypted).")
+
+    @property
+    def arch(self) -> str:
+        family = self.instance_types[0].split(".")[0] if self.instance_types else ""
+        return "arm64" if GRAVITON_FAMILY.match(family) else "x86_64"
+
+    @property
+    def ami_type(self) -> str:
+        return "AL2023_ARM_64_STANDARD" if self.arch == "arm64" else "AL2023_x86_64_STANDARD"
+
+    def _problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        if not self.instance_types:
+            out.append((("instance_types",), "is empty; list at least one instance type"))
+        for i, itype in enumerate(self.instance_types):
+            if msg := check_pattern(
+                itype, r"^[a-z][a-z0-9-]*\.[a-z0-9]+$", "an instance type such as 'm7i.xlarge'"
+            ):
+                out.append((("instance_types", i), msg))
+        arches = {
+            "arm64" if GRAVITON_FAMILY.match(t.split(".")[0]) else "x86_64"
+            for t in self.instance_types
+        }
+        if len(arches) > 1:
+            out.append(
+                (
+                    ("instance_types",),
+                    f"{show(list(self.instance_types))} mixes arm64 and x86_64; one node group "
+                    "runs one AMI architecture",
+                )
+            )
+        if msg := check_range(self.min_size, 2, 100):
+            out.append((("min_size",), msg + " (at least 2 nodes keep controllers available)"))
+        if msg := check_range(self.max_size, 2, 100):
+            out.append((("max_size",), msg))
+        if self.max_size < self.min_size:
+            out.append((("max_size",), f"{self.max_size} is below minSize {self.min_size}"))
+        if self.desired_size is not None and not (
+            self.min_size <= self.desired_size <= self.max_size
+        ):
+            out.append(
+                (
+                    ("desired_size",),
+                    f"{self.desired_size} is outside minSize..maxSize "
+                    f"({self.min_size}..{self.max_size})",
+                )
+            )
+        if msg := check_range(self.disk_size_gib, 20, 1000):
+            out.append((("disk_size_gib",), msg))
+        return out
