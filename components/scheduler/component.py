@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import versions
-from .naming import TYPE_PREFIX
-from .spec import (
+from .. import versions
+from ..naming import TYPE_PREFIX
+from ..spec import (
     Problem,
     Spec,
     SpecError,
@@ -49,8 +49,8 @@ from .spec import (
 )
 
 if TYPE_CHECKING:  # cluster and gpu_operator import config, which imports this module
-    from .cluster import EksCluster
-    from .gpu_operator import GpuOperator
+    from ..cluster import EksCluster
+    from ..gpu_operator import GpuOperator
 
 NAMESPACE = "kai-scheduler"
 RELEASE_NAME = "kai-scheduler"
@@ -975,8 +975,8 @@ class KaiSchedulerArgs:
     depends_on: Sequence[pulumi.Resource] = ()
 
     def __post_init__(self) -> None:
-        from .cluster import EksCluster, system_tolerations
-        from .gpu_operator import GpuOperator
+        from ..cluster import EksCluster, system_tolerations
+        from ..gpu_operator import GpuOperator
 
         problems = require_instance(self, "spec", SchedulerSpec)
         if not problems and not self.spec.enabled:
