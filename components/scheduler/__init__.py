@@ -1,10 +1,35 @@
-"""KAI Scheduler: the ``KaiScheduler`` component, its specs and builders (from ``component``)."""
+"""KAI Scheduler, its queues and priority classes, and the Karpenter friction-point mitigations.
+
+The component installs the ``kai-scheduler`` chart (``versions.KAI_SCHEDULER``) on the system
+node group with GPU sharing and cluster autoscaling on, and lets Pulumi own what the chart would
+otherwise create once and forget: the four priority classes (``train`` 50, ``build-preemptible``
+75, ``build`` 100, ``inference`` 125) and the queues (``scheduling.run.ai/v2`` Queue, all nine
+numbers explicit). The Run:ai x Karpenter friction points (FACTS §8.2) are handled here:
+
+1. Over-quota pods trigger scale-up: ``pool_gpu_limits`` sizes each GPU pool's
+   ``nvidia.com/gpu`` limit from the queues routed to it, and ``routing_problems`` reports
+   routings that would leave a pool unbounded, unused or stuck at zero.
+2. GPU fractions are invisible to Karpenter: ``global.gpuSharing`` and
+   ``global.clusterAutoscaling`` (node-scale-adjuster); ``fractional_pod_template`` carries the
+   GPU toleration and the pool affinity explicitly, because the pod requests no GPU.
+3. Karpenter disrupts non-preemptible work: ``disruption_admission_policy`` adds (Kubernetes
+   1.36+, MutatingAdmissionPolicy v1) or requires (older, ValidatingAdmissionPolicy v1)
+   ``karpenter.sh/do-not-disrupt: "true"`` on pods of the non-preemptible priority classes.
+4. Gangs spread across pools: ``training_job_template`` pins a gang to one pool and one zone
+   (node affinity on the pool label, pod affinity on the pool label and the zone).
+
+Units in configuration are human ones; the Queue CRD's are rendered: cpu in cores (rendered as
+millicores, x1000), memory in GiB (rendered in MB = 10^6 bytes, x1073.741824), gpu in devices.
+-1 means unlimited (quota) or no limit (limit) and is rendered as -1.
+"""
 
 from .component import (
+    KaiScheduler,
+    KaiSchedulerArgs,
+)
+from .constants import (
     ADMISSION_API,
-    ANNOTATED_EXPRESSION,
     APP_LABEL,
-    APPLY_DO_NOT_DISRUPT_EXPRESSION,
     BATCH_MIN_MEMBER_ANNOTATION,
     BYTES_PER_GIB,
     BYTES_PER_MB,
@@ -29,8 +54,6 @@ from .component import (
     NAMESPACE,
     NON_PREEMPTIBLE_CLASSES,
     NON_PREEMPTIBLE_PRIORITY,
-    NOT_ANNOTATED_EXPRESSION,
-    POD_CREATE_RULES,
     PREEMPTIBILITY_LABEL,
     PRIORITY_CLASS_LABEL,
     PRIORITY_CLASSES,
@@ -39,24 +62,36 @@ from .component import (
     SCHEDULER_NAME,
     UNLIMITED,
     ZONE_LABEL,
-    KaiScheduler,
-    KaiSchedulerArgs,
-    PoolRouting,
-    QueueResourceSpec,
-    QueueSpec,
-    SchedulerSpec,
+)
+from .manifests import (
+    ANNOTATED_EXPRESSION,
+    APPLY_DO_NOT_DISRUPT_EXPRESSION,
+    NOT_ANNOTATED_EXPRESSION,
+    POD_CREATE_RULES,
     disruption_admission_policy,
-    fractional_pod_template,
-    inference_deployment_template,
-    kai_values,
-    leaf_queue_names,
     non_preemptible_expression,
-    pool_gpu_limits,
     priority_class_manifests,
     queue_manifest,
     queues_parents_first,
+)
+from .routing import (
+    PoolRouting,
+    pool_gpu_limits,
     routing_problems,
+)
+from .spec import (
+    QueueResourceSpec,
+    QueueSpec,
+    SchedulerSpec,
+    leaf_queue_names,
+)
+from .templates import (
+    fractional_pod_template,
+    inference_deployment_template,
     training_job_template,
+)
+from .values import (
+    kai_values,
 )
 
 __all__ = [

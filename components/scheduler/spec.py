@@ -1,0 +1,214 @@
+"""Validated input specs of the ``scheduler`` configuration key: queues and their resources."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..spec import (
+    Problem,
+    Spec,
+    check_pattern,
+    did_you_mean,
+    doc,
+    show,
+)
+from .constants import DNS_LABEL, DNS_LABEL_TEXT, UNLIMITED, _num
+
+# ---------------------------------------------------------------------------------------------
+# Specs (configuration key ``scheduler``)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueResourceSpec(Spec):
+    """Quota, limit and over-quota weight of one resource of a queue (all three required).
+
+    ``quota``: guaranteed amount; -1 unlimited, 0 no guarantee. ``limit``: the most the queue
+    may use; -1 no limit. A limit of 0 is rejected: it admits nothing, so the queue's pods stay
+    pending as Unschedulable and Karpenter keeps scaling up for them. With both finite, the
+    limit must be at least the quota.
+    """
+
+    quota: float = doc(text="Guaranteed amount; -1 unlimited, 0 no guarantee.")
+    limit: float = doc(text="Most the queue may use; -1 no limit; 0 is not allowed.")
+    over_quota_weight: float = doc(
+        text="Share of idle capacity beyond quota, relative to sibling queues (0: none)."
+    )
+
+    def _problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        for name in ("quota", "limit"):
+            value = getattr(self, name)
+            if value != UNLIMITED and value < 0:
+                out.append(
+                    (
+                        (name,),
+                        f"{_num(value)} is not allowed; expected -1 (unlimited) or a number "
+                        "from 0 up",
+                    )
+                )
+        if self.limit == 0:
+            out.append(
+                (
+                    ("limit",),
+                    "0 admits nothing: the queue's pods would stay pending and Karpenter would "
+                    "keep scaling up for them; use -1 for no limit or a positive number",
+                )
+            )
+        if self.over_quota_weight < 0:
+            out.append(
+                (
+                    ("over_quota_weight",),
+                    f"{_num(self.over_quota_weight)} is negative; expected a number from 0 up",
+                )
+            )
+        if self.quota == UNLIMITED and self.limit > 0:
+            out.append(
+                (
+                    ("quota",),
+                    f"is -1 (unlimited) but limit is {_num(self.limit)}; set a quota up to the "
+                    "limit, or limit -1",
+                )
+            )
+        if self.quota >= 0 and self.limit > 0 and self.limit < self.quota:
+            out.append((("limit",), f"{_num(self.limit)} is below quota {_num(self.quota)}"))
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueSpec(Spec):
+    """One KAI queue. Only leaf queues (no children) take workloads; they route to node pools."""
+
+    name: str = doc(text="Queue name; pods select it with the label kai.scheduler/queue.")
+    gpu: QueueResourceSpec = doc(text="GPUs, in devices (fractions allowed).")
+    cpu: QueueResourceSpec = doc(text="CPU, in cores (rendered as millicores).")
+    memory: QueueResourceSpec = doc(
+        text="Memory, in GiB (rendered in MB of 10^6 bytes: 1 GiB = 1073.741824 MB)."
+    )
+    parent: str | None = doc(None, "Parent queue; a parent must not list nodePools.")
+    display_name: str | None = doc(None, "Name shown in KAI tooling.")
+    priority: int | None = doc(
+        None, "Queue priority (KAI default 100): allocated first, reclaimed last."
+    )
+    node_pools: tuple[str, ...] = doc(
+        (), "Node pools the queue's workloads run on (leaf queues: at least one)."
+    )
+
+    def _problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        if msg := check_pattern(self.name, DNS_LABEL, f"a queue name; expected {DNS_LABEL_TEXT}"):
+            out.append((("name",), msg))
+        if self.parent is not None and self.parent == self.name:
+            out.append((("parent",), f"{show(self.parent)} is the queue itself"))
+        for i, pool in enumerate(self.node_pools):
+            if msg := check_pattern(
+                pool, DNS_LABEL, f"a node pool name; expected {DNS_LABEL_TEXT}"
+            ):
+                out.append((("node_pools", i), msg))
+        if len(set(self.node_pools)) != len(self.node_pools):
+            out.append((("node_pools",), "lists the same pool twice"))
+        return out
+
+
+def leaf_queue_names(queues: Sequence[QueueSpec]) -> set[str]:
+    """Names of the queues no other queue names as its parent."""
+    parents = {q.parent for q in queues if q.parent}
+    return {q.name for q in queues if q.name not in parents}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SchedulerSpec(Spec):
+    """The KAI scheduler: queues, GPU sharing and Karpenter-aware autoscaling."""
+
+    enabled: bool = doc(True, "Install KAI Scheduler (needs the GPU Operator).")
+    queues: tuple[QueueSpec, ...] = doc(
+        (), "Queue tree; at least one leaf queue (with nodePools) when enabled."
+    )
+    gpu_sharing: bool = doc(True, "GPU fractions (pod annotation gpu-fraction / gpu-memory).")
+    cluster_autoscaling: bool = doc(
+        True, "Node-scale-adjuster: scaling pods that make Karpenter provision for fractions."
+    )
+
+    def _problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        by_name: dict[str, int] = {}
+        for i, queue in enumerate(self.queues):
+            if queue.name in by_name:
+                out.append(
+                    (
+                        ("queues", i, "name"),
+                        f"{show(queue.name)} is already the name of queues[{by_name[queue.name]}]",
+                    )
+                )
+            else:
+                by_name[queue.name] = i
+        for i, queue in enumerate(self.queues):
+            if queue.parent is None or queue.parent == queue.name:
+                continue
+            if queue.parent not in by_name:
+                out.append(
+                    (
+                        ("queues", i, "parent"),
+                        f"{show(queue.parent)} is not a queue; expected one of "
+                        + ", ".join(sorted(by_name))
+                        + did_you_mean(queue.parent, by_name),
+                    )
+                )
+            elif self.queues[by_name[queue.parent]].node_pools:
+                out.append(
+                    (
+                        ("queues", i, "parent"),
+                        f"{show(queue.parent)} lists nodePools, so it is a leaf queue and cannot "
+                        "be a parent; only leaf queues take workloads, so move its nodePools to "
+                        "its children",
+                    )
+                )
+        out += self._cycle_problems(by_name)
+        leaves = leaf_queue_names(self.queues)
+        for i, queue in enumerate(self.queues):
+            if queue.name in leaves and not queue.node_pools:
+                out.append(
+                    (
+                        ("queues", i, "node_pools"),
+                        f"is empty, but {show(queue.name)} is a leaf queue; list the node pools "
+                        "its workloads run on",
+                    )
+                )
+        if self.enabled and not self.queues:
+            out.append(
+                (
+                    ("queues",),
+                    "is empty; define at least one leaf queue with nodePools (workloads can only "
+                    "be submitted to leaf queues)",
+                )
+            )
+        elif self.enabled and not leaves:
+            out.append((("queues",), "has no leaf queue; every queue is some queue's parent"))
+        return out
+
+    def _cycle_problems(self, by_name: Mapping[str, int]) -> list[Problem]:
+        out: list[Problem] = []
+        reported: set[frozenset[str]] = set()
+        for queue in self.queues:
+            chain = [queue.name]
+            current = queue
+            while current.parent is not None and current.parent in by_name:
+                if current.parent == current.name:
+                    break
+                if current.parent in chain:
+                    cycle = chain[chain.index(current.parent) :]
+                    if frozenset(cycle) not in reported:
+                        reported.add(frozenset(cycle))
+                        first = min(by_name[n] for n in cycle)
+                        start = self.queues[first].name
+                        ring = cycle[cycle.index(start) :] + cycle[: cycle.index(start)]
+                        out.append(
+                            (
+                                ("queues", first, "parent"),
+                                f"{show(self.queues[first].parent)} closes a cycle: "
+                                + " -> ".join([*ring, start]),
+                            )
+                        )
+                    break
+                chain.append(current.parent)
+                current = self.queues[by_name[current.parent]]
+        return out

@@ -1,0 +1,39 @@
+"""Helm values for the ``kai-scheduler`` chart (pure builder: plain data in, dict out)."""
+
+from collections.abc import Mapping, Sequence
+
+from .constants import KAI_SHARD_LABEL_KEY
+from .spec import SchedulerSpec
+
+
+def kai_values(
+    *,
+    spec: SchedulerSpec,
+    system_node_selector: Mapping[str, str],
+    system_tolerations: Sequence[Mapping[str, str]],
+    pool_label_key: str,
+) -> dict:
+    """Helm values for the ``kai-scheduler`` chart v0.16.8 (every key exists in its defaults).
+
+    ``global.nodePoolLabelKey`` stays unset: KAI's default shard then schedules on every node
+    without ``kai.scheduler/node-pool``, which is all of them. ``pool_label_key`` (the project's
+    pool label) is checked not to be that shard key, which would hide the pools' nodes.
+    The published chart's ``global.registry`` is already ``ghcr.io/kai-scheduler/kai-scheduler``
+    (the release workflow rewrites the repository default), so it is not set here.
+    """
+    if pool_label_key == KAI_SHARD_LABEL_KEY:
+        raise ValueError(
+            f"kai_values: pool_label_key {pool_label_key!r} is KAI's scheduling-shard key; nodes "
+            "carrying it without a matching SchedulingShard are invisible to the default shard; "
+            "use a label in your own domain, e.g. 'example.com/pool'"
+        )
+    return {
+        "global": {
+            "gpuSharing": spec.gpu_sharing,
+            "clusterAutoscaling": spec.cluster_autoscaling,
+            "nodeSelector": dict(system_node_selector),
+            "tolerations": [dict(t) for t in system_tolerations],
+        },
+        "defaultPriorityClasses": {"enabled": False},
+        "defaultQueue": {"createDefaultQueue": False},
+    }

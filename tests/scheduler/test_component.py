@@ -1,0 +1,170 @@
+"""Tests for ``eks_gpu_platform.scheduler.component``: the KaiScheduler component under mocks."""
+
+import re
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from eks_gpu_platform import versions
+from eks_gpu_platform.scheduler.component import KaiScheduler, KaiSchedulerArgs
+from eks_gpu_platform.scheduler.manifests import disruption_admission_policy, queue_manifest
+from eks_gpu_platform.scheduler.spec import SchedulerSpec
+from eks_gpu_platform.scheduler.values import kai_values
+
+from .helpers import POOL_LABEL, SYSTEM_SELECTOR, SYSTEM_TOLERATIONS, queue
+
+# --- component ---------------------------------------------------------------------------------
+
+TYPE = "eks-gpu-platform:index:KaiScheduler"
+QUEUE_TYPE = "kubernetes:scheduling.run.ai/v2:Queue"
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
+PRIORITY_TYPE = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+ADMISSION = "kubernetes:admissionregistration.k8s.io/v1:"
+
+SPEC = SchedulerSpec(
+    queues=(
+        queue("team-a", parent="org", pools=("gpu-spot",)),
+        queue("org"),
+        queue("inference", pools=("gpu-od",), gpu=(8, 8)),
+    )
+)
+
+
+def make_scheduler(version: str = "1.36", policy: bool = True, label: str = POOL_LABEL):
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        operator = k8s.core.v1.ConfigMap("operator", opts=pulumi.ResourceOptions(provider=provider))
+        KaiScheduler(
+            "kai",
+            KaiSchedulerArgs(
+                spec=SPEC,
+                k8s_provider=provider,
+                kubernetes_version=version,
+                pool_label_key=label,
+                system_node_selector=SYSTEM_SELECTOR,
+                system_tolerations=SYSTEM_TOLERATIONS,
+                disruption_policy=policy,
+                depends_on=[operator],
+            ),
+        )
+
+    return program
+
+
+def children(recording):
+    component = next(r for r in recording.resources if r.type == TYPE)
+    return component, recording.children_of(component.urn)
+
+
+def test_component_children(run_program):
+    recording = run_program(make_scheduler())
+    component, kids = children(recording)
+    assert sorted((r.type, r.name) for r in kids) == sorted(
+        [
+            (NAMESPACE_TYPE, "kai-namespace"),
+            (RELEASE_TYPE, "kai-chart"),
+            (PRIORITY_TYPE, "kai-priority-train"),
+            (PRIORITY_TYPE, "kai-priority-build-preemptible"),
+            (PRIORITY_TYPE, "kai-priority-build"),
+            (PRIORITY_TYPE, "kai-priority-inference"),
+            (QUEUE_TYPE, "kai-queue-org"),
+            (QUEUE_TYPE, "kai-queue-team-a"),
+            (QUEUE_TYPE, "kai-queue-inference"),
+            (ADMISSION + "MutatingAdmissionPolicy", "kai-disruption-policy"),
+            (ADMISSION + "MutatingAdmissionPolicyBinding", "kai-disruption-policy-binding"),
+        ]
+    )
+    provider = next(r for r in recording.resources if r.name == "k8s")
+    assert all(r.provider.startswith(provider.urn) for r in kids)
+    assert component.registered_outputs == {
+        "namespace": "kai-scheduler",
+        "release_name": "kai-scheduler",
+        "queue_names": ["team-a", "org", "inference"],
+    }
+
+
+def test_component_release(run_program):
+    recording = run_program(make_scheduler())
+    _, kids = children(recording)
+    release = next(r for r in kids if r.type == RELEASE_TYPE)
+    namespace = next(r for r in kids if r.type == NAMESPACE_TYPE)
+    operator = next(r for r in recording.resources if r.name == "operator")
+    assert namespace.inputs["metadata"] == {"name": "kai-scheduler"}
+    assert operator.urn in namespace.dependencies
+    assert {namespace.urn, operator.urn} <= set(release.dependencies)
+    inputs = release.inputs
+    assert inputs["name"] == "kai-scheduler"
+    assert inputs["chart"] == "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
+    assert inputs["version"] == versions.KAI_SCHEDULER.version == "v0.16.8"
+    assert inputs["namespace"] == "kai-scheduler"
+    assert "repositoryOpts" not in inputs
+    assert inputs["values"] == kai_values(
+        spec=SPEC,
+        system_node_selector=SYSTEM_SELECTOR,
+        system_tolerations=SYSTEM_TOLERATIONS,
+        pool_label_key=POOL_LABEL,
+    )
+
+
+def test_component_queues_after_the_release_and_their_parents(run_program):
+    recording = run_program(make_scheduler())
+    _, kids = children(recording)
+    release = next(r for r in kids if r.type == RELEASE_TYPE)
+    queues = {r.name: r for r in kids if r.type == QUEUE_TYPE}
+    assert sorted(queues) == ["kai-queue-inference", "kai-queue-org", "kai-queue-team-a"]
+    for spec in SPEC.queues:
+        registered = queues[f"kai-queue-{spec.name}"]
+        manifest = queue_manifest(spec, label_domain="eks-gpu-platform.io")
+        assert registered.inputs["apiVersion"] == "scheduling.run.ai/v2"
+        assert registered.inputs["kind"] == "Queue"
+        assert registered.inputs["metadata"] == manifest["metadata"]
+        assert registered.inputs["spec"] == manifest["spec"]
+        assert release.urn in registered.dependencies
+    assert queues["kai-queue-org"].urn in queues["kai-queue-team-a"].dependencies
+
+
+def test_component_priority_classes(run_program):
+    recording = run_program(make_scheduler())
+    _, kids = children(recording)
+    classes = {
+        r.inputs["metadata"]["name"]: r.inputs["value"] for r in kids if r.type == PRIORITY_TYPE
+    }
+    assert classes == {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+
+
+@pytest.mark.parametrize(
+    ("version", "policy", "expected"),
+    [
+        ("1.36", True, ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"]),
+        ("1.35", True, ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]),
+        ("1.36", False, []),
+    ],
+)
+def test_component_admission_policy(run_program, version, policy, expected):
+    recording = run_program(make_scheduler(version, policy))
+    _, kids = children(recording)
+    admission = [r for r in kids if r.type.startswith(ADMISSION)]
+    assert [r.type.removeprefix(ADMISSION) for r in admission] == expected
+    manifests = disruption_admission_policy(kubernetes_version=version) if policy else []
+    for registered, manifest in zip(admission, manifests, strict=True):
+        assert registered.inputs["metadata"] == manifest["metadata"]
+        assert registered.inputs["spec"] == manifest["spec"]
+    if admission:
+        assert admission[0].urn in admission[1].dependencies
+
+
+def test_component_rejects_the_shard_key_before_registering(run_program):
+    with pytest.raises(Exception, match=re.escape("is KAI's scheduling-shard key")):
+        run_program(make_scheduler(label="kai.scheduler/node-pool"))
+
+
+def test_leaf_queue_records_its_node_pools_for_the_policy_pack():
+    leaf = next(q for q in SPEC.queues if q.node_pools)
+    parent = next(q for q in SPEC.queues if not q.node_pools)
+    assert queue_manifest(leaf, label_domain="example.com")["metadata"] == {
+        "name": leaf.name,
+        "annotations": {"example.com/node-pools": ",".join(leaf.node_pools)},
+    }
+    assert queue_manifest(parent, label_domain="example.com")["metadata"] == {"name": parent.name}

@@ -1,0 +1,298 @@
+"""Tests for ``eks_gpu_platform.scheduler.manifests``: queues, priority classes and the
+do-not-disrupt admission policy (its CEL evaluated on pods).
+"""
+
+import re
+
+import celpy
+import pytest
+from crd_validation import validate
+
+from eks_gpu_platform.scheduler.constants import NON_PREEMPTIBLE_CLASSES
+from eks_gpu_platform.scheduler.manifests import (
+    disruption_admission_policy,
+    priority_class_manifests,
+    queue_manifest,
+    queues_parents_first,
+)
+from eks_gpu_platform.scheduler.spec import QueueSpec
+
+from .helpers import queue, res
+
+# --- queues and priority classes -------------------------------------------------------------
+
+
+def test_queue_manifest_exactly():
+    spec = QueueSpec(
+        name="team-a",
+        parent="research",
+        display_name="Team A",
+        priority=120,
+        gpu=res(4, 8, 2),
+        cpu=res(32.5, -1),
+        memory=res(256, -1, 0),
+        node_pools=("gpu-spot",),
+    )
+    assert queue_manifest(spec) == {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "team-a"},
+        "spec": {
+            "displayName": "Team A",
+            "parentQueue": "research",
+            "priority": 120,
+            "resources": {
+                "cpu": {"quota": 32500, "limit": -1, "overQuotaWeight": 1},
+                "gpu": {"quota": 4, "limit": 8, "overQuotaWeight": 2},
+                "memory": {"quota": 274877.906944, "limit": -1, "overQuotaWeight": 0},
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("cores", "millicores"), [(0.5, 500), (1, 1000), (0.001, 1), (-1, -1), (0, 0)]
+)
+def test_cpu_is_rendered_in_millicores(cores, millicores):
+    spec = QueueSpec(
+        name="q", gpu=res(1, 1), cpu=res(cores, -1), memory=res(1, -1), node_pools=("p",)
+    )
+    assert queue_manifest(spec)["spec"]["resources"]["cpu"]["quota"] == millicores
+
+
+@pytest.mark.parametrize(
+    ("gib", "mb"), [(1, 1073.741824), (0.5, 536.870912), (1024, 1099511.627776), (-1, -1)]
+)
+def test_memory_is_rendered_in_megabytes(gib, mb):
+    spec = QueueSpec(
+        name="q", gpu=res(1, 1), cpu=res(1, -1), memory=res(gib, -1), node_pools=("p",)
+    )
+    assert queue_manifest(spec)["spec"]["resources"]["memory"]["quota"] == mb
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        queue("org"),
+        queue("team-a", parent="org", pools=("gpu-spot",), gpu=(0.5, 1.5)),
+        QueueSpec(
+            name="dev",
+            display_name="Developers",
+            priority=50,
+            gpu=res(0, -1, 0),
+            cpu=res(-1, -1),
+            memory=res(0, -1),
+            node_pools=("cpu",),
+        ),
+    ],
+)
+def test_queue_manifests_pass_the_queue_crd(spec):
+    manifest = queue_manifest(spec)
+    assert validate(manifest) == []
+    resources = manifest["spec"]["resources"]
+    assert sorted((k, sorted(v)) for k, v in resources.items()) == [
+        (kind, ["limit", "overQuotaWeight", "quota"]) for kind in ("cpu", "gpu", "memory")
+    ]
+
+
+def test_queues_parents_first():
+    queues = [
+        queue("leaf", parent="mid", pools=("p",)),
+        queue("other", pools=("p",)),
+        queue("mid", parent="root"),
+        queue("root"),
+    ]
+    assert [q.name for q in queues_parents_first(queues)] == ["root", "mid", "leaf", "other"]
+
+
+def test_priority_classes_match_the_chart_templates():
+    assert priority_class_manifests() == [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "train"},
+            "value": 50,
+        },
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "build-preemptible"},
+            "value": 75,
+        },
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "build"},
+            "value": 100,
+        },
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "inference"},
+            "value": 125,
+        },
+    ]
+    assert NON_PREEMPTIBLE_CLASSES == ("build", "inference")
+
+
+# --- friction point 3: admission policy ----------------------------------------------------------
+
+NON_PREEMPTIBLE = (
+    "(has(object.metadata.labels) && 'kai.scheduler/preemptibility' in object.metadata.labels) "
+    "? object.metadata.labels['kai.scheduler/preemptibility'] == 'non-preemptible' "
+    ": ((has(object.metadata.labels) && 'priorityClassName' in object.metadata.labels) "
+    "? object.metadata.labels['priorityClassName'] "
+    ": (has(object.spec.priorityClassName) ? object.spec.priorityClassName : '')) "
+    "in ['build', 'inference']"
+)
+ANNOTATED = (
+    "has(object.metadata.annotations) && 'karpenter.sh/do-not-disrupt' in "
+    "object.metadata.annotations"
+)
+POD_RULES = {
+    "resourceRules": [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+    ]
+}
+
+
+@pytest.mark.parametrize("version", ["1.36", "1.37", "v1.36.2"])
+def test_mutating_policy_from_1_36(version):
+    assert disruption_admission_policy(kubernetes_version=version) == [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingAdmissionPolicy",
+            "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
+            "spec": {
+                "failurePolicy": "Fail",
+                "reinvocationPolicy": "Never",
+                "matchConstraints": POD_RULES,
+                "matchConditions": [
+                    {"name": "non-preemptible", "expression": NON_PREEMPTIBLE},
+                    {"name": "not-annotated", "expression": f"!({ANNOTATED})"},
+                ],
+                "mutations": [
+                    {
+                        "patchType": "ApplyConfiguration",
+                        "applyConfiguration": {
+                            "expression": "Object{metadata: Object.metadata{annotations: "
+                            '{"karpenter.sh/do-not-disrupt": "true"}}}'
+                        },
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingAdmissionPolicyBinding",
+            "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
+            "spec": {"policyName": "kai-non-preemptible-do-not-disrupt"},
+        },
+    ]
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.35", "1.35.4"])
+def test_validating_policy_before_1_36(version):
+    assert disruption_admission_policy(kubernetes_version=version) == [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": POD_RULES,
+                "matchConditions": [{"name": "non-preemptible", "expression": NON_PREEMPTIBLE}],
+                "validations": [
+                    {
+                        "expression": ANNOTATED,
+                        "message": "non-preemptible pods (priority class build, inference, or "
+                        "label kai.scheduler/preemptibility=non-preemptible) must carry the "
+                        'annotation karpenter.sh/do-not-disrupt: "true", or Karpenter may '
+                        "consolidate their node",
+                        "reason": "Invalid",
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
+            "spec": {
+                "policyName": "kai-non-preemptible-do-not-disrupt",
+                "validationActions": ["Deny"],
+            },
+        },
+    ]
+
+
+def test_policy_needs_a_kubernetes_version():
+    with pytest.raises(ValueError, match=re.escape("kubernetes_version 'latest' is not a version")):
+        disruption_admission_policy(kubernetes_version="latest")
+
+
+_CEL = celpy.Environment()
+
+
+def evaluate(expression: str, pod: dict) -> bool:
+    program = _CEL.program(_CEL.compile(expression))
+    return bool(program.evaluate({"object": celpy.json_to_cel(pod)}))
+
+
+def pod(priority_class=None, labels=None, annotations=None) -> dict:
+    metadata = {"name": "p"}
+    if labels is not None:
+        metadata["labels"] = labels
+    if annotations is not None:
+        metadata["annotations"] = annotations
+    spec = {"containers": [{"name": "c", "image": "i"}]}
+    if priority_class is not None:
+        spec["priorityClassName"] = priority_class
+    return {"metadata": metadata, "spec": spec}
+
+
+DND = {"karpenter.sh/do-not-disrupt": "true"}
+PREEMPTIBILITY = "kai.scheduler/preemptibility"
+
+# pod -> (mutated by the 1.36 policy, denied by the pre-1.36 policy)
+ADMISSION_CASES = [
+    (pod("inference"), (True, True)),
+    (pod("build", labels={"app": "x"}), (True, True)),
+    (pod("build", annotations={"other": "x"}), (True, True)),
+    (pod("build", annotations=DND), (False, False)),
+    (pod("inference", annotations={"karpenter.sh/do-not-disrupt": "30m"}), (False, False)),
+    (pod("train"), (False, False)),
+    (pod("build-preemptible"), (False, False)),
+    (pod(), (False, False)),
+    (pod("train", labels={PREEMPTIBILITY: "non-preemptible"}), (True, True)),
+    (pod("inference", labels={PREEMPTIBILITY: "preemptible"}), (False, False)),
+    (pod(labels={"priorityClassName": "build"}), (True, True)),
+    (pod("inference", labels={"priorityClassName": "train"}), (False, False)),
+]
+
+
+@pytest.mark.parametrize(("candidate", "outcome"), ADMISSION_CASES)
+def test_admission_cel_on_pods(candidate, outcome):
+    mutating, _ = disruption_admission_policy(kubernetes_version="1.36")
+    mutated = all(evaluate(c["expression"], candidate) for c in mutating["spec"]["matchConditions"])
+    validating, _ = disruption_admission_policy(kubernetes_version="1.35")
+    denied = all(
+        evaluate(c["expression"], candidate) for c in validating["spec"]["matchConditions"]
+    ) and not all(evaluate(v["expression"], candidate) for v in validating["spec"]["validations"])
+    assert (mutated, denied) == outcome
+
+
+def test_apply_configuration_expression_parses():
+    mutating, _ = disruption_admission_policy(kubernetes_version="1.36")
+    expression = mutating["spec"]["mutations"][0]["applyConfiguration"]["expression"]
+    assert _CEL.compile(expression) is not None
+
+
+def test_custom_priority_classes():
+    policy, _ = disruption_admission_policy(
+        kubernetes_version="1.36", priority_classes=("critical",)
+    )
+    condition = policy["spec"]["matchConditions"][0]["expression"]
+    assert condition.endswith("in ['critical']")
+    assert evaluate(condition, pod("critical"))
+    assert not evaluate(condition, pod("inference"))
