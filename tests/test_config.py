@@ -20,8 +20,6 @@ from eks_gpu_platform.config import (
     PlatformConfig,
     SystemNodeGroupSpec,
     VpcSpec,
-    partition_for_region,
-    version_tuple,
 )
 from eks_gpu_platform.offline.render import load_stack_file, validate
 from eks_gpu_platform.spec import SpecError, camel
@@ -583,21 +581,6 @@ def test_vpc_cidr_without_prefix_length_is_a_size_error():
     ]
 
 
-@pytest.mark.parametrize("domain", ["myk8s.io", "notkarpenter.sh"])
-def test_label_domain_reserved_check_respects_dot_boundaries(domain):
-    assert ClusterSpec(name="c", label_domain=domain).label_domain == domain
-
-
-@pytest.mark.parametrize("domain", ["k8s.io", "node.kubernetes.io", "karpenter.sh", "k8s.aws"])
-def test_label_domain_reserved(domain):
-    with pytest.raises(SpecError) as err:
-        ClusterSpec(name="c", label_domain=domain)
-    assert err.value.lines == [
-        f"ClusterSpec.label_domain: {domain!r} is reserved by Kubernetes or Karpenter; use a "
-        "domain your organisation owns"
-    ]
-
-
 @pytest.mark.parametrize(
     ("region", "partition"), [("us-iso-east-1", "aws-iso"), ("us-isob-east-1", "aws-iso-b")]
 )
@@ -751,32 +734,6 @@ def test_dev_stack_file(repo):
     )
     assert loaded.karpenter == KarpenterSpec(replicas=2)
     assert loaded.tags == {"environment": "dev", "team": "ml-platform"}
-
-
-@pytest.mark.parametrize(
-    ("region", "partition"),
-    [
-        ("us-west-2", "aws"),
-        ("eu-central-1", "aws"),
-        ("cn-north-1", "aws-cn"),
-        ("cn-northwest-1", "aws-cn"),
-        ("us-gov-west-1", "aws-us-gov"),
-        ("us-iso-east-1", "aws-iso"),
-        ("us-isob-east-1", "aws-iso-b"),
-    ],
-    ids=lambda v: v,
-)
-def test_partition_for_region(region, partition):
-    assert partition_for_region(region) == partition
-
-
-@pytest.mark.parametrize(
-    ("version", "expected"),
-    [("1.14.1", (1, 14, 1)), ("v0.37.0", (0, 37, 0)), ("1.36", (1, 36))],
-    ids=["plain", "v-prefix", "minor"],
-)
-def test_version_tuple(version, expected):
-    assert version_tuple(version) == expected
 
 
 def test_every_supported_kubernetes_version_works_with_the_pinned_karpenter():

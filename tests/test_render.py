@@ -12,7 +12,7 @@ from pathlib import Path
 import pulumi
 import pytest
 import yaml
-from test_karpenter import UPSTREAM_POLICIES, upstream_actions
+from karpenter.upstream import UPSTREAM_POLICIES, upstream_actions
 
 from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.offline.render import iam_documents, main

@@ -1,20 +1,12 @@
-"""The EKS cluster (``eks_gpu_platform.cluster``): pure builders, then the component's children
-and their inputs under the recording mocks."""
+"""The ``EksCluster`` component (``eks_gpu_platform.cluster.component``): its children and their
+inputs under the recording mocks."""
 
 import json
 
 import pytest
 
-from eks_gpu_platform.cluster import (
-    EksCluster,
-    EksClusterArgs,
-    admin_policy_arn,
-    admin_principal_arn,
-    system_launch_template_data,
-    system_node_label,
-    system_tolerations,
-)
-from eks_gpu_platform.config import ClusterSpec, SystemNodeGroupSpec
+from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
+from eks_gpu_platform.cluster.spec import ClusterSpec, SystemNodeGroupSpec
 from eks_gpu_platform.iam import ec2_trust_policy
 
 COMPONENT = "eks-gpu-platform:index:EksCluster"
@@ -27,83 +19,6 @@ NODE_POLICIES = (
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonSSMManagedInstanceCore",
 )
-
-
-# --- pure builders ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("principal", "partition", "expected"),
-    [
-        ("role/PlatformAdmin", "aws", "arn:aws:iam::111122223333:role/PlatformAdmin"),
-        ("user/alice", "aws-cn", "arn:aws-cn:iam::111122223333:user/alice"),
-        ("role/team/Admin", "aws-us-gov", "arn:aws-us-gov:iam::111122223333:role/team/Admin"),
-        (
-            "arn:aws:iam::444455556666:role/Other",
-            "aws",
-            "arn:aws:iam::444455556666:role/Other",
-        ),
-    ],
-    ids=["role", "user-china", "role-with-path", "full-arn-unchanged"],
-)
-def test_admin_principal_arn(principal, partition, expected):
-    assert admin_principal_arn(principal, partition, ACCOUNT) == expected
-
-
-@pytest.mark.parametrize(
-    ("partition", "expected"),
-    [
-        ("aws", "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"),
-        ("aws-cn", "arn:aws-cn:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"),
-    ],
-    ids=["aws", "aws-cn"],
-)
-def test_admin_policy_arn(partition, expected):
-    assert admin_policy_arn(partition) == expected
-
-
-def test_ec2_trust_policy():
-    assert ec2_trust_policy("amazonaws.com.cn") == {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": "ec2.amazonaws.com.cn"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-
-
-def test_system_launch_template_data():
-    assert system_launch_template_data(80) == {
-        "metadata_options": {
-            "http_endpoint": "enabled",
-            "http_tokens": "required",
-            "http_put_response_hop_limit": 1,
-        },
-        "block_device_mappings": [
-            {
-                "device_name": "/dev/xvda",
-                "ebs": {
-                    "volume_size": 80,
-                    "volume_type": "gp3",
-                    "encrypted": "true",
-                    "delete_on_termination": "true",
-                },
-            }
-        ],
-    }
-
-
-def test_system_node_label_and_tolerations():
-    assert system_node_label("ml.example.com") == ("ml.example.com/system", "true")
-    assert system_tolerations() == [
-        {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}
-    ]
-
-
-# --- component ------------------------------------------------------------------------------
 
 
 def eks_cluster(

@@ -1,0 +1,50 @@
+"""The system node group's builders (``eks_gpu_platform.cluster.nodegroup``) and its role's
+trust policy."""
+
+from eks_gpu_platform.cluster.nodegroup import (
+    system_launch_template_data,
+    system_node_label,
+    system_tolerations,
+)
+from eks_gpu_platform.iam import ec2_trust_policy
+
+
+def test_ec2_trust_policy():
+    assert ec2_trust_policy("amazonaws.com.cn") == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "ec2.amazonaws.com.cn"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+
+
+def test_system_launch_template_data():
+    assert system_launch_template_data(80) == {
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            "http_put_response_hop_limit": 1,
+        },
+        "block_device_mappings": [
+            {
+                "device_name": "/dev/xvda",
+                "ebs": {
+                    "volume_size": 80,
+                    "volume_type": "gp3",
+                    "encrypted": "true",
+                    "delete_on_termination": "true",
+                },
+            }
+        ],
+    }
+
+
+def test_system_node_label_and_tolerations():
+    assert system_node_label("ml.example.com") == ("ml.example.com/system", "true")
+    assert system_tolerations() == [
+        {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}
+    ]

@@ -1,0 +1,142 @@
+"""Karpenter's chart values (``eks_gpu_platform.karpenter.values``): exact values, and every key
+in the pinned chart's defaults."""
+
+import pytest
+from crd_validation import reference_dir
+from values_check import load_defaults, unknown_keys
+
+from eks_gpu_platform import versions
+from eks_gpu_platform.karpenter.spec import KarpenterSpec
+from eks_gpu_platform.karpenter.values import karpenter_values
+
+from .helpers import SYSTEM_SELECTOR, SYSTEM_TOLERATIONS
+
+CHART_VALUES = reference_dir() / "karpenter" / "chart-values-1.14.1.yaml"
+DEFAULT_GATES = {
+    "nodeRepair": False,
+    "nodeOverlay": False,
+    "reservedCapacity": True,
+    "spotToSpotConsolidation": False,
+    "staticCapacity": False,
+    "capacityBuffer": False,
+}
+
+
+def test_karpenter_values_pod_identity():
+    values = karpenter_values(
+        cluster_name="gpu-dev",
+        queue_name="Karpenter-gpu-dev",
+        spec=KarpenterSpec(),
+        node_selector=SYSTEM_SELECTOR,
+        tolerations=SYSTEM_TOLERATIONS,
+    )
+    assert values == {
+        "settings": {
+            "clusterName": "gpu-dev",
+            "interruptionQueue": "Karpenter-gpu-dev",
+            "featureGates": DEFAULT_GATES,
+        },
+        "serviceAccount": {"create": True, "name": "karpenter"},
+        "replicas": 2,
+        "podDisruptionBudget": {"name": "karpenter", "maxUnavailable": 1},
+        "controller": {
+            "resources": {
+                "requests": {"cpu": "1", "memory": "1Gi"},
+                "limits": {"cpu": "1", "memory": "1Gi"},
+            }
+        },
+        "nodeSelector": {"kubernetes.io/os": "linux", "eks-gpu-platform.io/system": "true"},
+        "tolerations": SYSTEM_TOLERATIONS,
+        "logLevel": "info",
+    }
+
+
+def test_karpenter_values_irsa_without_queue_with_gates():
+    values = karpenter_values(
+        cluster_name="gpu-dev",
+        queue_name=None,
+        spec=KarpenterSpec(
+            auth="irsa",
+            interruption_handling=False,
+            replicas=3,
+            cpu="500m",
+            memory="2Gi",
+            log_level="debug",
+        ),
+        node_selector={},
+        tolerations=[],
+        feature_gates={"nodeOverlay": True},
+        irsa_role_arn="arn:aws:iam::111122223333:role/KarpenterController-gpu-dev",
+    )
+    assert values == {
+        "settings": {
+            "clusterName": "gpu-dev",
+            "interruptionQueue": "",
+            "featureGates": {**DEFAULT_GATES, "nodeOverlay": True},
+        },
+        "serviceAccount": {
+            "create": True,
+            "name": "karpenter",
+            "annotations": {
+                "eks.amazonaws.com/role-arn": (
+                    "arn:aws:iam::111122223333:role/KarpenterController-gpu-dev"
+                )
+            },
+        },
+        "replicas": 3,
+        "podDisruptionBudget": {"name": "karpenter", "maxUnavailable": 1},
+        "controller": {
+            "resources": {
+                "requests": {"cpu": "500m", "memory": "2Gi"},
+                "limits": {"cpu": "500m", "memory": "2Gi"},
+            }
+        },
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [],
+        "logLevel": "debug",
+    }
+
+
+@pytest.fixture(scope="module")
+def chart_defaults() -> dict:
+    return load_defaults(CHART_VALUES)
+
+
+def test_chart_defaults_are_the_pinned_version(chart_defaults):
+    assert chart_defaults["controller"]["image"]["tag"] == versions.KARPENTER_VERSION == "1.14.1"
+    assert chart_defaults["settings"]["featureGates"] == DEFAULT_GATES
+
+
+def test_unknown_keys_walk(chart_defaults):
+    values = {
+        "settings": {"clusterName": "x", "clusterNmae": "y", "featureGates": {"nodeRepare": True}},
+        "webhook": {"enabled": False},
+        "controller": {"resources": {"anything": 1}, "imag": {}},
+        "serviceAccount": {"annotations": {"any/key": "v"}},
+        "nodeSelector": {"my/label": "x"},
+        "tolerations": [{"not": "checked"}],
+    }
+    assert unknown_keys(values, chart_defaults) == [
+        "settings.clusterNmae",
+        "settings.featureGates.nodeRepare",
+        "webhook",
+        "controller.imag",
+    ]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [KarpenterSpec(), KarpenterSpec(auth="irsa", interruption_handling=False)],
+    ids=["pod-identity", "irsa"],
+)
+def test_every_value_key_exists_in_the_chart(chart_defaults, spec):
+    values = karpenter_values(
+        cluster_name="gpu-dev",
+        queue_name="Karpenter-gpu-dev",
+        spec=spec,
+        node_selector=SYSTEM_SELECTOR,
+        tolerations=SYSTEM_TOLERATIONS,
+        feature_gates={"nodeOverlay": True},
+        irsa_role_arn="arn:aws:iam::111122223333:role/x" if spec.auth == "irsa" else None,
+    )
+    assert unknown_keys(values, chart_defaults) == []
