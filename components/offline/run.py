@@ -1,0 +1,177 @@
+"""Running a stack offline: load its stack file (``Pulumi.<stack>.yaml`` plus project-level
+defaults; secrets masked), validate this project's configuration, run the program under the
+recording mocks (``render``), and find the ``SpecError`` behind a failed run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..config import PROJECT, PlatformConfig, partition_for_region
+from ..platform import stack_config_values
+from ..spec import SpecError
+from . import mocks
+
+SECRET_PLACEHOLDER = "[secret]"
+
+
+class ConfigFileError(Exception):
+    """The stack file itself cannot be used (missing, not YAML, wrong project)."""
+
+
+@dataclass
+class StackFile:
+    """A stack's configuration as the Pulumi CLI would hand it to the program."""
+
+    name: str
+    project: str
+    config: dict[str, Any]
+    secret_keys: list[str]
+
+    @property
+    def region(self) -> str | None:
+        value = self.config.get("aws:region")
+        return value if isinstance(value, str) else None
+
+
+def find_project(start: Path) -> Path:
+    """The directory holding ``Pulumi.yaml``: ``start`` or one of its parents."""
+    for folder in [start, *start.parents]:
+        if (folder / "Pulumi.yaml").is_file():
+            return folder
+    raise ConfigFileError(f"no Pulumi.yaml in {start} or its parents")
+
+
+def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> StackFile:
+    """Read ``Pulumi.<stack>.yaml`` (or ``config_file``) plus project-level config defaults.
+
+    This project's program reads all of its configuration from the stack file, so the file must
+    exist. Another project's stack may have none, as with the Pulumi CLI (a stack without
+    configuration has no ``Pulumi.<stack>.yaml``): its program sets everything in code.
+    """
+    path = config_file or project_dir / f"Pulumi.{stack}.yaml"
+    project_file = project_dir / "Pulumi.yaml"
+    try:
+        project = yaml.safe_load(project_file.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigFileError(f"{project_file} is not valid YAML: {err}") from None
+    if not isinstance(project, dict):
+        raise ConfigFileError(f"{project_file}: expected a mapping")
+    name = project.get("name")
+    if not path.is_file() and (config_file is not None or name == PROJECT):
+        raise ConfigFileError(f"stack file {path} does not exist")
+    try:
+        document = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+    except yaml.YAMLError as err:
+        raise ConfigFileError(f"{path} is not valid YAML: {err}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
+        raise ConfigFileError(f"{path}: expected a mapping with a 'config' mapping")
+    config: dict[str, Any] = {}
+    for key, decl in (project.get("config") or {}).items():
+        full = key if ":" in key else f"{name}:{key}"
+        if isinstance(decl, dict) and "default" in decl:
+            config[full] = decl["default"]
+        elif isinstance(decl, dict) and "value" in decl:
+            config[full] = decl["value"]
+    secret_keys = []
+    for key, value in (document.get("config") or {}).items():
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            # Offline there is no secrets provider: the value is masked, never decrypted.
+            value = SECRET_PLACEHOLDER
+            secret_keys.append(key)
+        config[key] = value
+    if not name:
+        raise ConfigFileError(f"{project_file} has no project name")
+    return StackFile(name=stack, project=name, config=config, secret_keys=secret_keys)
+
+
+def validate(stack: StackFile) -> PlatformConfig | None:
+    """The stack's configuration as this project's program parses it; raises ``SpecError``.
+
+    Other projects (programs that import the library) have their own configuration, and may
+    give the region in code: their program validates it all as it runs (a missing region is
+    then a ``SpecError`` naming ``aws:region``, from the mocks or from ``PlatformConfig``).
+    """
+    if stack.project != PROJECT:
+        return None
+    return PlatformConfig.load(stack_config_values(stack.config), stack.region)
+
+
+@contextlib.contextmanager
+def spec_errors_made() -> Iterator[list[SpecError]]:
+    """Every ``SpecError`` created while the block runs (the program's run).
+
+    The SDK does not always keep the chain back to one: a ``SpecError`` raised in an ``apply``
+    whose output is a resource input is wrapped in a ``ValueError`` naming the resource and the
+    input ("While processing input ...", pulumi/runtime/rpc.py ``serialize_properties`` and
+    pulumi/runtime/resource.py ``do_register``, both ``from`` it), and ``wait_for_rpcs`` then
+    re-raises that error ``from`` itself (pulumi/runtime/stack.py), dropping the link. Its text
+    still ends with the ``SpecError``'s: ``spec_error`` matches the two.
+    """
+    made: list[SpecError] = []
+    original = SpecError.__init__
+
+    def recording_init(self: SpecError, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        made.append(self)
+
+    SpecError.__init__ = recording_init  # type: ignore[method-assign]
+    try:
+        yield made
+    finally:
+        SpecError.__init__ = original  # type: ignore[method-assign]
+
+
+def spec_error(err: BaseException, made: Sequence[SpecError] = ()) -> SpecError | None:
+    """The ``SpecError`` behind ``err``: itself, one it was raised from or while handling (a
+    program may wrap it, e.g. in ``pulumi.RunError``), or, when the SDK broke that chain, one of
+    ``made`` whose text the error's ends with."""
+    seen: set[int] = set()
+    node: BaseException | None = err
+    while node is not None and id(node) not in seen:
+        if isinstance(node, SpecError):
+            return node
+        seen.add(id(node))
+        node = node.__cause__ or node.__context__
+    text = str(err)
+    return next((m for m in reversed(made) if str(m) and text.endswith(str(m))), None)
+
+
+def print_spec_error(err: SpecError, header: str) -> None:
+    print(header, file=sys.stderr)
+    for line in err.lines:
+        print(f"  {line}", file=sys.stderr)
+
+
+def render(project_dir: Path, stack: StackFile) -> mocks.Recording:
+    """Run the project's ``__main__.py`` for ``stack`` under the recording mocks.
+
+    The mocks are not strict: a type or invoke they do not model gets generic outputs and is
+    listed in ``Recording.unmodelled`` (the test suite checks the shipped stacks have none).
+    """
+    validate(stack)
+    program = project_dir / "__main__.py"
+    cwd = os.getcwd()
+    os.chdir(project_dir)
+    try:
+        return mocks.run(
+            lambda: runpy.run_path(str(program), run_name="__main__"),
+            project=stack.project,
+            stack=stack.name,
+            config=stack.config,
+            region=stack.region,
+            partition=partition_for_region(stack.region) if stack.region else None,
+            secret_keys=stack.secret_keys,
+            strict=False,
+        )
+    finally:
+        os.chdir(cwd)

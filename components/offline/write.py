@@ -1,0 +1,260 @@
+"""Writing the desired state of a recording: ``resources.json``, ``manifests/``, ``helm/``,
+``iam/``, ``examples/`` and ``outputs.json`` (``write_state``, atomically), and the readers it
+uses (``kubernetes_objects``, ``helm_releases``, ``iam_documents``, ``example_workloads``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import catalog, versions
+from ..config import PlatformConfig
+from ..efa import nccl_test_manifest
+from ..scheduler import (
+    fractional_pod_template,
+    inference_deployment_template,
+    leaf_queue_names,
+    training_job_template,
+)
+from . import mocks
+from .run import SECRET_PLACEHOLDER
+
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_").lower()
+
+
+def _mask(value: Any) -> Any:
+    """Replace secret wrappers with a placeholder, and whole-number floats with ints.
+
+    Numbers cross the mock engine as protobuf doubles (``replicas: 2.0``); the real engine
+    hands providers ``2``.
+    """
+    if isinstance(value, dict):
+        if value.get("4dabf18193072939515e22adb298388d") == "1b47061264138c4ac30d75fd1eb44270":
+            return SECRET_PLACEHOLDER
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _sorted(value: Any) -> Any:
+    """Sort mapping keys at every level: the engine's maps arrive in no stable order, and a
+    stable file is what makes the render diffable in a pull request."""
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+HEAD_KEYS = ("apiVersion", "kind", "metadata")
+
+
+def kubernetes_objects(recording: mocks.Recording) -> list[dict[str, Any]]:
+    """Every Kubernetes object the program registers (CustomResources and typed kinds)."""
+    objects = []
+    for r in recording.resources:
+        if not r.type.startswith("kubernetes:") or r.type == HELM_RELEASE:
+            continue
+        inputs = r.inputs
+        if "apiVersion" not in inputs or "kind" not in inputs:
+            continue
+        obj = {key: _sorted(inputs[key]) for key in HEAD_KEYS if key in inputs}
+        for key in sorted(inputs):
+            if key not in HEAD_KEYS:
+                obj[key] = _sorted(inputs[key])
+        objects.append(obj)
+    return objects
+
+
+def helm_releases(recording: mocks.Recording) -> list[dict[str, Any]]:
+    """Every Helm release: where the chart comes from, its version, namespace and values."""
+    releases = []
+    for r in sorted(recording.of_type(HELM_RELEASE), key=lambda r: r.name):
+        chart = r.inputs.get("chart", "")
+        repo_opts = r.inputs.get("repositoryOpts") or {}
+        if chart.startswith("oci://"):
+            repository, _, chart_name = chart.rpartition("/")
+        else:
+            repository, chart_name = repo_opts.get("repo", ""), chart
+        releases.append(
+            {
+                "name": r.inputs.get("name", r.name),
+                "resource": r.name,
+                "repository": repository,
+                "chart": chart_name,
+                "version": r.inputs.get("version"),
+                "namespace": r.inputs.get("namespace"),
+                "createNamespace": r.inputs.get("createNamespace", False),
+                "skipCrds": r.inputs.get("skipCrds", False),
+                "values": _sorted(r.inputs.get("values", {})),
+            }
+        )
+    return releases
+
+
+IAM_DOCUMENT_INPUTS = {
+    "aws:iam/policy:Policy": ("policy", ""),
+    "aws:iam/rolePolicy:RolePolicy": ("policy", ""),
+    "aws:iam/role:Role": ("assumeRolePolicy", "-trust"),
+    "aws:sqs/queuePolicy:QueuePolicy": ("policy", "-queue-policy"),
+}
+
+
+def iam_documents(recording: mocks.Recording) -> dict[str, dict[str, Any]]:
+    """Every IAM policy document, keyed by the resource's logical name (roles: ``-trust``)."""
+    documents = {}
+    for r in recording.resources:
+        spec = IAM_DOCUMENT_INPUTS.get(r.type)
+        if spec is None or spec[0] not in r.inputs:
+            continue
+        key, suffix = spec
+        documents[f"{r.name}{suffix}"] = json.loads(r.inputs[key])
+    return documents
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """Writes shared objects out in full: no ``&id001`` anchors in manifests people read."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _dump_yaml(data: Any) -> str:
+    return yaml.dump(
+        data, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, width=100
+    )
+
+
+def example_workloads(config: PlatformConfig) -> dict[str, dict[str, Any]]:
+    """Example manifests for this stack (not applied by Pulumi): an NCCL test per EFA pool, and
+    with the scheduler, a workload per leaf queue routed to a GPU pool (friction point 4)."""
+    domain = config.cluster.label_domain
+    examples = {}
+    for pool in config.efa_pools:
+        examples[f"nccl-allreduce-{pool.name}"] = nccl_test_manifest(
+            pool, instance_type=pool.efa_types[0], label_domain=domain
+        )
+    if not config.scheduler.enabled:
+        return examples
+    pools = {p.name: p for p in config.gpu_pools}
+    leaves = leaf_queue_names(config.scheduler.queues)
+    fractional_done = False
+    for queue in config.scheduler.queues:
+        routed = [pools[n] for n in queue.node_pools if n in pools]
+        if queue.name not in leaves or not routed:
+            continue
+        pool = routed[0]
+        smallest = min(pool.catalog_types, key=lambda t: (t.gpu_count, t.name))
+        common = {
+            "namespace": "default",
+            "queue": queue.name,
+            "pool": pool.name,
+            "pool_label_key": f"{domain}/pool",
+        }
+        if pool.kind == "efa" or pool.preemptible:
+            examples[f"training-{queue.name}"] = training_job_template(
+                name=f"train-{queue.name}",
+                replicas=2,
+                gpus_per_pod=smallest.gpu_count,
+                image=versions.EXAMPLE_TRAINING_IMAGE,
+                command=["torchrun", "--nnodes=2", "--nproc-per-node=gpu", "train.py"],
+                priority_class="train" if pool.preemptible else "build",
+                efa_per_pod=smallest.efa_interfaces if pool.kind == "efa" else 0,
+                hugepages_2mi=catalog.EFA_HUGEPAGES_2MI if pool.kind == "efa" else None,
+                cpu="32" if pool.kind == "efa" else None,
+                memory="256Gi" if pool.kind == "efa" else None,
+                **common,
+            )
+        else:
+            examples[f"inference-{queue.name}"] = inference_deployment_template(
+                name=f"serve-{queue.name}",
+                replicas=2,
+                gpus_per_pod=1,
+                image=versions.EXAMPLE_INFERENCE_IMAGE,
+                command=["tritonserver", "--model-repository=/models"],
+                **common,
+            )
+        if pool.preemptible and config.scheduler.gpu_sharing and not fractional_done:
+            fractional_done = True
+            examples[f"fractional-{queue.name}"] = fractional_pod_template(
+                name=f"notebook-{queue.name}",
+                image=versions.EXAMPLE_TRAINING_IMAGE,
+                command=["sleep", "infinity"],
+                gpu_fraction=0.5,
+                **common,
+            )
+    return examples
+
+
+def write_state(
+    recording: mocks.Recording, out: Path, examples: dict[str, dict[str, Any]] | None = None
+) -> dict[str, int]:
+    """Write the desired state to ``out`` atomically: a failed run leaves nothing partial."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        # Registration order varies from run to run (the engine is asynchronous): sort.
+        resources = [_mask(r.to_json()) for r in sorted(recording.resources, key=lambda r: r.urn)]
+        for resource in resources:
+            resource["dependencies"] = sorted(resource["dependencies"])
+        (staging / "resources.json").write_text(
+            json.dumps(resources, indent=2, sort_keys=True) + "\n"
+        )
+        outputs = {
+            k: SECRET_PLACEHOLDER if k in recording.secret_outputs else _mask(v)
+            for k, v in recording.outputs.items()
+        }
+        (staging / "outputs.json").write_text(
+            json.dumps(outputs, indent=2, default=str, sort_keys=True) + "\n"
+        )
+        objects = kubernetes_objects(recording)
+        (staging / "manifests").mkdir()
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            parts = [obj["kind"], meta.get("namespace", ""), meta.get("name", "")]
+            path = staging / "manifests" / (_slug("-".join(p for p in parts if p)) + ".yaml")
+            if path.exists():
+                raise ValueError(f"two Kubernetes objects render to {path.name}")
+            path.write_text(_dump_yaml(_mask(obj)))
+        releases = helm_releases(recording)
+        (staging / "helm").mkdir()
+        for release in releases:
+            (staging / "helm" / f"{_slug(release['name'])}.yaml").write_text(
+                _dump_yaml(_mask(release))
+            )
+        documents = iam_documents(recording)
+        (staging / "iam").mkdir()
+        for name, document in documents.items():
+            path = staging / "iam" / f"{_slug(name)}.json"
+            if path.exists():
+                raise ValueError(f"two IAM documents render to {path.name}; rename one resource")
+            path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        (staging / "examples").mkdir()
+        for name, manifest in (examples or {}).items():
+            (staging / "examples" / f"{name}.yaml").write_text(_dump_yaml(manifest))
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return {
+        "resources": len(resources),
+        "manifests": len(objects),
+        "helm": len(releases),
+        "iam": len(documents),
+    }
