@@ -17,7 +17,7 @@ import yaml
 from eks_gpu_platform.offline import snapshot as snap
 from eks_gpu_platform.offline.stacks import discover
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STACKS = discover(REPO)
 
 

@@ -12,7 +12,7 @@ import pytest
 from eks_gpu_platform.offline.render import main
 from eks_gpu_platform.policies.rules import RULES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 QUEUE_LINE = (
     "mandatory sqs-queue-encrypted: jobs: the queue is not encrypted at rest: set "
     "sqsManagedSseEnabled to true, or kmsMasterKeyId to a KMS key"

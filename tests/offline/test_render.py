@@ -17,7 +17,7 @@ from karpenter.upstream import UPSTREAM_POLICIES, upstream_actions
 from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.offline.render import iam_documents, main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PYTHON = REPO / ".venv" / "bin" / "python"
 WALL_TIME = re.compile(r"^Wall time: \d+\.\d\d s$")
 
