@@ -155,7 +155,8 @@ def test_wheel_ships_the_policy_pack_inside_the_package(wheel: Path) -> None:
     assert len(rules) == len(RULES) + 6  # __init__ and five helper modules
     assert "sqs_queue_encrypted.py" in rules
     # pulumi-policy only for the CrossGuard wiring (the `policy` extra), not for the rules.
-    assert [line for line in metadata.splitlines() if "pulumi-policy" in line] == [
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert [line for line in requires if "pulumi-policy" in line] == [
         'Requires-Dist: pulumi-policy<2,>=1.21; extra == "policy"'
     ]
 
