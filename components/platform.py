@@ -118,6 +118,11 @@ def enum_member_name(value: Any) -> str:
     return "".join(p[:1].upper() + p[1:] for p in re.split(r"[^0-9A-Za-z]+", str(value)) if p)
 
 
+# Spec fields that are required in Python but optional as hosted inputs, because the hosted
+# component falls back to something else (``platform_config_from_args`` below): what it falls back to.
+HOSTED_FALLBACKS = {("PlatformConfig", "region"): "the stack's `aws:region`"}
+
+
 class _GeneratedSource:
     """The generated module's loader, for ``linecache``: it only knows the module's source."""
 
@@ -149,9 +154,13 @@ class _SchemaSource:
         body = [f"    {plain_text(cls.__doc__)!r}", ""]
         for f in dataclasses.fields(cls):
             tp = self.annotation(hints[f.name], stem, f.name)
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            description = field_description(f)
+            fallback = HOSTED_FALLBACKS.get((cls.__name__, f.name))
+            if fallback:
+                description = f"{description} Optional here: without it, {fallback}."
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 tp = f"typing.Required[{tp}]"
-            body += [f"    {f.name}: {tp}", f"    {field_description(f)!r}"]
+            body += [f"    {f.name}: {tp}", f"    {description!r}"]
         self.blocks.append(f"class {name}(typing.TypedDict, total=False):\n" + "\n".join(body))
         return name
 

@@ -200,6 +200,8 @@ def test_input_descriptions_are_the_field_docs_of_the_configuration_reference(sc
             checked += 1
     for f in dataclasses.fields(PlatformConfig):
         inputs = schema["resources"][COMPONENT]["inputProperties"]
+        if f.name == "region":  # optional as a hosted input: see test_region_is_an_optional_input
+            continue
         assert inputs[camel(f.name)]["description"] == field_description(f)
         checked += 1
     assert checked > 90
@@ -395,3 +397,14 @@ def test_plugin_serves_the_schema_over_grpc_as_pulumi_runs_it() -> None:
         "name": "OnDemand",
         "value": "on-demand",
     }
+
+
+def test_region_is_an_optional_input(schema) -> None:
+    """Hosted, a missing ``region`` falls back to the stack's ``aws:region``
+    (``platform_config_from_args``), so the SDKs must let callers leave it out."""
+    resource = schema["resources"][COMPONENT]
+    assert "region" not in resource.get("requiredInputs", [])
+    assert sorted(resource.get("requiredInputs", [])) == ["cluster"]
+    assert resource["inputProperties"]["region"]["description"] == (
+        "AWS region (`aws:region`). Optional here: without it, the stack's `aws:region`."
+    )
