@@ -285,6 +285,17 @@ def test_pulumi_runs_on_either_backend_in_the_stack_files_region(job):
     assert names.index("settings") < names.index("aws-actions/configure-aws-credentials@v6")
 
 
+@pytest.mark.parametrize("job", DEPLOY_JOBS, ids=["preview", "up"])
+def test_the_pulumi_cli_is_pinned_to_the_sdk_version(job):
+    """Without ``pulumi-version`` pulumi/actions v7 installs the newest 3.x CLI."""
+    pins = [
+        line.split("==", 1)[1]
+        for line in (REPO / "requirements.txt").read_text().splitlines()
+        if line.startswith("pulumi==")
+    ]
+    assert uses(job, "pulumi/actions")["with"]["pulumi-version"] == pins[0] == "3.272.0"
+
+
 def test_preview_needs_credentials_for_either_backend_and_skips_forks():
     assert PR["jobs"]["preview"]["env"]["CAN_PREVIEW"] == (
         "${{ github.event.pull_request.head.repo.full_name == github.repository "
