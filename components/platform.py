@@ -119,7 +119,7 @@ def enum_member_name(value: Any) -> str:
 
 
 # Spec fields that are required in Python but optional as hosted inputs, because the hosted
-# component falls back to something else (``platform_config_from_args`` below): what it falls back to.
+# component falls back to something else (``platform_config_from_args`` below): to what.
 HOSTED_FALLBACKS = {("PlatformConfig", "region"): "the stack's `aws:region`"}
 
 
