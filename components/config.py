@@ -19,6 +19,7 @@ from typing import Any
 
 from . import versions
 from .aws import PARTITIONS, REGION_PATTERN, TAG_KEY_PATTERN, partition_for_region
+from .capacity import capacity_of, plan_config_problems, pool_capacity_problems, pool_routing
 from .cluster.spec import DEFAULT_LABEL_DOMAIN, DEFAULT_LOG_TYPES, ClusterSpec, SystemNodeGroupSpec
 from .gpu_operator import GpuOperatorSpec, mig_devices_per_gpu, mig_profiles_for_family
 from .karpenter.spec import (
@@ -132,27 +133,11 @@ class PlatformConfig(Spec):
         """``nvidia.com/gpu`` each physical GPU of the pool advertises: time-slicing replicas,
         or MIG devices under strategy ``single`` (the smallest count over the pool's GPU
         families, so the pool is never sized too small). Queues count these; Karpenter counts
-        physical GPUs."""
-        if pool.time_slicing:
-            return self.gpu_operator.time_slicing.get(pool.time_slicing, 1)
-        if pool.mig_profile and self.gpu_operator.mig_strategy == "single":
-            families = sorted({t.family for t in pool.catalog_types})
-            try:
-                return min(mig_devices_per_gpu(pool.mig_profile, f) for f in families)
-            except ValueError:
-                return 1  # reported by _gpu_operator_problems
-        return 1
+        physical GPUs (see ``capacity.py``)."""
+        return capacity_of(pool, self.gpu_operator).units_per_gpu
 
     def _routing(self) -> dict[str, PoolRouting]:
-        return {
-            p.name: PoolRouting(
-                preemptible=p.preemptible,
-                gpu_cap=p.limits.gpus,
-                gpu=p.is_gpu,
-                slices_per_gpu=self.slices_per_gpu(p),
-            )
-            for p in self.pools
-        }
+        return pool_routing(self)
 
     @property
     def gpu_limits(self) -> dict[str, int | None]:

@@ -113,6 +113,22 @@ RENDERED = {
         ("Queue", "research-batch"),
         ("Queue", "research-serving"),
         ("Queue", "research-notebooks"),
+        # The time-sliced notebooks pool: one NodeOverlay per instance type (issue 12).
+        *(
+            ("NodeOverlay", f"notebooks-{t}-gpus")
+            for t in (
+                "g6-xlarge",
+                "g6-2xlarge",
+                "g6-4xlarge",
+                "g6-8xlarge",
+                "g6-12xlarge",
+                "g6-16xlarge",
+                "g6-24xlarge",
+                "g6-48xlarge",
+                "gr6-4xlarge",
+                "gr6-8xlarge",
+            )
+        ),
     },
     "prod": {
         ("NodePool", "train-efa-p5-48xlarge"),
@@ -280,7 +296,9 @@ def test_efa_device_plugin_release(prod, render_stack):
     ]
 
 
-@pytest.mark.parametrize(("stack", "overlay"), [("dev", False), ("prod", True)])
+# dev has a time-sliced pool (its advertised GPUs), prod an EFA pool (its hugepages): both need
+# the gate. A stack with neither is covered by tests/nodepool/test_capacity.py.
+@pytest.mark.parametrize(("stack", "overlay"), [("dev", True), ("prod", True)])
 def test_node_overlay_gate_only_with_efa_pools(render_stack, stack, overlay):
     karpenter = release(render_stack(stack), "karpenter")
     assert karpenter["values"]["settings"]["featureGates"]["nodeOverlay"] is overlay
@@ -294,13 +312,14 @@ def test_node_overlay_gate_only_with_efa_pools(render_stack, stack, overlay):
 #   inference non-preemptible  <- research-serving gpu.quota 4           -> 4
 #   notebooks non-preemptible, time-sliced 4 ways (gpuOperator.timeSlicing shared-4)
 #             <- research-notebooks gpu.quota 2 (slices) -> ceil(2 / 4) = 1 physical GPU,
-#                within the pool's cap of 2                              -> 1
+#                within the pool's cap of 2                              -> 1, rendered in the
+#                slices its nodes advertise: 1 x 4                       -> "4"
 # prod (Pulumi.prod.yaml):
 #   train-efa non-preemptible  <- llm-training gpu.quota 64, cap 64      -> 64, split 32 / 32
 #   train-spot preemptible     <- research gpu.limit 32                  -> 32
 #   inference non-preemptible  <- serving gpu.quota 16                   -> 16
 GPU_LIMITS = {
-    "dev": {"gpu-spot": "8", "inference": "4", "notebooks": "1"},
+    "dev": {"gpu-spot": "8", "inference": "4", "notebooks": "4"},
     "prod": {
         "train-efa-p5-48xlarge": "32",
         "train-efa-p5e-48xlarge": "32",
@@ -375,7 +394,7 @@ def test_queue_derived_efa_limit_leaves_room_for_a_node_per_type():
     with pytest.raises(SpecError) as err:
         PlatformConfig.load(values, "us-east-1")
     assert err.value.lines == [
-        "nodePools[0]: the GPU limit its queues allow (8) is split over 2 instance type(s) and "
+        "nodePools[0](train): the GPU limit its queues allow (8) is split over 2 instance type(s) and "
         "leaves 4 for p5.48xlarge, less than one 8-GPU node; raise the routed queues' gpu "
         "quota/limit or select fewer types"
     ]
@@ -629,19 +648,17 @@ BAD_CONFIGS = [
         "mig-profile-for-a-gpu-without-mig",
         {"nodePools": [{**L4, "migProfile": "all-1g.10gb"}]},
         [
-            "nodePools[0].migProfile: 'all-1g.10gb' does not apply to g6 GPUs; they do not "
-            "support MIG",
-            "nodePools[0].migProfile: 'all-1g.10gb' does not apply to gr6 GPUs; they do not "
-            "support MIG",
+            "nodePools[0](gpu).migProfile: 'all-1g.10gb' does not apply to the pool's GPUs: l4 "
+            "has no MIG",
         ],
     ),
     (
         "mig-profile-for-one-family-of-two",
         {"nodePools": [{**L4, "gpus": ["a100"], "migProfile": "all-1g.5gb"}]},
         [
-            "nodePools[0].migProfile: 'all-1g.5gb' does not apply to p4de GPUs; expected one of "
-            "all-disabled, all-balanced, all-1g.10gb, all-1g.20gb, all-2g.20gb, all-3g.40gb, "
-            "all-4g.40gb, all-7g.80gb"
+            "nodePools[0](gpu).migProfile: 'all-1g.5gb' does not apply to every GPU the pool "
+            "selects: a100 80 GiB takes all-disabled, all-balanced, all-1g.10gb, all-1g.20gb, "
+            "all-2g.20gb, all-3g.40gb, all-4g.40gb, all-7g.80gb; select only GPUs it fits"
         ],
     ),
     (
@@ -650,7 +667,7 @@ BAD_CONFIGS = [
             "nodePools": [{**L4, "gpus": ["h100"], "migProfile": "all-1g.10gb"}],
             "gpuOperator": {"enabled": False},
         },
-        ["nodePools[0].migProfile: needs the GPU Operator with migStrategy single or mixed"],
+        ["nodePools[0](gpu).migProfile: needs the GPU Operator with migStrategy single or mixed"],
     ),
     (
         "time-slicing-not-defined",
@@ -659,7 +676,7 @@ BAD_CONFIGS = [
             "gpuOperator": {"timeSlicing": {"shared-4": 4}},
         },
         [
-            "nodePools[0].timeSlicing: 'shared-8' is not a gpuOperator.timeSlicing configuration; "
+            "nodePools[0](gpu).timeSlicing: 'shared-8' is not a gpuOperator.timeSlicing configuration; "
             "expected one of shared-4"
         ],
     ),
@@ -690,14 +707,14 @@ BAD_CONFIGS = [
         "gpu-pool-without-limits-and-no-scheduler",
         {"nodePools": [{"name": "gpu", "gpus": ["l4"]}]},
         [
-            "nodePools[0].limits.gpus: is not set; GPU pool 'gpu' needs a GPU cap (or scheduler "
+            "nodePools[0](gpu).limits.gpus: is not set; GPU pool 'gpu' needs a GPU cap (or scheduler "
             "queues routed to it, which size it)"
         ],
     ),
     (
         "duplicate-pool-name",
         {"nodePools": [L4, {**L4, "gpus": ["l40s"]}]},
-        ["nodePools[1].name: 'gpu' collides with nodePools[0] (Karpenter object 'gpu')"],
+        ["nodePools[1](gpu).name: 'gpu' collides with nodePools[0] (Karpenter object 'gpu')"],
     ),
     (
         "efa-type-name-collides",
@@ -708,20 +725,20 @@ BAD_CONFIGS = [
             ]
         },
         [
-            "nodePools[1].name: 'train-p5-48xlarge' collides with nodePools[0] (Karpenter object "
+            "nodePools[1](train-p5-48xlarge).name: 'train-p5-48xlarge' collides with nodePools[0] (Karpenter object "
             "'train-p5-48xlarge')"
         ],
     ),
     (
         "zone-outside-the-region",
         {"nodePools": [{**EFA_POOL, "zone": "us-west-2a", "limits": {"gpus": 16}}]},
-        ["nodePools[0].zone: 'us-west-2a' is not in region us-east-1"],
+        ["nodePools[0](train).zone: 'us-west-2a' is not in region us-east-1"],
     ),
     (
         "queue-routes-to-an-unknown-pool",
         {"nodePools": [L4], "scheduler": {"queues": [queue("team", ["gpu", "gpus"])]}},
         [
-            "scheduler.queues[0].nodePools[1]: 'gpus' is not a node pool; expected one of "
+            "scheduler.queues[0](team).nodePools[1]: 'gpus' is not a node pool; expected one of "
             "general, gpu; did you mean 'gpu'?"
         ],
     ),
@@ -775,7 +792,7 @@ def test_a_gpu_pool_named_like_the_default_cpu_pool():
     with pytest.raises(SpecError) as err:
         PlatformConfig.load(values, "us-east-1")
     assert err.value.lines == [
-        "nodePools[0].name: 'general' is the default cpu pool's name (added because no pool is "
+        "nodePools[0](general).name: 'general' is the default cpu pool's name (added because no pool is "
         "kind: cpu); rename this pool or define a cpu pool"
     ]
 
@@ -799,7 +816,7 @@ def test_user_labels_cannot_override_the_pool_label():
     with pytest.raises(SpecError) as err:
         PlatformConfig.load(values, "us-east-1")
     assert err.value.lines == [
-        f"nodePools[0].labels: '{POOL_LABEL}' is set by the platform itself (pool name, "
+        f"nodePools[0](gpu).labels: '{POOL_LABEL}' is set by the platform itself (pool name, "
         "preemptible, efa, migProfile, timeSlicing); remove it"
     ]
     # Built directly (no config), the platform's labels still win.
@@ -841,7 +858,8 @@ MIG_POOL = {
         ("all-1g.10gb", "single", 2),  # 14 MIG devices admitted / 7 per H100
         ("all-3g.40gb", "single", 7),  # 14 / 2
         ("all-disabled", "single", 14),
-        ("all-1g.10gb", "mixed", 14),  # mixed advertises nvidia.com/mig-*, not nvidia.com/gpu
+        # mixed advertises nvidia.com/mig-1g.10gb (7 per H100, KAI charges 1 each): 14 / 7
+        ("all-1g.10gb", "mixed", 2),
     ],
 )
 def test_mig_pool_limit_counts_physical_gpus(profile, strategy, expected):
@@ -862,7 +880,7 @@ def test_balanced_mig_profile_needs_the_mixed_strategy():
     with pytest.raises(SpecError) as err:
         PlatformConfig.load(values, "us-east-1")
     assert err.value.lines == [
-        "nodePools[0].migProfile: MIG profile 'all-balanced' mixes 1g.10gb, 2g.20gb, 3g.40gb; "
+        "nodePools[0](mig).migProfile: MIG profile 'all-balanced' mixes 1g.10gb, 2g.20gb, 3g.40gb; "
         "migStrategy single advertises one size only, so it needs migStrategy mixed"
     ]
     mixed = {**values, "gpuOperator": {"migStrategy": "mixed"}}

@@ -27,6 +27,7 @@ from .mig import (
     MIG_PROFILE_NAMES,
     MigGpuClass,
     mig_devices_per_gpu,
+    mig_layout,
     mig_parted_config,
     mig_profiles_for_family,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "MigGpuClass",
     "gpu_operator_values",
     "mig_devices_per_gpu",
+    "mig_layout",
     "mig_parted_config",
     "mig_profiles_for_family",
     "no_sharing_config",

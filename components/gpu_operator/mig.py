@@ -81,6 +81,38 @@ MIG_GPU_CLASSES: dict[str, MigGpuClass] = {
         },
         balanced={"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1},
     ),
+    # B200 and B300: NVIDIA/gpu-operator v26.7.0 assets/state-mig-manager/0400_configmap.yaml
+    # ("# GB200, B200" all-1g.23gb ... L141-153, L235-343, balanced L376-383; B300 0x3182
+    # L447-454, L547-588). Corroborated by aws/sagemaker-hyperpod-cli PR #403 (p6-b200 and
+    # p6-b300 profile lists).
+    "b200-180gb": MigGpuClass(
+        description="B200 180GB",
+        device_ids=("0x290110DE",),
+        instance_families=("p6-b200",),
+        profiles={
+            "1g.23gb": 7,
+            "1g.45gb": 4,
+            "2g.45gb": 3,
+            "3g.90gb": 2,
+            "4g.90gb": 1,
+            "7g.180gb": 1,
+        },
+        balanced={"1g.23gb": 2, "2g.45gb": 1, "3g.90gb": 1},
+    ),
+    "b300-270gb": MigGpuClass(
+        description="B300 270GB",
+        device_ids=("0x318210DE",),
+        instance_families=("p6-b300",),
+        profiles={
+            "1g.34gb": 7,
+            "1g.67gb": 4,
+            "2g.67gb": 3,
+            "3g.135gb": 2,
+            "4g.135gb": 1,
+            "7g.269gb": 1,
+        },
+        balanced={"1g.34gb": 2, "2g.67gb": 1, "3g.135gb": 1},
+    ),
 }
 
 
@@ -158,3 +190,13 @@ def mig_devices_per_gpu(profile: str, instance_family: str) -> int:
                 )
             return next(iter(devices.values()))
     raise ValueError(f"MIG profile {profile!r} does not apply to {instance_family} GPUs")
+
+
+def mig_layout(profile: str, instance_family: str) -> dict[str, int]:
+    """The MIG devices one GPU of this family carries under ``profile`` (``{}`` for
+    ``all-disabled``, or a profile that does not apply to the family)."""
+    per_class = _mig_layouts().get(profile, {})
+    for key, gpu in MIG_GPU_CLASSES.items():
+        if instance_family in gpu.instance_families and key in per_class:
+            return dict(per_class[key])
+    return {}

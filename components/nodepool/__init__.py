@@ -19,6 +19,15 @@ The package: ``constants`` (resources, taints, defaults, patterns), ``parts`` (t
 ``NodePool``). Every name the old ``nodepool`` module defined is re-exported here.
 """
 
+from .capacity import (
+    GPU_OVERLAY_WEIGHT,
+    MIG_RESOURCE_PREFIX,
+    PoolCapacity,
+    TypeCapacity,
+    gpu_overlay_manifests,
+    mig_g_count,
+    pool_capacity,
+)
 from .component import NodePool, NodePoolArgs, pool_specs
 from .constants import (
     AMI_FAMILIES,
@@ -112,6 +121,7 @@ __all__ = [
     "GP3_MAX_IOPS",
     "GP3_MAX_THROUGHPUT",
     "GP3_MIBPS_PER_IOPS",
+    "GPU_OVERLAY_WEIGHT",
     "GPU_RESOURCE",
     "GPU_TAINT",
     "GRAVITON_FAMILY",
@@ -119,6 +129,7 @@ __all__ = [
     "KUBELET_RESERVED_KEYS",
     "LABEL_VALUE",
     "LABEL_VALUE_TEXT",
+    "MIG_RESOURCE_PREFIX",
     "NAME_PATTERN",
     "POOL_KINDS",
     "PREEMPTIBLE_BUDGETS",
@@ -136,16 +147,21 @@ __all__ = [
     "NodePool",
     "NodePoolArgs",
     "NodePoolSpec",
+    "PoolCapacity",
     "RootVolumeSpec",
     "TaintSpec",
+    "TypeCapacity",
     "article",
     "block_device_mappings",
     "default_cpu_pool",
     "ec2nodeclass_manifest",
     "family_arch",
+    "gpu_overlay_manifests",
     "hugepages_user_data",
+    "mig_g_count",
     "nodeoverlay_manifest",
     "nodepool_manifest",
+    "pool_capacity",
     "pool_labels",
     "pool_requirements",
     "pool_specs",

@@ -22,6 +22,7 @@ from ..spec import (
     set_derived,
     show,
 )
+from .capacity import PoolCapacity, gpu_overlay_manifests
 from .manifests import ec2nodeclass_manifest, nodeoverlay_manifest, nodepool_manifest, type_slug
 from .spec import NodePoolSpec, split_gpu_limit
 
@@ -43,6 +44,12 @@ class NodePoolArgs:
     ``gpu_limit``: the ``nvidia.com/gpu`` limit of a GPU or EFA pool; default the spec's
     ``limits.gpus`` (``GpuPlatform`` passes the limit its scheduler queues derive). A GPU or EFA
     pool with neither is refused: nothing would bound how many GPUs Karpenter provisions.
+
+    ``capacity`` (``pool_capacity(spec, replicas=..., mig_layouts=...)``, which ``GpuPlatform``
+    derives from the GPU Operator's settings): what the pool's nodes advertise. Required for a
+    time-sliced or MIG pool: its limits are then rendered in the advertised units
+    (``gpu_limit`` x ``capacity.per_gpu``) and a ``NodeOverlay`` per instance type tells
+    Karpenter the same numbers (Karpenter needs the ``nodeOverlay`` feature gate).
     """
 
     spec: NodePoolSpec
@@ -54,6 +61,7 @@ class NodePoolArgs:
     k8s_provider: k8s.Provider | None = derived("cluster")
     vpc_id: pulumi.Input[str] | None = derived("cluster")
     gpu_limit: int | None = None
+    capacity: PoolCapacity | None = None
     depends_on: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
 
@@ -122,28 +130,52 @@ class NodePoolArgs:
         )
         return []
 
+    def _capacity_problems(self, pool: str) -> list[Problem]:
+        """A time-sliced or MIG pool needs its capacity; overlays need Karpenter's gate."""
+        spec, out = self.spec, []
+        sliced = spec.time_slicing is not None or spec.mig_profile not in (None, "all-disabled")
+        if self.capacity is not None and not isinstance(self.capacity, PoolCapacity):
+            out.append((("capacity",), f"{show(self.capacity)} is not a PoolCapacity"))
+            return out
+        if sliced and self.capacity is None:
+            out.append(
+                (
+                    ("capacity",),
+                    f"is required for {pool}: it is time-sliced or MIG-partitioned, so its "
+                    "nodes advertise more nvidia.com/gpu (or nvidia.com/mig-*) than the instance "
+                    "type has GPUs; pass pool_capacity(spec, replicas=... or mig_layouts=...)",
+                )
+            )
+        overlays = []
+        if spec.kind == "efa":
+            overlays.append("its hugepages")
+        if self.capacity is not None and self.capacity.needs_overlay:
+            overlays.append("its advertised GPUs")
+        gates = getattr(self.karpenter, "feature_gates", None)
+        if overlays and gates is not None and not gates.get("nodeOverlay"):
+            out.append(
+                (
+                    ("karpenter",),
+                    f"runs with the nodeOverlay feature gate off, but {pool} declares "
+                    f"{' and '.join(overlays)} to Karpenter with "
+                    f"{'a NodeOverlay' if len(overlays) == 1 else 'NodeOverlays'}; create "
+                    "Karpenter with feature_gates={'nodeOverlay': True}",
+                )
+            )
+        return out
+
     def _pool_problems(self) -> list[Problem]:
         spec, out = self.spec, []
         pool = f"{spec.kind} pool {show(spec.name)}"
-        if spec.kind == "efa":
-            if self.vpc_id is None:
-                out.append(
-                    (
-                        ("vpc_id",),
-                        f"is required for {pool}: its security group is created in the VPC; "
-                        "pass the EksCluster component as cluster, or set vpc_id",
-                    )
+        if spec.kind == "efa" and self.vpc_id is None:
+            out.append(
+                (
+                    ("vpc_id",),
+                    f"is required for {pool}: its security group is created in the VPC; "
+                    "pass the EksCluster component as cluster, or set vpc_id",
                 )
-            gates = getattr(self.karpenter, "feature_gates", None)
-            if gates is not None and not gates.get("nodeOverlay"):
-                out.append(
-                    (
-                        ("karpenter",),
-                        f"runs with the nodeOverlay feature gate off, but {pool} declares its "
-                        "hugepages to Karpenter with a NodeOverlay; create Karpenter with "
-                        "feature_gates={'nodeOverlay': True}",
-                    )
-                )
+            )
+        out += self._capacity_problems(pool)
         limit = self.gpu_limit
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             out.append((("gpu_limit",), f"{show(limit)} is not an integer"))
@@ -291,6 +323,7 @@ class NodePool(pulumi.ComponentResource):
                 label_domain=label_domain,
                 gpu_limit=gpu_limit,
                 instance_type=instance_type,
+                per_gpu=args.capacity.per_gpu if args.capacity is not None else None,
             )
             pool = k8s.apiextensions.CustomResource(
                 f"{name}{suffix}-pool",
@@ -316,6 +349,16 @@ class NodePool(pulumi.ComponentResource):
                 spec=overlay["spec"],
                 opts=k8s_opts,
             )
+        if args.capacity is not None:
+            for overlay in gpu_overlay_manifests(spec, args.capacity, label_domain=label_domain):
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{overlay['metadata']['name'].removeprefix(spec.name + '-')}",
+                    api_version=versions.NODEOVERLAY_API,
+                    kind="NodeOverlay",
+                    metadata=overlay["metadata"],
+                    spec=overlay["spec"],
+                    opts=k8s_opts,
+                )
         self.node_pool_names = pulumi.Output.from_input([v[0] for v in variants])
         self.node_class_names = pulumi.Output.from_input([v[0] for v in variants])
         self.register_outputs(

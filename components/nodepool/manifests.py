@@ -144,15 +144,23 @@ def nodepool_manifest(
     label_domain: str,
     gpu_limit: int | None,
     instance_type: str | None = None,
+    per_gpu: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """A Karpenter ``NodePool`` (``karpenter.sh/v1``) for the pool (or one EFA type of it)."""
+    """A Karpenter ``NodePool`` (``karpenter.sh/v1``) for the pool (or one EFA type of it).
+
+    ``gpu_limit`` is the pool's budget in physical GPUs; its ``limits`` carry it in the units
+    the nodes advertise: ``per_gpu`` of each resource per GPU (``PoolCapacity.per_gpu``;
+    default one ``nvidia.com/gpu``), because Karpenter charges initialized nodes with their
+    ``Node.Status.Capacity`` (kubernetes-sigs/karpenter v1.14.1 statenode.go ``Capacity()``).
+    """
     limits: dict[str, Any] = {}
     if spec.limits.cpu is not None:
         limits["cpu"] = spec.limits.cpu
     if spec.limits.memory is not None:
         limits["memory"] = spec.limits.memory
     if gpu_limit is not None:
-        limits[GPU_RESOURCE] = str(gpu_limit)
+        for resource, n in sorted((per_gpu or {GPU_RESOURCE: 1}).items()):
+            limits[resource] = str(gpu_limit * n)
     template_spec: dict[str, Any] = {
         "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class},
         "requirements": pool_requirements(spec, instance_type),

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..spec import Problem, did_you_mean, show
-from .constants import UNLIMITED
+from .constants import UNLIMITED, _num
 from .spec import QueueSpec, leaf_queue_names
 
 
@@ -18,21 +18,59 @@ class PoolRouting:
 
     ``preemptible``: sized by the queues' ``gpu.limit`` (over-quota work may run there), else
     by their ``gpu.quota`` (non-preemptible work runs in quota only). ``gpu_cap``: the pool's
-    own GPU limit, if configured. ``gpu``: false for CPU pools, which queues may route to but
-    which have no GPU limit. ``slices_per_gpu``: a time-sliced pool advertises each physical GPU
-    as that many ``nvidia.com/gpu``; queues count those slices, Karpenter counts physical GPUs.
+    own GPU limit (physical GPUs), if configured. ``gpu``: false for CPU pools, which queues
+    may route to but which have no GPU limit. ``slices_per_gpu``: the KAI queue units one
+    physical GPU surely offers (time-slicing replicas, MIG devices under strategy ``single``,
+    under ``mixed`` the fewest g-units any one profile of the layout offers); queues count
+    those. ``node_gpus``: GPUs of the pool's smallest node; budgets are whole nodes of it.
+    ``max_units_per_gpu``: KAI units one GPU offers in all (default ``slices_per_gpu``; more
+    under a mixed MIG layout).
     """
 
     preemptible: bool
     gpu_cap: int | None
     gpu: bool = True
     slices_per_gpu: int = 1
+    node_gpus: int = 1
+    max_units_per_gpu: int | None = None
+
+    @property
+    def units_per_gpu(self) -> int:
+        return self.max_units_per_gpu or self.slices_per_gpu
+
+
+def queue_shares(queue: QueueSpec, pools: Mapping[str, PoolRouting]) -> dict[str, float | None]:
+    """The GPU budget (KAI units; None: unlimited) the queue gives each GPU pool it routes to.
+
+    One GPU pool: ``gpu.limit`` if it is preemptible, else ``gpu.quota``. Several: the shares
+    of ``poolShares`` when set; otherwise an even split of the queue's budget (``gpu.limit``
+    when one of the pools is preemptible, else ``gpu.quota``), a non-preemptible pool's share
+    being at most ``gpu.quota`` / n (work there runs in quota only). The shares never sum to
+    more than the budget, so the pools a queue routes to share one budget instead of each
+    getting all of it.
+    """
+    routed = [p for p in queue.node_pools if p in pools and pools[p].gpu]
+    if len(routed) == 1:
+        value = queue.gpu.limit if pools[routed[0]].preemptible else queue.gpu.quota
+        return {routed[0]: None if value == UNLIMITED else float(value)}
+    if queue.pool_shares:
+        return {p: float(queue.pool_shares.get(p, 0)) for p in routed}
+    budget = queue.gpu.limit if any(pools[p].preemptible for p in routed) else queue.gpu.quota
+    out: dict[str, float | None] = {}
+    for p in routed:
+        if budget == UNLIMITED:
+            out[p] = None
+        elif pools[p].preemptible or queue.gpu.quota == UNLIMITED:
+            out[p] = budget / len(routed)
+        else:
+            out[p] = min(budget, queue.gpu.quota) / len(routed)
+    return out
 
 
 def _pool_demand(
-    queues: Sequence[QueueSpec], leaves: set[str], pool: str, routing: PoolRouting
+    queues: Sequence[QueueSpec], leaves: set[str], pool: str, pools: Mapping[str, PoolRouting]
 ) -> tuple[float | None, list[int]]:
-    """GPUs the leaf queues routed to ``pool`` may use (None: unlimited) and those queues."""
+    """KAI units the leaf queues routed to ``pool`` give it (None: unlimited), and those queues."""
     total = 0.0
     unlimited = False
     feeders = []
@@ -40,48 +78,94 @@ def _pool_demand(
         if queue.name not in leaves or pool not in queue.node_pools:
             continue
         feeders.append(i)
-        value = queue.gpu.limit if routing.preemptible else queue.gpu.quota
-        if value == UNLIMITED:
+        value = queue_shares(queue, pools).get(pool, 0.0)
+        if value is None:
             unlimited = True
         else:
             total += value
     return (None if unlimited else total), feeders
 
 
-def _pool_limit(demand: float | None, cap: int | None, slices_per_gpu: int = 1) -> int | None:
-    """Physical GPUs for ``demand`` admitted GPUs (slices on a time-sliced pool), within the cap."""
+def _pool_limit(demand: float | None, routing: PoolRouting) -> int | None:
+    """Physical GPUs, in whole nodes of the smallest type, for ``demand`` KAI units, within
+    the cap."""
+    cap = routing.gpu_cap
     if demand is None:
         return cap
-    demand = demand / slices_per_gpu
-    whole = math.ceil(round(demand, 6))
+    gpus = math.ceil(round(demand / routing.slices_per_gpu, 6))
+    node = max(routing.node_gpus, 1)
+    whole = -(-gpus // node) * node
     return whole if cap is None else min(whole, cap)
 
 
 def pool_gpu_limits(
     queues: Sequence[QueueSpec], pools: Mapping[str, PoolRouting]
 ) -> dict[str, int]:
-    """``NodePool.spec.limits["nvidia.com/gpu"]`` for each GPU pool, from the queues routed to it.
+    """Each GPU pool's budget in physical GPUs, from the queues routed to it.
 
-    Preemptible pool: the sum of ``gpu.limit`` over the leaf queues routed to it; non-preemptible
-    pool: the sum of ``gpu.quota``. Fractions round up to whole GPUs; a queue routed to several
-    pools counts in full in each. With the pool's own cap the result is ``min(sum, cap)``; an
-    unlimited queue (-1) leaves only the cap. A pool no queue routes to gets 0. Raises
-    ``ValueError`` for a pool fed by an unlimited queue without a cap (``routing_problems``
-    reports it first).
+    The sum of the shares (``queue_shares``) of the leaf queues routed to the pool, divided by
+    the KAI units a GPU offers (``slices_per_gpu``), rounded up to whole nodes of the pool's
+    smallest type; with the pool's own cap the result is at most the cap; an unlimited queue
+    (-1) leaves only the cap. A pool no queue routes to gets 0. The NodePool's limits carry it
+    in the units its nodes advertise (``PoolCapacity.limits``). Raises ``ValueError`` for a
+    pool fed by an unlimited queue without a cap (``routing_problems`` reports it first).
     """
     leaves = leaf_queue_names(queues)
     out: dict[str, int] = {}
     for name, routing in pools.items():
         if not routing.gpu:
             continue
-        demand, _ = _pool_demand(queues, leaves, name, routing)
-        limit = _pool_limit(demand, routing.gpu_cap, routing.slices_per_gpu)
+        demand, _ = _pool_demand(queues, leaves, name, pools)
+        limit = _pool_limit(demand, routing)
         if limit is None:
             raise ValueError(
                 f"pool_gpu_limits: node pool {name!r} is fed by a queue with unlimited GPUs and "
                 "has no GPU cap; see routing_problems"
             )
         out[name] = limit
+    return out
+
+
+def _share_problems(i: int, queue: QueueSpec, pools: Mapping[str, PoolRouting]) -> list[Problem]:
+    """``poolShares`` against the pools: GPU pools only, all of them, within the budget."""
+    out: list[Problem] = []
+    if not queue.pool_shares:
+        return out
+    path = ("queues", i, "pool_shares")
+    routed = [p for p in queue.node_pools if p in pools and pools[p].gpu]
+    for pool in queue.pool_shares:
+        if pool in pools and not pools[pool].gpu:
+            out.append((path, f"{show(pool)} is a cpu pool; shares split GPU budgets"))
+    missing = [p for p in routed if p not in queue.pool_shares]
+    if missing:
+        out.append(
+            (
+                path,
+                f"has no share for {', '.join(map(show, missing))}; give every GPU pool of the "
+                "queue a share, or set none for an even split",
+            )
+        )
+        return out
+    total = sum(queue.pool_shares.get(p, 0) for p in routed)
+    if queue.gpu.limit != UNLIMITED and total > queue.gpu.limit + 1e-9:
+        out.append(
+            (
+                path,
+                f"sum to {_num(total)}, more than gpu.limit {_num(queue.gpu.limit)}: Karpenter "
+                "would buy GPUs the queue can never use",
+            )
+        )
+    stable = [p for p in routed if not pools[p].preemptible]
+    in_quota = sum(queue.pool_shares.get(p, 0) for p in stable)
+    if stable and queue.gpu.quota != UNLIMITED and in_quota > queue.gpu.quota + 1e-9:
+        out.append(
+            (
+                path,
+                f"give the non-preemptible pool(s) {', '.join(map(show, stable))} "
+                f"{_num(in_quota)}, more than gpu.quota {_num(queue.gpu.quota)}: work there runs "
+                "in quota only",
+            )
+        )
     return out
 
 
@@ -96,6 +180,8 @@ def routing_problems(
     out: list[Problem] = []
     leaves = leaf_queue_names(queues)
     for i, queue in enumerate(queues):
+        if queue.name in leaves:
+            out += _share_problems(i, queue, pools)
         for j, pool in enumerate(queue.node_pools):
             if pool not in pools:
                 out.append(
@@ -109,7 +195,7 @@ def routing_problems(
     for name, routing in pools.items():
         if not routing.gpu:
             continue
-        demand, feeders = _pool_demand(queues, leaves, name, routing)
+        demand, feeders = _pool_demand(queues, leaves, name, pools)
         field = "limit" if routing.preemptible else "quota"
         if not feeders:
             out.append(
@@ -132,7 +218,7 @@ def routing_problems(
                         )
                     )
             continue
-        if _pool_limit(demand, routing.gpu_cap, routing.slices_per_gpu) == 0:
+        if _pool_limit(demand, routing) == 0:
             if routing.gpu_cap == 0:
                 reason = "its GPU cap is 0"
             else:

@@ -7,6 +7,7 @@ import pytest
 from eks_gpu_platform.gpu_operator.mig import (
     MIG_PROFILE_NAMES,
     mig_devices_per_gpu,
+    mig_layout,
     mig_parted_config,
     mig_profiles_for_family,
 )
@@ -23,6 +24,10 @@ GPUS_80 = [
     "0x232410DE",
 ]
 H200 = ["0x233510DE", "0x233B10DE"]
+# NVIDIA/gpu-operator v26.7.0 assets/state-mig-manager/0400_configmap.yaml: B200 0x2901, B300
+# 0x3182.
+B200 = ["0x290110DE"]
+B300 = ["0x318210DE"]
 
 
 def entry(device_filter: list[str], devices: dict) -> dict:
@@ -42,19 +47,31 @@ def test_mig_profile_names():
         "all-1g.10gb",
         "all-1g.18gb",
         "all-1g.20gb",
+        "all-1g.23gb",
+        "all-1g.34gb",
         "all-1g.35gb",
+        "all-1g.45gb",
+        "all-1g.67gb",
         "all-2g.10gb",
         "all-2g.20gb",
         "all-2g.35gb",
+        "all-2g.45gb",
+        "all-2g.67gb",
         "all-3g.20gb",
         "all-3g.40gb",
         "all-3g.71gb",
+        "all-3g.90gb",
+        "all-3g.135gb",
         "all-4g.20gb",
         "all-4g.40gb",
         "all-4g.71gb",
+        "all-4g.90gb",
+        "all-4g.135gb",
         "all-7g.40gb",
         "all-7g.80gb",
         "all-7g.141gb",
+        "all-7g.180gb",
+        "all-7g.269gb",
     )
 
 
@@ -68,6 +85,8 @@ def test_mig_parted_config_entries():
         entry(A100_40, {"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1}),
         entry(GPUS_80, {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}),
         entry(H200, {"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1}),
+        entry(B200, {"1g.23gb": 2, "2g.45gb": 1, "3g.90gb": 1}),
+        entry(B300, {"1g.34gb": 2, "2g.67gb": 1, "3g.135gb": 1}),
     ]
     assert configs["all-1g.10gb"] == [
         entry(A100_40, {"1g.10gb": 4}),
@@ -76,6 +95,10 @@ def test_mig_parted_config_entries():
     assert configs["all-3g.40gb"] == [entry(GPUS_80, {"3g.40gb": 2})]
     assert configs["all-7g.141gb"] == [entry(H200, {"7g.141gb": 1})]
     assert configs["all-1g.5gb"] == [entry(A100_40, {"1g.5gb": 7})]
+    assert configs["all-1g.23gb"] == [entry(B200, {"1g.23gb": 7})]
+    assert configs["all-7g.180gb"] == [entry(B200, {"7g.180gb": 1})]
+    assert configs["all-1g.67gb"] == [entry(B300, {"1g.67gb": 4})]
+    assert configs["all-3g.135gb"] == [entry(B300, {"3g.135gb": 2})]
 
 
 def test_every_mig_layout_fits_on_seven_slices():
@@ -130,6 +153,32 @@ def test_every_mig_layout_fits_on_seven_slices():
                 "all-7g.141gb",
             ),
         ),
+        (
+            "p6-b200",
+            (
+                "all-disabled",
+                "all-balanced",
+                "all-1g.23gb",
+                "all-1g.45gb",
+                "all-2g.45gb",
+                "all-3g.90gb",
+                "all-4g.90gb",
+                "all-7g.180gb",
+            ),
+        ),
+        (
+            "p6-b300",
+            (
+                "all-disabled",
+                "all-balanced",
+                "all-1g.34gb",
+                "all-1g.67gb",
+                "all-2g.67gb",
+                "all-3g.135gb",
+                "all-4g.135gb",
+                "all-7g.269gb",
+            ),
+        ),
         ("g6e", ()),
     ],
 )
@@ -171,3 +220,17 @@ def test_mig_devices_per_gpu(profile, family, devices):
 def test_mig_devices_per_gpu_errors(profile, family, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         mig_devices_per_gpu(profile, family)
+
+
+@pytest.mark.parametrize(
+    ("profile", "family", "expected"),
+    [
+        ("all-1g.23gb", "p6-b200", {"1g.23gb": 7}),
+        ("all-balanced", "p6-b300", {"1g.34gb": 2, "2g.67gb": 1, "3g.135gb": 1}),
+        ("all-2g.20gb", "p5", {"2g.20gb": 3}),
+        ("all-disabled", "p5", {}),
+        ("all-1g.23gb", "p5", {}),
+    ],
+)
+def test_mig_layout(profile, family, expected):
+    assert mig_layout(profile, family) == expected

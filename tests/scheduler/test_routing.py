@@ -30,7 +30,10 @@ POOLS = {
                 queue("c", pools=("gpu-capped",), gpu=(1, -1)),
             ],
             POOLS,
-            {"gpu-spot": 14, "gpu-od": 4, "gpu-capped": 16},
+            # a routes to two GPU pools: they share its budget (limit 8, as gpu-spot is
+            # preemptible), split evenly, gpu-od's half at most quota / 2: 4 and 2; b has one
+            # GPU pool (cpu has no GPU budget): 6. Not 8 + 6 and 4 (each pool its whole budget).
+            {"gpu-spot": 10, "gpu-od": 2, "gpu-capped": 16},
         ),
         (
             [queue("a", pools=("od",), gpu=(0.5, 1)), queue("b", pools=("od",), gpu=(0.25, 1))],
