@@ -376,6 +376,7 @@ class GpuPlatform(pulumi.ComponentResource):
             EksClusterArgs(
                 spec=config.cluster,
                 system_node_group=config.system_node_group,
+                network=self.network,
                 vpc_id=self.network.vpc_id,
                 private_subnet_ids=self.network.private_subnet_ids,
                 public_subnet_ids=self.network.public_subnet_ids,
@@ -396,7 +397,9 @@ class GpuPlatform(pulumi.ComponentResource):
                 node_selector={label_key: label_value},
                 tolerations=system_tolerations(),
                 feature_gates={"nodeOverlay": True} if config.efa_pools else {},
-                depends_on=[self.cluster.system_node_group, self.cluster.pod_identity_agent],
+                # Nodes, pod credentials, DNS, routes and NAT: the controller needs them until
+                # its node pools are gone (issue 11, item 3).
+                depends_on=self.cluster.controller_prerequisites,
                 tags=tags,
             ),
             opts=child,

@@ -14,7 +14,13 @@ from ..iam import attach_managed_policies, ec2_trust_policy
 from ..naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
 from ..network.component import Network
 from ..spec import SpecError, derived, require_instance, required_problem, set_derived, show
-from .access import admin_policy_arn, admin_principal_arn
+from .access import (
+    admin_entry_key,
+    admin_policy_arn,
+    admin_principal_arn,
+    is_deployer,
+    needs_session_context,
+)
 from .nodegroup import (
     SYSTEM_NODE_POLICIES,
     SYSTEM_TAINT_KEY,
@@ -98,6 +104,7 @@ class EksCluster(pulumi.ComponentResource):
         label_key, label_value = system_node_label(spec.label_domain)
         self.system_node_selector = {label_key: label_value}
         self.system_tolerations = system_tolerations()
+        network_ready = list(args.network.egress) if args.network is not None else []
         child = pulumi.ResourceOptions(parent=self)
         protected = pulumi.ResourceOptions(parent=self, protect=spec.protect)
         # Invokes parented to the component use its AWS provider (pulumi/runtime/invoke.py).
@@ -136,24 +143,9 @@ class EksCluster(pulumi.ComponentResource):
             endpoint_public_access=spec.endpoint_public_access,
             public_access_cidrs=list(spec.public_access_cidrs) or None,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries={
-                f"admin-{i}": eks.AccessEntryArgs(
-                    # An admin may be an Output (a role created by the same program).
-                    principal_arn=pulumi.Output.all(partition, account_id, admin).apply(
-                        lambda a: admin_principal_arn(a[2], a[0], a[1])
-                    ),
-                    type=eks.AccessEntryType.STANDARD,
-                    access_policies={
-                        "cluster-admin": eks.AccessPolicyAssociationArgs(
-                            policy_arn=partition.apply(admin_policy_arn),
-                            access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
-                                type="cluster"
-                            ),
-                        )
-                    },
-                )
-                for i, admin in enumerate(spec.admins)
-            },
+            # The admins' entries are this component's own resources (below): stable names,
+            # aliases to pulumi-eks's old positional children, and the deployer left out.
+            access_entries={},
             encryption_config_key_arn=self.kms_key_arn,
             enabled_cluster_log_types=list(spec.log_types),
             create_oidc_provider=True,
@@ -175,6 +167,8 @@ class EksCluster(pulumi.ComponentResource):
         self.oidc_provider_url = cluster.oidc_provider_url
         self.endpoint = cluster.core.endpoint
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
+
+        self.admin_entries = self._admin_entries(name, spec, cluster, partition, account_id, tags)
 
         aws.ec2.Tag(
             f"{name}-primary-sg-discovery",
@@ -242,14 +236,24 @@ class EksCluster(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[*before, *attachments],
+                # The nodes pull images and reach AWS through the network's routes and NAT.
+                depends_on=[*before, *attachments, *network_ready],
                 # The autoscaler and humans resize the group; Pulumi owns only the bounds.
                 ignore_changes=["scalingConfig.desiredSize"],
             ),
         )
         after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
-        for addon in ADDONS_AFTER_COMPUTE:
-            self._addon(name, addon, tags, after_nodes)
+        after = [self._addon(name, addon, tags, after_nodes) for addon in ADDONS_AFTER_COMPUTE]
+        self.coredns = after[0]
+        # What a controller on the system nodes needs while it runs, and so while `pulumi
+        # destroy` deletes what it manages: the nodes, pod credentials, DNS, and the network's
+        # routes and NAT (Karpenter's release depends on all of them: KarpenterArgs).
+        self.controller_prerequisites: list[pulumi.Resource] = [
+            self.system_node_group,
+            self.pod_identity_agent,
+            *after,
+            *network_ready,
+        ]
 
         self.register_outputs(
             {
@@ -264,6 +268,91 @@ class EksCluster(pulumi.ComponentResource):
                 "kms_key_arn": self.kms_key_arn,
             }
         )
+
+    def _deployer(self) -> tuple[str, str, str]:
+        """``(partition, account, deploying principal ARN)``, as plain values.
+
+        Which access entries exist must be known when the program registers them, in preview
+        too, so these are the synchronous invokes (pulumi/runtime/invoke.py ``invoke``: it
+        awaits the result). Invokes run in preview: with a provider created by this program,
+        the engine configures it during preview under the unknown ID and serves invokes from
+        it (pulumi/pulumi pkg/resource/deploy/providers/registry.go L947-965, v3.259.0). An
+        assumed-role session is mapped to its role (``iam.getSessionContext``: "IAM source role
+        ARN if `arn` corresponds to an STS assumed role", pulumi_aws/iam/get_session_context.py).
+        """
+        caller = aws.get_caller_identity(opts=pulumi.InvokeOptions(parent=self))
+        arn = caller.arn
+        if needs_session_context(arn):
+            context = aws.iam.get_session_context(arn=arn, opts=pulumi.InvokeOptions(parent=self))
+            arn = context.issuer_arn
+        partition = aws.get_partition(opts=pulumi.InvokeOptions(parent=self)).partition
+        return partition, caller.account_id, arn
+
+    def _admin_entries(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        cluster: eks.Cluster,
+        partition: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+        tags: dict[str, str],
+    ) -> list[aws.eks.AccessEntry]:
+        """One access entry (with cluster-admin) per admin, except the deploying identity.
+
+        Named after the principal (``admin_entry_key``), so removing or reordering admins leaves
+        the others alone. Each entry aliases the name pulumi-eks gave it when the entries were
+        the cluster's ``accessEntries`` (``<cluster>-admin-<i>``, a child of the eks.Cluster:
+        pulumi/pulumi-eks nodejs/eks/cluster/authenticationMode.ts ``createAccessEntries``);
+        its policy association follows through the engine's inherited child alias (its name
+        starts with the entry's name: pulumi/pulumi pkg/resource/deploy/step_generator.go
+        L590-652, ``inheritedChildAlias``), so existing stacks keep both.
+        """
+        if not spec.admins:
+            return []
+        plain_partition, plain_account, deployer = self._deployer()
+        policy_arn = partition.apply(admin_policy_arn)
+        entries = []
+        for i, admin in enumerate(spec.admins):
+            if isinstance(admin, str):
+                principal: pulumi.Input[str] = admin_principal_arn(
+                    admin, plain_partition, plain_account
+                )
+                if is_deployer(str(principal), deployer):
+                    pulumi.log.info(
+                        f"cluster.admins[{i}]: {admin} is the identity deploying this stack "
+                        f"({deployer}); EKS already made it a cluster admin "
+                        "(bootstrapClusterCreatorAdminPermissions), so it gets no access entry "
+                        "of its own (a second one fails with 409 ResourceInUseException)",
+                        resource=self,
+                    )
+                    continue
+                key = admin_entry_key(admin)
+            else:  # a role created by this program: never the deployer; no name to key by
+                principal = pulumi.Output.all(partition, account_id, admin).apply(
+                    lambda a: admin_principal_arn(a[2], a[0], a[1])
+                )
+                key = f"admin-{i}"
+            entry = aws.eks.AccessEntry(
+                f"{name}-admin-{key}",
+                cluster_name=self.cluster_name,
+                principal_arn=principal,
+                type="STANDARD",
+                tags=tags,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    aliases=[pulumi.Alias(name=f"{name}-eks-admin-{i}", parent=cluster)],
+                ),
+            )
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-admin-{key}-cluster-admin",
+                cluster_name=self.cluster_name,
+                principal_arn=entry.principal_arn,
+                policy_arn=policy_arn,
+                access_scope={"type": "cluster"},
+                opts=pulumi.ResourceOptions(parent=entry),
+            )
+            entries.append(entry)
+        return entries
 
     def _addon(
         self, name: str, addon: str, tags: dict[str, str], opts: pulumi.ResourceOptions

@@ -117,7 +117,7 @@ class KarpenterArgs:
         for key, value in derived.items():
             if getattr(self, key) is None:
                 set_derived(self, key, value)
-        after = [cluster.system_node_group, cluster.pod_identity_agent]
+        after = list(cluster.controller_prerequisites)
         set_derived(
             self,
             "depends_on",
@@ -187,7 +187,17 @@ class Karpenter(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        attach_managed_policies(f"{name}-node", node_role, NODE_ROLE_POLICIES, partition, child)
+        # Everything the running controller needs; the chart release depends on it all, so
+        # `pulumi destroy` deletes the release (and, before it, every NodePool, EC2NodeClass
+        # and NodeOverlay, which depend on the release) first. Their finalizers are removed by
+        # the live controller only once it has terminated the instances (NodeClaim: Karpenter
+        # pkg/controllers/nodeclaim/lifecycle/controller.go L198-263; EC2NodeClass:
+        # karpenter-provider-aws pkg/controllers/nodeclass/controller.go L214-247, both
+        # v1.14.1), and the engine deletes dependents first (pulumi/pulumi
+        # pkg/resource/deploy/step_generator.go L2745-2793, ScheduleDeletes, v3.259.0).
+        self.controller_needs: list[pulumi.Resource] = list(
+            attach_managed_policies(f"{name}-node", node_role, NODE_ROLE_POLICIES, partition, child)
+        )
         self.node_role_name = node_role.name
         self.node_role_arn = node_role.arn
 
@@ -212,6 +222,7 @@ class Karpenter(pulumi.ComponentResource):
                 opts=child,
             )
             access_entry_after.append(q_policy)
+            self.controller_needs += [queue, q_policy]
             for key, pattern in interruption_rules().items():
                 rule = aws.cloudwatch.EventRule(
                     f"{name}-{key}",
@@ -220,18 +231,19 @@ class Karpenter(pulumi.ComponentResource):
                     tags=tags,
                     opts=child,
                 )
-                aws.cloudwatch.EventTarget(
+                target = aws.cloudwatch.EventTarget(
                     f"{name}-{key}",
                     rule=rule.name,
                     arn=queue.arn,
                     target_id=QUEUE_TARGET_ID,
                     opts=child,
                 )
+                self.controller_needs += [rule, target]
             queue_arn = queue.arn
             self.queue_name = queue.name
             self.queue_arn = queue.arn
 
-        aws.eks.AccessEntry(
+        node_access = aws.eks.AccessEntry(
             f"{name}-node",
             cluster_name=args.cluster_name_input,
             principal_arn=node_role.arn,
@@ -239,6 +251,7 @@ class Karpenter(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=access_entry_after),
         )
+        self.controller_needs += [node_role, node_access]
 
         # -- controller role ---------------------------------------------------------------
         if spec.auth == "podIdentity":
@@ -303,8 +316,10 @@ class Karpenter(pulumi.ComponentResource):
                 )
             )
         if spec.spot_service_linked_role:
-            aws.iam.ServiceLinkedRole(
-                f"{name}-spot", aws_service_name="spot.amazonaws.com", opts=child
+            self.controller_needs.append(
+                aws.iam.ServiceLinkedRole(
+                    f"{name}-spot", aws_service_name="spot.amazonaws.com", opts=child
+                )
             )
 
         # -- charts ------------------------------------------------------------------------
@@ -341,7 +356,13 @@ class Karpenter(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.k8s_provider,
-                depends_on=[crds, *controller_ready, *args.depends_on],
+                depends_on=[
+                    crds,
+                    controller_role,
+                    *controller_ready,
+                    *self.controller_needs,
+                    *args.depends_on,
+                ],
             ),
         )
         self.crd_release = crds

@@ -48,6 +48,10 @@ class Network(pulumi.ComponentResource):
         # The cluster the subnets are tagged for (EksClusterArgs checks it is its own).
         self.discovery_cluster_name = args.cluster_name
         child = pulumi.ResourceOptions(parent=self)
+        # What nodes and controllers need to reach AWS and the internet (routes, their table
+        # associations, NAT gateways) or to find the subnets (discovery tags). Whatever runs
+        # on the nodes depends on these, so `pulumi destroy` removes them only afterwards.
+        self.egress: list[pulumi.Resource] = []
         if spec.create:
             self._create(name, spec, args.cluster_name, tags, child, args.protect)
         else:
@@ -55,13 +59,14 @@ class Network(pulumi.ComponentResource):
             self.private_subnet_ids = pulumi.Output.from_input(list(spec.private_subnet_ids))
             self.public_subnet_ids = pulumi.Output.from_input(list(spec.public_subnet_ids))
             for i, subnet_id in enumerate(spec.private_subnet_ids):
-                aws.ec2.Tag(
+                tag = aws.ec2.Tag(
                     f"{name}-private-{i}-discovery",
                     resource_id=subnet_id,
                     key=DISCOVERY_TAG,
                     value=args.cluster_name,
                     opts=child,
                 )
+                self.egress.append(tag)
         self.register_outputs(
             {
                 "vpc_id": self.vpc_id,
@@ -79,9 +84,14 @@ class Network(pulumi.ComponentResource):
         child: pulumi.ResourceOptions,
         protect: bool,
     ) -> None:
-        # Parented to the component: the zones of its AWS provider's region.
+        # Parented to the component: the zones of its AWS provider's region. Only zones that
+        # need no opt-in: an opted-in Local or Wavelength Zone is "available" too, but lacks
+        # most instance types and services ("Only Availability Zones (no Local Zones)":
+        # pulumi_aws/get_availability_zones.py, the opt-in-status filter example).
         azs = aws.get_availability_zones_output(
-            state="available", opts=pulumi.InvokeOutputOptions(parent=self)
+            state="available",
+            filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+            opts=pulumi.InvokeOutputOptions(parent=self),
         )
         private_cidrs, public_cidrs = subnet_layout(spec.vpc_cidr, spec.azs)
         vpc = aws.ec2.Vpc(
@@ -101,13 +111,14 @@ class Network(pulumi.ComponentResource):
             tags={**tags, "Name": f"{cluster}-public"},
             opts=child,
         )
-        aws.ec2.Route(
+        public_default = aws.ec2.Route(
             f"{name}-public-default",
             route_table_id=public_rt.id,
             destination_cidr_block="0.0.0.0/0",
             gateway_id=igw.id,
             opts=child,
         )
+        self.egress.append(public_default)
         public, private, nats = [], [], []
         for i in range(spec.azs):
             az = azs.names[i]
@@ -125,12 +136,13 @@ class Network(pulumi.ComponentResource):
                 },
                 opts=child,
             )
-            aws.ec2.RouteTableAssociation(
+            public_assoc = aws.ec2.RouteTableAssociation(
                 f"{name}-public-{suffix}",
                 subnet_id=pub.id,
                 route_table_id=public_rt.id,
                 opts=child,
             )
+            self.egress.append(public_assoc)
             public.append(pub)
             if i == 0 or spec.nat_gateway_per_az:
                 eip = aws.ec2.Eip(
@@ -148,6 +160,7 @@ class Network(pulumi.ComponentResource):
                         opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]),
                     )
                 )
+                self.egress.append(nats[-1])
             priv = aws.ec2.Subnet(
                 f"{name}-private-{suffix}",
                 vpc_id=vpc.id,
@@ -166,19 +179,20 @@ class Network(pulumi.ComponentResource):
                 tags={**tags, "Name": f"{cluster}-private-{suffix}"},
                 opts=child,
             )
-            aws.ec2.Route(
+            private_default = aws.ec2.Route(
                 f"{name}-private-{suffix}-default",
                 route_table_id=rt.id,
                 destination_cidr_block="0.0.0.0/0",
                 nat_gateway_id=nats[-1].id,
                 opts=child,
             )
-            aws.ec2.RouteTableAssociation(
+            private_assoc = aws.ec2.RouteTableAssociation(
                 f"{name}-private-{suffix}",
                 subnet_id=priv.id,
                 route_table_id=rt.id,
                 opts=child,
             )
+            self.egress += [private_default, private_assoc]
             private.append(priv)
         self.vpc_id = vpc.id
         self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private])

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .. import versions
+from ..karpenter.lifecycle import finalizer_delete_timeout
 from ..naming import TYPE_PREFIX
 from ..spec import (
     Problem,
@@ -243,6 +244,11 @@ class NodePool(pulumi.ComponentResource):
         k8s_opts = pulumi.ResourceOptions(
             parent=self, provider=args.k8s_provider, depends_on=list(args.depends_on)
         )
+        # Deletes wait for Karpenter to drain and terminate the nodes (karpenter/lifecycle.py).
+        until_drained = pulumi.CustomTimeouts(delete=finalizer_delete_timeout(spec.grace))
+        class_opts = pulumi.ResourceOptions.merge(
+            k8s_opts, pulumi.ResourceOptions(custom_timeouts=until_drained)
+        )
         security_groups: pulumi.Output[list[str]] = pulumi.Output.from_input([])
         placement_group: pulumi.Output[str | None] = pulumi.Output.from_input(None)
         if spec.kind == "efa":
@@ -314,7 +320,7 @@ class NodePool(pulumi.ComponentResource):
                 kind="EC2NodeClass",
                 metadata={"name": resource_name},
                 spec=node_class.apply(lambda m: m["spec"]),
-                opts=k8s_opts,
+                opts=class_opts,
             )
             manifest = nodepool_manifest(
                 spec,
@@ -335,6 +341,7 @@ class NodePool(pulumi.ComponentResource):
                     parent=self,
                     provider=args.k8s_provider,
                     depends_on=[*args.depends_on, klass],
+                    custom_timeouts=until_drained,
                 ),
             )
             pools.append(pool)

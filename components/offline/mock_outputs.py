@@ -138,6 +138,12 @@ class MockOutputs:
 
             return build
 
+        def policy_association(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            # The provider's id: cluster#principal#policy (terraform-provider-aws
+            # internal/service/eks/access_policy_association.go, accessPolicyAssociationCreate).
+            rid = f"{inputs['clusterName']}#{inputs['principalArn']}#{inputs['policyArn']}"
+            return rid, {**inputs, "associatedAt": "2026-01-01T00:00:00Z"}
+
         def tag(name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             return f"{inputs['resourceId']},{inputs['key']}", inputs
 
@@ -191,6 +197,7 @@ class MockOutputs:
             "aws:eks/podIdentityAssociation:PodIdentityAssociation": eks_child(
                 "podidentityassociation", "associationArn"
             ),
+            "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": policy_association,
             "aws:eks/addon:Addon": eks_child("addon", "arn"),
             "aws:eks/nodeGroup:NodeGroup": eks_child("nodegroup", "arn"),
         }

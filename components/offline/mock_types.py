@@ -63,6 +63,8 @@ class Registration:
     version: str
     aliases: list[dict[str, Any]]
     registered_outputs: dict[str, Any] | None = None
+    # Non-empty ``customTimeouts`` ("create"/"update"/"delete" -> Go duration).
+    custom_timeouts: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +82,7 @@ class Registration:
             "deleteBeforeReplace": self.delete_before_replace,
             "aliases": self.aliases,
             "registeredOutputs": self.registered_outputs,
+            **({"customTimeouts": self.custom_timeouts} if self.custom_timeouts else {}),
         }
 
 

@@ -118,6 +118,14 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
             return Scope(region, self.partition, self.account_id)
         return Scope(region, partition_for_region(region), self.account_id)
 
+    # The deploying identity getCallerIdentity answers with: an IAM path ("user/NAME",
+    # "role/NAME") or an STS one ("assumed-role/NAME/SESSION"). Tests set it on the class.
+    caller = "user/offline-render"
+
+    def caller_arn(self, scope: Scope) -> str:
+        service = "sts" if self.caller.startswith("assumed-role/") else "iam"
+        return scope.arn(service, self.caller, region=False)
+
     def _unmodelled(self, token: str, kind: str, message: str) -> None:
         if self.strict:
             raise NotImplementedError(message)
@@ -134,10 +142,19 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
             if token == "aws:index/getCallerIdentity:getCallerIdentity":
                 return {
                     "accountId": scope.account_id,
-                    "arn": scope.arn("iam", "user/offline-render", region=False),
+                    "arn": self.caller_arn(scope),
                     "userId": "AIDAOFFLINERENDER0000",
                     "id": scope.account_id,
                 }
+            if token == "aws:iam/getSessionContext:getSessionContext":
+                # An assumed-role session's role; any other ARN passes through
+                # (pulumi_aws/iam/get_session_context.py, ``issuer_arn``).
+                arn = args.args["arn"]
+                issuer = arn
+                if ":assumed-role/" in arn:
+                    role = arn.split(":assumed-role/", 1)[1].split("/")[0]
+                    issuer = scope.arn("iam", f"role/{role}", region=False)
+                return {"arn": arn, "issuerArn": issuer, "id": arn}
             if token == "aws:index/getPartition:getPartition":
                 return {
                     "partition": scope.partition,
@@ -253,6 +270,12 @@ class RecordingMonitor(_mocks.MockMonitor):
             delete_before_replace=bool(request.deleteBeforeReplace),
             version=request.version,
             aliases=[_alias(a) for a in request.aliases],
+            custom_timeouts={
+                k: getattr(request.customTimeouts, k)
+                for k in ("create", "update", "delete")
+                if getattr(request.customTimeouts, k)
+            }
+            or None,
         )
         return response
 
@@ -320,17 +343,19 @@ def run(
     account_id: str = PLACEHOLDER_ACCOUNT_ID,
     secret_keys: list[str] | None = None,
     strict: bool = True,
+    preview: bool = False,
 ) -> Recording:
     """Run ``program`` under fresh recording mocks and return what it registered.
 
     ``config`` maps full keys (``"<project>:cluster"``, ``"aws:region"``) to values; structured
     values are passed as JSON, as the Pulumi CLI does. ``region``: the default AWS provider's
     (the stack's ``aws:region``; None when it has none). ``strict``: see ``RecordingMocks``.
+    ``preview``: what ``pulumi.runtime.is_dry_run()`` answers (the render runs as a preview).
     """
     settings.reset_options()
     mocks = RecordingMocks(region=region, partition=partition, account_id=account_id, strict=strict)
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(
         {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
         secret_keys or [],

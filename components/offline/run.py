@@ -169,6 +169,8 @@ def render(project_dir: Path, stack: StackFile) -> mocks.Recording:
             stack=stack.name,
             config=stack.config,
             region=stack.region,
+            # What `pulumi preview` shows: is_dry_run() is true (a refusal kept for `up`).
+            preview=True,
             partition=partition_for_region(stack.region) if stack.region else None,
             secret_keys=stack.secret_keys,
             strict=False,

@@ -99,6 +99,20 @@ def alias_urns(recording: mocks.Recording) -> dict[str, list[str]]:
                 alias.get("name", r.name),
             )
             out.setdefault(urns[r.urn], []).append(old)
+    # A child of an aliased parent inherits an alias under each of the parent's (the engine's
+    # generateAliases/inheritedChildAlias, pulumi/pulumi pkg/resource/deploy/step_generator.go
+    # L590-652 at v3.259.0): the parent's old type chain, and, when the child's name starts
+    # with the parent's, that prefix replaced by the parent's old name.
+    for r in recording.resources:  # registration order: a parent's aliases come first
+        parent = by_urn.get(r.parent or "")
+        for parent_alias in out.get(urns[parent.urn], []) if parent else []:
+            head, _, parent_old_name = parent_alias.rpartition("::")
+            name = r.name
+            if name.startswith(parent.name):
+                name = parent_old_name + name[len(parent.name) :]
+            inherited = f"{head}${r.type}::{name}"
+            if inherited not in out.get(urns[r.urn], []):
+                out.setdefault(urns[r.urn], []).append(inherited)
     return out
 
 

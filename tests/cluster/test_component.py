@@ -105,32 +105,8 @@ def test_eks_cluster_inputs(run_program):
         "endpointPublicAccess": True,
         "publicAccessCidrs": ["203.0.113.0/24"],
         "authenticationMode": "API",
-        "accessEntries": {
-            "admin-0": {
-                "principalArn": "arn:aws:iam::111122223333:role/PlatformAdmin",
-                "type": "STANDARD",
-                "accessPolicies": {
-                    "cluster-admin": {
-                        "policyArn": (
-                            "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-                        ),
-                        "accessScope": {"type": "cluster"},
-                    }
-                },
-            },
-            "admin-1": {
-                "principalArn": "arn:aws:iam::444455556666:user/alice",
-                "type": "STANDARD",
-                "accessPolicies": {
-                    "cluster-admin": {
-                        "policyArn": (
-                            "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-                        ),
-                        "accessScope": {"type": "cluster"},
-                    }
-                },
-            },
-        },
+        # The admins' entries are EksCluster children now (tests/cluster/test_admins.py).
+        "accessEntries": {},
         "encryptionConfigKeyArn": key.outputs["arn"],
         "enabledClusterLogTypes": [
             "api",
@@ -159,21 +135,6 @@ def test_private_endpoint_only(run_program):
     assert cluster.inputs["endpointPublicAccess"] is False
     assert "publicAccessCidrs" not in cluster.inputs
     assert cluster.inputs["accessEntries"] == {}
-
-
-def test_access_entries_follow_partition_and_account(run_program):
-    spec = ClusterSpec(name="gpu-cn", admins=("role/PlatformAdmin", "user/bob"))
-    rec = eks_cluster(run_program, spec, region="cn-north-1", partition="aws-cn")
-    entries = find(rec, "eks:index:Cluster", "c-eks").inputs["accessEntries"]
-    assert {k: v["principalArn"] for k, v in entries.items()} == {
-        "admin-0": "arn:aws-cn:iam::111122223333:role/PlatformAdmin",
-        "admin-1": "arn:aws-cn:iam::111122223333:user/bob",
-    }
-    assert {v["accessPolicies"]["cluster-admin"]["policyArn"] for v in entries.values()} == {
-        "arn:aws-cn:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-    }
-    role = find(rec, "aws:iam/role:Role", "c-system-node")
-    assert json.loads(role.inputs["assumeRolePolicy"]) == ec2_trust_policy("amazonaws.com.cn")
 
 
 def test_kms_key_with_rotation(run_program):

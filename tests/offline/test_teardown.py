@@ -1,0 +1,156 @@
+"""``pulumi destroy`` order (issue 11, item 3): computed from each shipped stack's recorded
+dependency graph (``eks_gpu_platform.offline.teardown``, the engine's ScheduleDeletes model),
+every NodePool, EC2NodeClass and NodeOverlay is deleted before anything the Karpenter
+controller needs to drain and terminate their nodes.
+
+On the old code this fails: nothing depended on the private routes, route-table associations,
+NAT gateways, the coredns add-on, the node role's access entry and policy attachments, so the
+engine deleted them in the same antichain as (or before) the node pools."""
+
+from pathlib import Path
+
+import pytest
+
+from eks_gpu_platform.offline.teardown import (
+    delete_order,
+    delete_step,
+    dependencies,
+    kept_if_delete_fails,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+KARPENTER_KINDS = ("karpenter.sh/v1:NodePool", "karpenter.k8s.aws/v1:EC2NodeClass")
+
+
+def stacks() -> list[str]:
+    from eks_gpu_platform.offline.stacks import discover
+
+    return discover(REPO)
+
+
+def is_karpenter_object(r) -> bool:
+    return r.type.startswith("kubernetes:karpenter.")
+
+
+def controller_needs(rec) -> list:
+    """What the running controller needs while it finalizes NodeClaims and EC2NodeClasses."""
+    wanted = {
+        "aws:ec2/route:Route": lambda r: True,
+        "aws:ec2/routeTableAssociation:RouteTableAssociation": lambda r: True,
+        "aws:ec2/natGateway:NatGateway": lambda r: True,
+        "aws:ec2/internetGateway:InternetGateway": lambda r: True,
+        "aws:eks/addon:Addon": lambda r: True,
+        "aws:eks/nodeGroup:NodeGroup": lambda r: True,
+        "aws:eks/podIdentityAssociation:PodIdentityAssociation": lambda r: True,
+        "aws:eks/accessEntry:AccessEntry": lambda r: r.inputs.get("type") == "EC2_LINUX",
+        "aws:iam/role:Role": lambda r: "karpenter" in r.name,
+        "aws:iam/policy:Policy": lambda r: "karpenter" in r.name,
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment": lambda r: "karpenter" in r.name,
+        "aws:sqs/queue:Queue": lambda r: True,
+        "aws:sqs/queuePolicy:QueuePolicy": lambda r: True,
+        "kubernetes:helm.sh/v3:Release": lambda r: r.inputs.get("name", "").startswith("karpenter"),
+        "pulumi:providers:kubernetes": lambda r: True,
+        "eks:index:Cluster": lambda r: True,
+    }
+    return [r for r in rec.resources if r.type in wanted and wanted[r.type](r)]
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_karpenter_objects_are_deleted_before_what_the_controller_needs(render_stack, stack):
+    rec = render_stack(stack)
+    resources = [r.to_json() for r in rec.resources]
+    step = delete_step(resources)
+    objects = [r for r in rec.resources if is_karpenter_object(r)]
+    kinds = {r.type.removeprefix("kubernetes:") for r in objects}
+    assert set(KARPENTER_KINDS) <= kinds
+    needs = controller_needs(rec)
+    types = {r.type for r in needs}
+    # Every kind of prerequisite is present in the stack (a filter that matches nothing
+    # would make this test pass vacuously).
+    assert {
+        "aws:ec2/route:Route",
+        "aws:ec2/routeTableAssociation:RouteTableAssociation",
+        "aws:ec2/natGateway:NatGateway",
+        "aws:eks/addon:Addon",
+        "aws:eks/accessEntry:AccessEntry",
+        "aws:eks/podIdentityAssociation:PodIdentityAssociation",
+        "aws:sqs/queuePolicy:QueuePolicy",
+        "kubernetes:helm.sh/v3:Release",
+    } <= types
+    late = [(o.name, n.type, n.name) for o in objects for n in needs if step[o.urn] >= step[n.urn]]
+    assert late == []
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_a_failed_pool_delete_keeps_what_the_controller_needs(render_stack, stack):
+    """A NodePool or EC2NodeClass whose delete fails (its finalizer outlasts the timeout) keeps
+    its transitive dependencies; the engine goes on deleting everything else. So everything the
+    controller needs must be among them, or a failed drain strands running GPU instances with
+    no controller, network or permissions left to terminate them."""
+    rec = render_stack(stack)
+    resources = [r.to_json() for r in rec.resources]
+    missing = sorted(
+        {
+            (n.type, n.name)
+            for o in rec.resources
+            if is_karpenter_object(o)
+            for n in controller_needs(rec)
+            if n.urn not in kept_if_delete_fails(resources, o.urn)
+        }
+    )
+    assert missing == []
+
+
+def test_release_depends_directly_on_the_controller_needs(render_stack):
+    rec = render_stack("prod")
+    (release,) = [
+        r
+        for r in rec.of_type("kubernetes:helm.sh/v3:Release")
+        if r.inputs.get("name") == "karpenter"
+    ]
+    deps = dependencies([r.to_json() for r in rec.resources])[release.urn]
+    names = {rec_r.name for rec_r in rec.resources if rec_r.urn in deps}
+    assert {
+        "platform-network-private-a-default",
+        "platform-network-private-b",
+        "platform-network-nat-c",
+        "platform-cluster-coredns",
+        "platform-cluster-system",
+        "platform-karpenter-node",
+        "platform-karpenter-interruption",
+        "platform-karpenter-node-AmazonEKSWorkerNodePolicy",
+    } <= names
+
+
+def test_delete_order_model():
+    """Dependents first; a component's children before it; a dependency on a component
+    covers its earlier children (dependency_graph.go DependenciesOf)."""
+    res = [
+        {"urn": "vpc", "custom": True},
+        {"urn": "comp", "custom": False},
+        {"urn": "route", "custom": True, "parent": "comp", "dependencies": ["vpc"]},
+        {"urn": "k8s", "custom": True},
+        {"urn": "release", "custom": True, "dependencies": ["comp"], "provider": "k8s::id"},
+        {"urn": "pool", "custom": True, "dependencies": ["release"], "provider": "k8s::id"},
+    ]
+    assert delete_order(res) == [["pool"], ["release"], ["route"], ["comp", "k8s", "vpc"]]
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_karpenter_objects_wait_for_the_drain(render_stack, stack):
+    """Fails on the old code (no custom timeouts: the provider's 10-minute default). Every
+    NodePool and EC2NodeClass waits its pool's terminationGracePeriod plus 20 minutes."""
+    rec = render_stack(stack)
+    timeouts = {
+        r.name: (r.custom_timeouts or {}).get("delete")
+        for r in rec.resources
+        if r.type.removeprefix("kubernetes:") in KARPENTER_KINDS
+    }
+    graces = {
+        r.name: r.inputs["spec"]["template"]["spec"]["terminationGracePeriod"]
+        for r in rec.resources
+        if r.type == "kubernetes:karpenter.sh/v1:NodePool"
+    }
+    expected_pool = {name: f"{g}20m" for name, g in graces.items()}
+    assert {n: t for n, t in timeouts.items() if n in graces} == expected_pool
+    assert all(t is not None and t.endswith("20m") for t in timeouts.values())
