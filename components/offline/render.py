@@ -31,7 +31,9 @@ import time
 import traceback
 from pathlib import Path
 
+from ..capacity import capacity_warnings
 from ..spec import SpecError
+from .capacity import capacity_markdown, write_capacity
 from .policies import check_policies, load_policy_pack
 from .run import (
     SECRET_PLACEHOLDER,
@@ -146,17 +148,25 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CONFIG
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
+        capacity = capacity_markdown(config) if config is not None else ""
+        warnings = capacity_warnings(config) if config is not None else []
+        if config is not None:
+            write_capacity(config, out)
         lines, mandatory = check_policies(recording, pack, policy_config) if pack else ([], False)
     except Exception:
         traceback.print_exc()
         print("error: the offline render failed (see above)", file=sys.stderr)
         return EXIT_ERROR
     elapsed = time.perf_counter() - started
-    (out / "summary.md").write_text(markdown_summary(recording, stack.name, lines, pack))
+    (out / "summary.md").write_text(
+        markdown_summary(recording, stack.name, lines, pack) + capacity
+    )
     (out / "policy.txt").write_text("".join(f"{line}\n" for line in lines))
     print(summary(recording, counts, out))
     for notice in recording.notices:
         print(notice)
+    for warning in warnings:
+        print(warning)
     if pack is None:
         print("Policy pack: not run")
     elif lines:
