@@ -25,11 +25,14 @@ mocks), ``write.py`` (write the desired state), ``summary.py`` (summarise) and `
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import os
 import sys
 import time
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 from ..capacity import capacity_warnings
 from ..spec import SpecError
@@ -72,6 +75,7 @@ __all__ = [
     "StackFile",
     "_dump_yaml",
     "check_policies",
+    "cli",
     "component_counts",
     "example_workloads",
     "find_project",
@@ -182,5 +186,23 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_OK
 
 
+def cli(argv: list[str] | None = None) -> NoReturn:
+    """``main`` as a process (``python -m eks_gpu_platform.offline``, the console script): flush
+    the output, then end the process with ``os._exit`` instead of the interpreter's teardown.
+
+    Teardown frees every module, class and object one by one: with the SDK's modules loaded it
+    takes half a second (``make bench``), longer than the program's own work, and it writes
+    nothing. ``main`` has written and closed every file by then (``write_text`` closes); the
+    ``atexit`` handlers (the SDK registers one when tracing, pulumi/runtime/_instrumentation.py)
+    still run, as at a normal exit. An exception ``main`` does not handle ends the process the
+    ordinary way, with its traceback.
+    """
+    status = main(argv)
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()
