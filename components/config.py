@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from . import versions
@@ -155,6 +155,53 @@ class PlatformConfig(Spec):
         out: list[Problem] = []
         if msg := check_pattern(self.region, REGION_PATTERN, "an AWS region such as 'us-west-2'"):
             out.append((("region",), msg))
+        return out + self.cross_problems(SECTIONS)
+
+    def cross_problems(self, valid: frozenset[str]) -> list[Problem]:
+        """The checks that read more than one section (and the tag keys). Each runs only when
+        every section it reads is in ``valid``: ``load`` passes the sections that loaded
+        without a problem, so one run reports every section's own problems and every
+        cross-section problem among the valid ones (a bad ``kubernetesVersion`` does not hide a
+        zone outside the region)."""
+        out: list[Problem] = []
+        if "tags" in valid:
+            out += self._tag_problems()
+        kube = self.cluster.kubernetes_version
+        minimum = versions.KARPENTER_MIN_VERSION_FOR_KUBERNETES.get(kube)
+        if (
+            {"cluster", "karpenter"} <= valid
+            and minimum
+            and version_tuple(self.karpenter.version) < version_tuple(minimum)
+        ):
+            out.append(
+                (
+                    ("karpenter", "chart_version"),
+                    f"{show(self.karpenter.version)} does not support Kubernetes {kube}; "
+                    f"it needs Karpenter {minimum} or newer",
+                )
+            )
+        if {
+            "karpenter",
+            "system_node_group",
+        } <= valid and self.karpenter.replicas > self.system_node_group.min_size:
+            out.append(
+                (
+                    ("karpenter", "replicas"),
+                    f"{self.karpenter.replicas} replicas need {self.karpenter.replicas} system "
+                    f"nodes (one per node), but systemNodeGroup.minSize is "
+                    f"{self.system_node_group.min_size}",
+                )
+            )
+        if "node_pools" in valid:
+            out += self._pool_problems(valid)
+        if "scheduler" in valid:
+            out += self._scheduler_problems(valid)
+        if {"cluster", "region"} <= valid:
+            out += self._admin_problems()
+        return out
+
+    def _tag_problems(self) -> list[Problem]:
+        out: list[Problem] = []
         for key, value in self.tags.items():
             if key in KARPENTER_RESERVED_TAGS or key.startswith("kubernetes.io/cluster"):
                 out.append(
@@ -174,26 +221,10 @@ class PlatformConfig(Spec):
                 )
             elif len(value) > 256:
                 out.append((("tags",), f"the value of {show(key)} is longer than 256 characters"))
-        kube = self.cluster.kubernetes_version
-        minimum = versions.KARPENTER_MIN_VERSION_FOR_KUBERNETES.get(kube)
-        if minimum and version_tuple(self.karpenter.version) < version_tuple(minimum):
-            out.append(
-                (
-                    ("karpenter", "chart_version"),
-                    f"{show(self.karpenter.version)} does not support Kubernetes {kube}; "
-                    f"it needs Karpenter {minimum} or newer",
-                )
-            )
-        if self.karpenter.replicas > self.system_node_group.min_size:
-            out.append(
-                (
-                    ("karpenter", "replicas"),
-                    f"{self.karpenter.replicas} replicas need {self.karpenter.replicas} system "
-                    f"nodes (one per node), but systemNodeGroup.minSize is "
-                    f"{self.system_node_group.min_size}",
-                )
-            )
-        out += self._pool_problems()
+        return out
+
+    def _admin_problems(self) -> list[Problem]:
+        out: list[Problem] = []
         for i, admin in enumerate(self.cluster.admins):
             if is_output(admin):
                 continue  # known at deployment only; IAM checks the principal then
@@ -208,7 +239,7 @@ class PlatformConfig(Spec):
                 )
         return out
 
-    def _pool_problems(self) -> list[Problem]:
+    def _pool_problems(self, valid: frozenset[str]) -> list[Problem]:
         out: list[Problem] = []
         seen: dict[str, int] = {}
         if not any(p.kind == "cpu" for p in self.node_pools):
@@ -221,10 +252,8 @@ class PlatformConfig(Spec):
                             "no pool is kind: cpu); rename this pool or define a cpu pool",
                         )
                     )
-        platform_labels = {
-            f"{self.cluster.label_domain}/{suffix}" for suffix in PLATFORM_LABEL_SUFFIXES
-        } | set(OPERATOR_LABELS)
         for i, pool in enumerate(self.node_pools):
+            out += self._one_pool_problems(i, pool, valid)
             names = [pool.name]
             if pool.kind == "efa":
                 names += [f"{pool.name}-{t.replace('.', '-')}" for t in pool.efa_types]
@@ -238,6 +267,17 @@ class PlatformConfig(Spec):
                         )
                     )
                 seen.setdefault(name, i)
+        return out
+
+    def _one_pool_problems(
+        self, i: int, pool: NodePoolSpec, valid: frozenset[str]
+    ) -> list[Problem]:
+        """One pool against the other sections (only those in ``valid``)."""
+        out: list[Problem] = []
+        platform_labels = {
+            f"{self.cluster.label_domain}/{suffix}" for suffix in PLATFORM_LABEL_SUFFIXES
+        } | set(OPERATOR_LABELS)
+        if "cluster" in valid:
             for key in sorted(set(pool.labels) & platform_labels):
                 out.append(
                     (
@@ -246,55 +286,69 @@ class PlatformConfig(Spec):
                         "migProfile, timeSlicing); remove it",
                     )
                 )
-            if pool.zone is not None and not pool.zone.startswith(self.region):
-                out.append(
-                    (
-                        ("node_pools", i, "zone"),
-                        f"{show(pool.zone)} is not in region {self.region}",
-                    )
+        if "region" in valid and pool.zone is not None and not pool.zone.startswith(self.region):
+            out.append(
+                (
+                    ("node_pools", i, "zone"),
+                    f"{show(pool.zone)} is not in region {self.region}",
                 )
-            uses_interruptible = {"spot", "reserved"} & set(pool.capacity_types)
-            if uses_interruptible and not self.karpenter.interruption_handling:
-                out.append(
-                    (
-                        ("karpenter", "interruption_handling"),
-                        f"is false but nodePools[{i}] ({pool.name}) uses "
-                        f"{' and '.join(sorted(uses_interruptible))} capacity; Karpenter needs "
-                        "the interruption queue to drain those nodes before EC2 reclaims them",
-                    )
+            )
+        uses_interruptible = {"spot", "reserved"} & set(pool.capacity_types)
+        if "karpenter" in valid and uses_interruptible and not self.karpenter.interruption_handling:
+            out.append(
+                (
+                    ("karpenter", "interruption_handling"),
+                    f"is false but nodePools[{i}] ({pool.name}) uses "
+                    f"{' and '.join(sorted(uses_interruptible))} capacity; Karpenter needs "
+                    "the interruption queue to drain those nodes before EC2 reclaims them",
                 )
-            if pool.is_gpu and pool.limits.gpus is None and not self.scheduler.enabled:
-                out.append(
-                    (
-                        ("node_pools", i, "limits", "gpus"),
-                        f"is not set; GPU pool {show(pool.name)} needs a GPU cap (or scheduler "
-                        "queues routed to it, which size it)",
-                    )
+            )
+        if (
+            "scheduler" in valid
+            and pool.is_gpu
+            and pool.limits.gpus is None
+            and not self.scheduler.enabled
+        ):
+            out.append(
+                (
+                    ("node_pools", i, "limits", "gpus"),
+                    f"is not set; GPU pool {show(pool.name)} needs a GPU cap (or scheduler "
+                    "queues routed to it, which size it)",
                 )
+            )
+        if "gpu_operator" in valid:
             out += self._gpu_operator_problems(i, pool)
-        if self.scheduler.enabled:
-            if not self.gpu_operator.enabled:
-                out.append(
-                    (
-                        ("gpu_operator", "enabled"),
-                        "is false but the KAI scheduler is on; KAI needs the GPU Operator "
-                        "(RuntimeClass nvidia, GPU feature discovery labels)",
-                    )
+        return out
+
+    def _scheduler_problems(self, valid: frozenset[str]) -> list[Problem]:
+        """Queues against the pools they route to, and the GPU Operator KAI needs."""
+        out: list[Problem] = []
+        if not self.scheduler.enabled:
+            return out
+        if "gpu_operator" in valid and not self.gpu_operator.enabled:
+            out.append(
+                (
+                    ("gpu_operator", "enabled"),
+                    "is false but the KAI scheduler is on; KAI needs the GPU Operator "
+                    "(RuntimeClass nvidia, GPU feature discovery labels)",
                 )
-            routing = routing_problems(self.scheduler.queues, self._routing())
-            out += [(("scheduler", *p), m) for p, m in routing]
-            if not routing:
-                limits = self.gpu_limits
-                for i, pool in enumerate(self.node_pools):
-                    limit = limits.get(pool.name)
-                    if limit is not None and (short := pool.gpu_limit_shortfall(limit)):
-                        out.append(
-                            (
-                                ("node_pools", i),
-                                f"the GPU limit its queues allow ({limit}) {short}; raise the "
-                                "routed queues' gpu quota/limit or select fewer types",
-                            )
+            )
+        if "node_pools" not in valid:
+            return out
+        routing = routing_problems(self.scheduler.queues, self._routing())
+        out += [(("scheduler", *p), m) for p, m in routing]
+        if not routing and "gpu_operator" in valid:
+            limits = self.gpu_limits
+            for i, pool in enumerate(self.node_pools):
+                limit = limits.get(pool.name)
+                if limit is not None and (short := pool.gpu_limit_shortfall(limit)):
+                    out.append(
+                        (
+                            ("node_pools", i),
+                            f"the GPU limit its queues allow ({limit}) {short}; raise the "
+                            "routed queues' gpu quota/limit or select fewer types",
                         )
+                    )
         return out
 
     def _gpu_operator_problems(self, i: int, pool: NodePoolSpec) -> list[Problem]:
@@ -307,29 +361,7 @@ class PlatformConfig(Spec):
                         "needs the GPU Operator with migStrategy single or mixed",
                     )
                 )
-            for family in sorted({t.family for t in pool.catalog_types}):
-                allowed = mig_profiles_for_family(family)
-                if (
-                    pool.mig_profile in allowed
-                    and self.gpu_operator.mig_strategy == "single"
-                    and pool.mig_profile != "all-disabled"
-                ):
-                    try:
-                        mig_devices_per_gpu(pool.mig_profile, family)
-                    except ValueError as err:
-                        out.append((("node_pools", i, "mig_profile"), str(err)))
-                if pool.mig_profile not in allowed:
-                    out.append(
-                        (
-                            ("node_pools", i, "mig_profile"),
-                            f"{show(pool.mig_profile)} does not apply to {family} GPUs; "
-                            + (
-                                f"expected one of {', '.join(allowed)}"
-                                if allowed
-                                else "they do not support MIG"
-                            ),
-                        )
-                    )
+            out += [(("node_pools", i, "mig_profile"), m) for m in self._mig_problems(pool)]
         if pool.time_slicing is not None:
             names = sorted(self.gpu_operator.time_slicing)
             if not self.gpu_operator.enabled or pool.time_slicing not in names:
@@ -342,9 +374,52 @@ class PlatformConfig(Spec):
                 )
         return out
 
+    def _mig_problems(self, pool: NodePoolSpec) -> list[str]:
+        """The pool's MIG profile against the GPUs it selects, in one message naming those GPUs
+        (name and memory, as the user selects them), not the EC2 families behind them."""
+        profile = pool.mig_profile
+        groups: dict[str, tuple[str, ...]] = {}
+        single: set[str] = set()
+        sizes: dict[str, set[int]] = {}
+        for t in pool.catalog_types:
+            sizes.setdefault(t.gpu_name, set()).add(t.gpu_memory_mib // 1024)
+        for t in pool.catalog_types:
+            gpu = t.gpu_name
+            if len(sizes[gpu]) > 1:  # a100: 40 GiB (p4d) and 80 GiB (p4de) take other profiles
+                gpu += f" {t.gpu_memory_mib // 1024} GiB"
+            allowed = groups.setdefault(gpu, mig_profiles_for_family(t.family))
+            if (
+                profile in allowed
+                and profile != "all-disabled"
+                and self.gpu_operator.mig_strategy == "single"
+            ):
+                try:
+                    mig_devices_per_gpu(profile, t.family)
+                except ValueError as err:
+                    single.add(str(err))
+        no_mig = [g for g, allowed in sorted(groups.items()) if not allowed]
+        other = [(g, allowed) for g, allowed in sorted(groups.items()) if allowed]
+        wrong = [f"{g} takes {', '.join(a)}" for g, a in other if profile not in a]
+        parts = []
+        if no_mig:
+            parts.append(f"{', '.join(no_mig)} {'has' if len(no_mig) == 1 else 'have'} no MIG")
+        parts += wrong
+        out = sorted(single)
+        if parts:
+            fits = len(groups) > len(no_mig) + len(wrong)
+            out.append(
+                f"{show(profile)} does not apply to "
+                + ("every GPU the pool selects: " if fits else "the pool's GPUs: ")
+                + "; ".join(parts)
+                + ("; select only GPUs it fits" if fits else "")
+            )
+        return out
+
     @classmethod
-    def load(cls, values: Mapping[str, Any], region: str | None) -> PlatformConfig:
-        """Build the config from the project namespace's values (keys without the prefix)."""
+    def load(cls, values: Mapping[str, Any], region: Any) -> PlatformConfig:
+        """Build the config from the project namespace's values (keys without the prefix) and
+        ``aws:region``, or raise one ``SpecError`` with every problem: each section's own, then
+        the cross-section checks over the sections that loaded cleanly."""
         problems: list[str] = []
         sections: dict[str, Any] = {}
         hints = typing.get_type_hints(cls)
@@ -356,22 +431,47 @@ class PlatformConfig(Spec):
                     + did_you_mean(key, known)
                     + f"; allowed keys are {', '.join(sorted(known))}"
                 )
-        if not region:
+        valid = set(SECTIONS)
+        if region is None or region == "":
             problems.append("aws:region: is required; set it with `pulumi config set aws:region`")
+            valid.discard("region")
+        elif not isinstance(region, str):
+            problems.append(f"aws:region: {show(region)} is not an AWS region such as 'us-west-2'")
+            valid.discard("region")
         elif msg := check_pattern(region, REGION_PATTERN, "an AWS region such as 'us-west-2'"):
             problems.append(f"aws:region: {msg}")
+            valid.discard("region")
         for key, f in known.items():
             if key not in values:
                 if key == "cluster":
                     problems.append("cluster: is required; set at least cluster.name")
+                    valid.discard(f.name)
                 continue
             try:
                 sections[f.name] = load_value(hints[f.name], values[key], key)
             except SpecError as err:
                 problems.extend(err.lines)
+                valid.discard(f.name)
+        # The cross-section checks, on a config whose invalid sections hold their defaults
+        # (never read: every check names the sections it reads).
+        partial = object.__new__(cls)
+        for f in fields(cls):
+            if f.name in sections:
+                value = sections[f.name]
+            elif f.name == "region":
+                value = region if "region" in valid else ""
+            elif f.name == "cluster":
+                value = _PLACEHOLDER_CLUSTER
+            else:
+                value = f.default if f.default is not MISSING else f.default_factory()
+            object.__setattr__(partial, f.name, value)
+        cross = partial.cross_problems(frozenset(valid))
+        problems += SpecError("", cross, config=True, data=values).lines
         if problems:
             raise SpecError.from_lines(problems)
-        try:
-            return cls(region=region or "", **sections)
-        except SpecError as err:
-            raise SpecError("", err.problems, config=True) from None
+        return cls(region=region, **sections)
+
+
+SECTIONS = frozenset(f.name for f in fields(PlatformConfig))
+# Stands in for an invalid or missing ``cluster`` section while the other sections are checked.
+_PLACEHOLDER_CLUSTER = ClusterSpec(name="placeholder")

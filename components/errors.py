@@ -26,12 +26,58 @@ class RawKey(str):
     __slots__ = ()
 
 
+class Item(int):
+    """A list index that knows the item's name: shown as ``[1](inference)`` in messages, so a
+    problem inside ``nodePools`` or ``queues`` names the pool or queue, not only its index."""
+
+    label: str
+
+    def __new__(cls, index: int, label: str) -> Item:
+        obj = super().__new__(cls, index)
+        obj.label = label
+        return obj
+
+
+def _child(node: Any, part: str | int) -> Any:
+    if isinstance(part, int):
+        return (
+            node[part]
+            if isinstance(node, (list, tuple)) and -len(node) <= part < len(node)
+            else None
+        )
+    if isinstance(node, dict):
+        if isinstance(part, RawKey):
+            return node.get(part)
+        return node.get(camel(part), node.get(part))
+    return None if isinstance(node, (str, int, float)) else getattr(node, part, None)
+
+
+def _label(item: Any) -> str | None:
+    name = item.get("name") if isinstance(item, dict) else getattr(item, "name", None)
+    return name if isinstance(name, str) and name else None
+
+
+def named(path: Path, data: Any) -> Path:
+    """``path`` with each list index that points at a named item (a dict or spec with a string
+    ``name``) in ``data`` turned into an ``Item`` carrying that name."""
+    out: list[str | int] = []
+    node = data
+    for part in path:
+        node = _child(node, part)
+        if isinstance(part, int) and not isinstance(part, (bool, Item)):
+            label = _label(node)
+            out.append(Item(part, label) if label else part)
+        else:
+            out.append(part)
+    return tuple(out)
+
+
 def format_path(root: str, path: Path, *, config: bool) -> str:
     """Join a problem path onto its root, camelCasing field names for configuration keys."""
     out = root
     for part in path:
         if isinstance(part, int):
-            out += f"[{part}]"
+            out += f"[{part}]" + (f"({part.label})" if isinstance(part, Item) else "")
         else:
             name = camel(part) if config and not isinstance(part, RawKey) else part
             out = f"{out}.{name}" if out else name
@@ -56,9 +102,15 @@ def show(value: Any) -> str:
 class SpecError(ValueError):
     """One or more invalid values, each reported as ``<key>: <problem>`` on its own line."""
 
-    def __init__(self, root: str, problems: list[Problem], *, config: bool = False):
+    def __init__(
+        self, root: str, problems: list[Problem], *, config: bool = False, data: Any = None
+    ):
+        """``data``: the value the paths point into (configuration data or the spec), whose
+        named list items the messages then name."""
         self.root = root
-        self.problems = list(problems)
+        self.problems = (
+            [(named(p, data), m) for p, m in problems] if data is not None else list(problems)
+        )
         self.config = config
         self.lines = [f"{format_path(root, p, config=config)}: {m}" for p, m in self.problems]
         super().__init__("\n".join(self.lines))

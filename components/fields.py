@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -59,6 +60,16 @@ def _output_problem(tp: Any, *, whole_list: bool = False) -> str:
         f"is a pulumi.Output; expected {type_name(tp)} known when the program runs (only ids "
         "and ARNs of other resources may be Outputs)"
     )
+
+
+def number_problem(value: Any) -> str | None:
+    """Why ``value`` is not a number a spec accepts: a boolean, a string, or a non-finite float
+    (YAML's ``.nan``, ``.inf``, ``-.inf``): every number in configuration is finite."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{show(value)} is not a number"
+    if not math.isfinite(value):
+        return f"{show(value)} is not a finite number; expected a number such as 1 or 0.5"
+    return None
 
 
 def _optional_inner(tp: Any) -> Any:
@@ -116,8 +127,8 @@ def _convert(tp: Any, raw: Any, path: Path, problems: list[Problem], output: boo
     if dataclasses.is_dataclass(tp):
         return _load(tp, raw, path, problems)
     if tp is float:
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            problems.append((path, f"{show(raw)} is not a number"))
+        if msg := number_problem(raw):
+            problems.append((path, msg))
         return float(raw) if isinstance(raw, (int, float)) else raw
     if tp is Any:
         return raw
@@ -149,20 +160,61 @@ def _load(cls: type, raw: Any, path: Path, problems: list[Problem]) -> Any:
                 )
             )
     kwargs = {}
+    invalid: list[dataclasses.Field[Any]] = []
+    missing = False
     for key, f in fields.items():
         if key in raw:
+            start = len(problems)
             kwargs[f.name] = _convert(
                 hints[f.name], raw[key], (*path, f.name), problems, f.metadata.get("output", False)
             )
+            if len(problems) > start:
+                invalid.append(f)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             problems.append(((*path, f.name), "is required"))
-    if len(problems) > before:
-        return None
+            missing = True
+    if len(problems) == before:
+        try:
+            return cls(**kwargs)
+        except SpecError as err:
+            problems.extend(((*path, *p), m) for p, m in err.problems)
+            return None
+    if not missing:
+        _check_the_rest(cls, hints, kwargs, invalid, path, problems)
+    return None
+
+
+def _check_the_rest(
+    cls: type,
+    hints: dict[str, Any],
+    kwargs: dict[str, Any],
+    invalid: list[dataclasses.Field[Any]],
+    path: Path,
+    problems: list[Problem],
+) -> None:
+    """The spec's own checks over its valid fields, when some fields are invalid: each invalid
+    field holds its default meanwhile, and every problem that names an invalid field (by path or
+    in its message) is dropped, so one run reports a bad ``rootVolume.sizeGib`` and spot on a
+    non-preemptible pool together. Fields that choose what the others mean (a ``Literal`` such
+    as a pool's ``kind``) and required fields have no stand-in: then nothing more is checked."""
+    stand_ins = {}
+    for f in invalid:
+        if get_origin(_optional_inner(hints[f.name])) is Literal:
+            return
+        if f.default is not dataclasses.MISSING:
+            stand_ins[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            stand_ins[f.name] = f.default_factory()
+        else:
+            return
     try:
-        return cls(**kwargs)
+        cls(**{**kwargs, **stand_ins})
     except SpecError as err:
-        problems.extend(((*path, *p), m) for p, m in err.problems)
-        return None
+        names = {f.name for f in invalid}
+        for p, m in err.problems:
+            if (p and p[0] in names) or any(camel(n) in m for n in names):
+                continue
+            problems.append(((*path, *p), m))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,8 +305,8 @@ def _check_python(
     if tp is Any:
         return value
     if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            problems.append((path, f"{show(value)} is not a number"))
+        if msg := number_problem(value):
+            problems.append((path, msg))
         return value
     if (isinstance(value, bool) and tp is not bool) or not isinstance(value, tp):
         message = f"{show(value)} is not {type_name(tp)}"
@@ -275,7 +327,7 @@ def load_value(tp: Any, raw: Any, key: str) -> Any:
     problems: list[Problem] = []
     value = _convert(tp, raw, (), problems)
     if problems:
-        raise SpecError(key, problems, config=True)
+        raise SpecError(key, problems, config=True, data=raw)
     return value
 
 

@@ -88,7 +88,7 @@ class Spec:
         if not problems:
             problems = self._problems()
         if problems:
-            raise SpecError(type(self).__name__, problems)
+            raise SpecError(type(self).__name__, problems, data=self)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import yaml
 from ..config import PROJECT, PlatformConfig, partition_for_region
 from ..platform import stack_config_values
 from ..spec import SpecError
-from . import mocks
+from . import mocks, yaml_strict
 
 SECRET_PLACEHOLDER = "[secret]"
 
@@ -61,7 +61,10 @@ def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> 
     path = config_file or project_dir / f"Pulumi.{stack}.yaml"
     project_file = project_dir / "Pulumi.yaml"
     try:
-        project = yaml.safe_load(project_file.read_text()) or {}
+        project = yaml_strict.load(project_file.read_text()) or {}
+    except yaml_strict.DuplicateKeyError as err:
+        lines = "\n".join(f"  {line}" for line in err.lines)
+        raise ConfigFileError(f"{project_file} repeats keys:\n{lines}") from None
     except yaml.YAMLError as err:
         raise ConfigFileError(f"{project_file} is not valid YAML: {err}") from None
     if not isinstance(project, dict):
@@ -70,7 +73,10 @@ def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> 
     if not path.is_file() and (config_file is not None or name == PROJECT):
         raise ConfigFileError(f"stack file {path} does not exist")
     try:
-        document = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+        document = (yaml_strict.load(path.read_text()) or {}) if path.is_file() else {}
+    except yaml_strict.DuplicateKeyError as err:
+        lines = "\n".join(f"  {line}" for line in err.lines)
+        raise ConfigFileError(f"{path} repeats keys:\n{lines}") from None
     except yaml.YAMLError as err:
         raise ConfigFileError(f"{path} is not valid YAML: {err}") from None
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
@@ -103,7 +109,8 @@ def validate(stack: StackFile) -> PlatformConfig | None:
     """
     if stack.project != PROJECT:
         return None
-    return PlatformConfig.load(stack_config_values(stack.config), stack.region)
+    # The raw value: ``aws:region: 5`` is a wrong region, not a missing one.
+    return PlatformConfig.load(stack_config_values(stack.config), stack.config.get("aws:region"))
 
 
 @contextlib.contextmanager

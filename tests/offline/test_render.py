@@ -230,6 +230,9 @@ def test_bad_configuration_exits_2_with_one_line_per_problem(tmp_path):
     assert stderr.splitlines() == [
         "invalid stack configuration:",
         "  cluster.kubernetesVersion: 1.3 is not a string (quote it in YAML)",
+        # Reported with the type error, not after it is fixed (issue 13, item 2).
+        "  cluster.publicAccessCidrs: is empty but endpointPublicAccess is true; list the CIDR "
+        "blocks allowed to reach the public endpoint",
         "  vpc.azCount: 9 is out of range; expected a number from 2 to 6",
         "  karpenter.replica: unknown key; did you mean 'replicas'?; allowed keys are auth, "
         "chartVersion, cpu, interruptionHandling, logLevel, memory, replicas, "

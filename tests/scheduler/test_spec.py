@@ -63,16 +63,16 @@ def test_disabled_scheduler_needs_no_queues():
 BAD_SCHEDULER = [
     (
         {"queues": [raw_queue("a"), raw_queue("a")]},
-        "scheduler.queues[1].name: 'a' is already the name of queues[0]",
+        "scheduler.queues[1](a).name: 'a' is already the name of queues[0]",
     ),
     (
         {"queues": [raw_queue("org", pools=()), raw_queue("a", parent="orgg")]},
-        "scheduler.queues[1].parent: 'orgg' is not a queue; expected one of a, org; "
+        "scheduler.queues[1](a).parent: 'orgg' is not a queue; expected one of a, org; "
         "did you mean 'org'?",
     ),
     (
         {"queues": [raw_queue("org"), raw_queue("a", parent="org")]},
-        "scheduler.queues[1].parent: 'org' lists nodePools, so it is a leaf queue and cannot be "
+        "scheduler.queues[1](a).parent: 'org' lists nodePools, so it is a leaf queue and cannot be "
         "a parent; only leaf queues take workloads, so move its nodePools to its children",
     ),
     (
@@ -83,7 +83,7 @@ BAD_SCHEDULER = [
                 raw_queue("c"),
             ]
         },
-        "scheduler.queues[0].parent: 'b' closes a cycle: a -> b -> a",
+        "scheduler.queues[0](a).parent: 'b' closes a cycle: a -> b -> a",
     ),
     (
         {
@@ -94,15 +94,15 @@ BAD_SCHEDULER = [
                 raw_queue("a", parent="b", pools=()),
             ]
         },
-        "scheduler.queues[1].parent: 'a' closes a cycle: c -> a -> b -> c",
+        "scheduler.queues[1](c).parent: 'a' closes a cycle: c -> a -> b -> c",
     ),
     (
         {"queues": [raw_queue("a", parent="a")]},
-        "scheduler.queues[0].parent: 'a' is the queue itself",
+        "scheduler.queues[0](a).parent: 'a' is the queue itself",
     ),
     (
         {"queues": [raw_queue("a", pools=())]},
-        "scheduler.queues[0].nodePools: is empty, but 'a' is a leaf queue; list the node pools "
+        "scheduler.queues[0](a).nodePools: is empty, but 'a' is a leaf queue; list the node pools "
         "its workloads run on",
     ),
     (
@@ -116,57 +116,57 @@ BAD_SCHEDULER = [
     ),
     (
         {"queues": [raw_queue("a", gpu=raw_res(0, 0))]},
-        "scheduler.queues[0].gpu.limit: 0 admits nothing: the queue's pods would stay pending and "
+        "scheduler.queues[0](a).gpu.limit: 0 admits nothing: the queue's pods would stay pending and "
         "Karpenter would keep scaling up for them; use -1 for no limit or a positive number",
     ),
     (
         {"queues": [raw_queue("a", cpu=raw_res(-2, -1))]},
-        "scheduler.queues[0].cpu.quota: -2 is not allowed; expected -1 (unlimited) or a number "
+        "scheduler.queues[0](a).cpu.quota: -2 is not allowed; expected -1 (unlimited) or a number "
         "from 0 up",
     ),
     (
         {"queues": [raw_queue("a", memory=raw_res(0, -0.5))]},
-        "scheduler.queues[0].memory.limit: -0.5 is not allowed; expected -1 (unlimited) or a "
+        "scheduler.queues[0](a).memory.limit: -0.5 is not allowed; expected -1 (unlimited) or a "
         "number from 0 up",
     ),
     (
         {"queues": [raw_queue("a", gpu=raw_res(8, 4))]},
-        "scheduler.queues[0].gpu.limit: 4 is below quota 8",
+        "scheduler.queues[0](a).gpu.limit: 4 is below quota 8",
     ),
     (
         {"queues": [raw_queue("a", gpu=raw_res(-1, 4))]},
-        "scheduler.queues[0].gpu.quota: is -1 (unlimited) but limit is 4; set a quota up to the "
+        "scheduler.queues[0](a).gpu.quota: is -1 (unlimited) but limit is 4; set a quota up to the "
         "limit, or limit -1",
     ),
     (
         {"queues": [raw_queue("a", gpu=raw_res(1, 2, -1))]},
-        "scheduler.queues[0].gpu.overQuotaWeight: -1 is negative; expected a number from 0 up",
+        "scheduler.queues[0](a).gpu.overQuotaWeight: -1 is negative; expected a number from 0 up",
     ),
     (
         {"queues": [{k: v for k, v in raw_queue("a").items() if k != "memory"}]},
-        "scheduler.queues[0].memory: is required",
+        "scheduler.queues[0](a).memory: is required",
     ),
     (
         {"queues": [raw_queue("a", gpu={"limit": 4, "overQuotaWeight": 1})]},
-        "scheduler.queues[0].gpu.quota: is required",
+        "scheduler.queues[0](a).gpu.quota: is required",
     ),
     (
         {"queues": [raw_queue("Team_A")]},
-        "scheduler.queues[0].name: 'Team_A' is not a queue name; expected 1-63 lowercase "
+        "scheduler.queues[0](Team_A).name: 'Team_A' is not a queue name; expected 1-63 lowercase "
         "letters, digits or '-', starting and ending with a letter or digit",
     ),
     (
         {"queues": [raw_queue("a", pools=("gpu", "gpu"))]},
-        "scheduler.queues[0].nodePools: lists the same pool twice",
+        "scheduler.queues[0](a).nodePools: lists the same pool twice",
     ),
     (
         {"queues": [raw_queue("a", pools=("GPU",))]},
-        "scheduler.queues[0].nodePools[0]: 'GPU' is not a node pool name; expected 1-63 "
+        "scheduler.queues[0](a).nodePools[0]: 'GPU' is not a node pool name; expected 1-63 "
         "lowercase letters, digits or '-', starting and ending with a letter or digit",
     ),
     (
         {"queues": [raw_queue("a", nodePool=["gpu"])]},
-        "scheduler.queues[0].nodePool: unknown key; did you mean 'nodePools'?",
+        "scheduler.queues[0](a).nodePool: unknown key; did you mean 'nodePools'?",
     ),
 ]
 
