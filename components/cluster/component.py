@@ -25,6 +25,7 @@ from .nodegroup import (
     SYSTEM_NODE_POLICIES,
     SYSTEM_TAINT_KEY,
     system_launch_template_data,
+    system_node_group_prefix,
     system_node_label,
     system_tolerations,
 )
@@ -215,7 +216,15 @@ class EksCluster(pulumi.ComponentResource):
         self.system_node_group = aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.cluster_name,
-            node_group_name=f"{spec.name}-system",
+            # A prefix, not a fixed name: a replacing change (instance types, subnets, AMI
+            # type) then creates the new group before deleting the old one. With a fixed name
+            # the bridge asks for delete-before-replace (pulumi-terraform-bridge
+            # pkg/tfbridge/provider.go L1275-1276, schema.go L193-240, v3.136.0: nodeGroupName
+            # is auto-named in pulumi-aws) and every controller goes down with the old group.
+            node_group_name_prefix=system_node_group_prefix(spec.name),
+            # The control plane's minor: an upgrade rolls the system nodes in place
+            # (UpdateNodegroupVersion), after the control plane (cluster_name waits for it).
+            version=spec.kubernetes_version,
             node_role_arn=role.arn,
             subnet_ids=args.private_subnet_ids,
             ami_type=system.ami_type,

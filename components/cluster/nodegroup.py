@@ -1,6 +1,8 @@
 """The system node group's pure builders: its label and taint (and the tolerations controllers
 need to run on it), its managed policies, and its launch template settings."""
 
+from ..naming import bounded_name
+
 SYSTEM_NODE_POLICIES = (
     "AmazonEKSWorkerNodePolicy",
     "AmazonEKS_CNI_Policy",
@@ -8,6 +10,18 @@ SYSTEM_NODE_POLICIES = (
     "AmazonSSMManagedInstanceCore",
 )
 SYSTEM_TAINT_KEY = "CriticalAddonsOnly"
+# EKS node group names are at most 63 characters; the provider appends a 26-character unique
+# suffix to a prefix, so a prefix is at most 37 (terraform-provider-aws
+# internal/service/eks/node_group.go: node_group_name_prefix, StringLenBetween(0,
+# 63-id.UniqueIDSuffixLength)).
+NODE_GROUP_NAME_PREFIX_MAX = 63 - 26
+
+
+def system_node_group_prefix(cluster_name: str) -> str:
+    """``<cluster>-system-``: the system node group's name prefix, the cluster name shortened
+    with a stable hash when it would not fit."""
+    suffix = "-system-"
+    return bounded_name("", cluster_name, NODE_GROUP_NAME_PREFIX_MAX - len(suffix)) + suffix
 
 
 def system_node_label(label_domain: str) -> tuple[str, str]:

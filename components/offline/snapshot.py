@@ -39,6 +39,22 @@ REPLACE_INPUTS: dict[str, tuple[str, ...]] = {
     "aws:iam/role:Role": ("name", "path"),
     "aws:iam/policy:Policy": ("name", "path"),
     "aws:ec2/placementGroup:PlacementGroup": ("name", "strategy"),
+    # ForceNew in terraform-provider-aws internal/service/eks/node_group.go (the system nodes:
+    # a replacement rolls every controller; see the plan for whether it creates first).
+    "aws:eks/nodeGroup:NodeGroup": (
+        "clusterName",
+        "nodeGroupName",
+        "nodeGroupNamePrefix",
+        "nodeRoleArn",
+        "subnetIds",
+        "amiType",
+        "capacityType",
+        "diskSize",
+        "instanceTypes",
+    ),
+    # ForceNew in internal/service/eks/access_entry.go and addon.go.
+    "aws:eks/accessEntry:AccessEntry": ("clusterName", "principalArn", "type"),
+    "aws:eks/addon:Addon": ("clusterName", "addonName"),
 }
 
 

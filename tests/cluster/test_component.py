@@ -196,7 +196,9 @@ def test_system_node_group(run_program):
     template = find(rec, "aws:ec2/launchTemplate:LaunchTemplate", "c-system")
     assert group.inputs == {
         "clusterName": "gpu-dev",
-        "nodeGroupName": "gpu-dev-system",
+        # A prefix: a replacement creates the new group first (issue 11, item 4).
+        "nodeGroupNamePrefix": "gpu-dev-system-",
+        "version": "1.36",
         "nodeRoleArn": role.outputs["arn"],
         "subnetIds": SUBNETS,
         "amiType": "AL2023_x86_64_STANDARD",
@@ -210,6 +212,9 @@ def test_system_node_group(run_program):
         "tags": {"team": "ml"},
     }
     assert group.ignore_changes == ["scalingConfig.desiredSize"]
+    # Neither the option nor an explicit autonamed name asks for delete-before-replace.
+    assert group.delete_before_replace is False
+    assert "nodeGroupName" not in group.inputs
     for policy in NODE_POLICIES:
         attachment = find(
             rec, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", f"c-system-node-{policy}"

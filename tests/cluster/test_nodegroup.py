@@ -48,3 +48,15 @@ def test_system_node_label_and_tolerations():
     assert system_tolerations() == [
         {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}
     ]
+
+
+def test_system_node_group_prefix_fits_the_provider_limit():
+    """A prefix leaves 26 characters for the provider's unique suffix (63 in all)."""
+    from eks_gpu_platform.cluster.nodegroup import system_node_group_prefix
+
+    assert system_node_group_prefix("gpu-prod") == "gpu-prod-system-"
+    long = "a" * 100
+    prefix = system_node_group_prefix(long)
+    assert len(prefix) == 37
+    assert prefix == "a" * 20 + "-" + prefix[21:29] + "-system-"
+    assert system_node_group_prefix("b" * 29) == "b" * 29 + "-system-"
