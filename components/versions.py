@@ -84,3 +84,5 @@ DEFAULT_KUBERNETES_VERSION = "1.36"
 # Images of the example workloads the render writes (not deployed by the stack).
 EXAMPLE_TRAINING_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
 EXAMPLE_INFERENCE_IMAGE = "nvcr.io/nvidia/tritonserver:25.01-py3"
+# The inference template's init container copies the model repository from S3 with the AWS CLI.
+EXAMPLE_MODEL_FETCH_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.32.9"

@@ -518,8 +518,7 @@ def test_prod_example_workloads(prod_examples):
 
 
 def test_training_job_on_the_efa_pool(prod_examples):
-    job = prod_examples["training-llm-training"]
-    assert job["kind"] == "Job"
+    job = prod_examples["training-llm-training"].kind("Job")
     assert job["metadata"]["labels"] == {"kai.scheduler/queue": "llm-training"}
     assert job["metadata"]["annotations"] == {"kai.scheduler/batch-min-member": "2"}
     template = job["spec"]["template"]
@@ -536,31 +535,29 @@ def test_training_job_on_the_efa_pool(prod_examples):
         "requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": own_pods, "topologyKey": POOL_LABEL},
             {"labelSelector": own_pods, "topologyKey": ZONE},
+            {"labelSelector": own_pods, "topologyKey": "node.kubernetes.io/instance-type"},
         ]
     }
     assert pod["tolerations"] == [GPU_TOLERATION, EFA_TOLERATION]
     (container,) = pod["containers"]
-    amounts = {
-        "cpu": "32",
-        "memory": "256Gi",
-        GPU: "8",
-        "vpc.amazonaws.com/efa": "32",
-        "hugepages-2Mi": "5120Mi",
+    devices = {GPU: "8", "vpc.amazonaws.com/efa": "32", "hugepages-2Mi": "5120Mi"}
+    assert container["resources"] == {
+        "requests": {"cpu": "32", "memory": "256Gi", **devices},
+        "limits": {"memory": "256Gi", **devices},
     }
-    assert container["resources"] == {"requests": amounts, "limits": amounts}
 
 
 def test_preemptible_training_job_on_spot(prod_examples):
-    pod = prod_examples["training-research"]["spec"]["template"]["spec"]
+    job = prod_examples["training-research"].kind("Job")
+    pod = job["spec"]["template"]["spec"]
     assert pod["priorityClassName"] == "train"
     assert pod["affinity"]["nodeAffinity"] == pool_affinity("train-spot")
     assert pod["tolerations"] == [GPU_TOLERATION]
-    assert "annotations" not in prod_examples["training-research"]["spec"]["template"]["metadata"]
+    assert "annotations" not in job["spec"]["template"]["metadata"]
 
 
 def test_inference_deployment_is_protected_from_consolidation(prod_examples):
-    deployment = prod_examples["inference-serving"]
-    assert deployment["kind"] == "Deployment"
+    deployment = prod_examples["inference-serving"].kind("Deployment")
     template = deployment["spec"]["template"]
     assert template["metadata"]["annotations"] == {"karpenter.sh/do-not-disrupt": "true"}
     assert template["metadata"]["labels"]["kai.scheduler/queue"] == "serving"
@@ -571,23 +568,25 @@ def test_inference_deployment_is_protected_from_consolidation(prod_examples):
 
 
 def test_fractional_pod_carries_the_gpu_toleration_and_the_pool_affinity(prod_examples):
-    pod = prod_examples["fractional-research"]
-    assert pod["kind"] == "Pod"
+    pod = prod_examples["fractional-research"].kind("Pod")
     assert pod["metadata"]["annotations"] == {"gpu-fraction": "0.5"}
     assert pod["metadata"]["labels"] == {"kai.scheduler/queue": "research"}
     assert pod["spec"]["schedulerName"] == "kai-scheduler"
     assert pod["spec"]["tolerations"] == [GPU_TOLERATION]
     assert pod["spec"]["affinity"] == {"nodeAffinity": pool_affinity("train-spot")}
-    assert "resources" not in pod["spec"]["containers"][0]
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "1", "memory": "4Gi"},
+        "limits": {"memory": "4Gi"},
+    }
 
 
 def test_the_committed_examples_are_the_prod_render(repo, prod_examples):
     committed = sorted(p.stem for p in (repo / "examples").glob("*.yaml"))
     assert committed == sorted(prod_examples)
-    for name, manifest in prod_examples.items():
+    for name, template in prod_examples.items():
         text = (repo / "examples" / f"{name}.yaml").read_text()
-        assert yaml.safe_load(text) == manifest, name
-        assert text == offline._dump_yaml(manifest), name
+        assert list(yaml.safe_load_all(text)) == list(template.documents), name
+        assert text == offline.template_text(template), name
 
 
 def test_dev_examples_have_no_nccl_test(repo):

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import catalog
 from ..nodepool import EFA_RESOURCE, GPU_RESOURCE, NodePoolSpec
+from ..scheduler.podsecurity import BASELINE, RUNTIME_DEFAULT_SECCOMP
 
 # NCCL, aws-ofi-nccl, libfabric/EFA and nccl-tests in one image, published by AWS (pinned).
 NCCL_TESTS_IMAGE = (
@@ -16,6 +17,22 @@ NCCL_TESTS_IMAGE = (
 )
 MPI_OPERATOR_VERSION = "v0.6.0"
 MPIJOB_API = "kubeflow.org/v2beta1"
+# Pod Security: "baseline", not "restricted". mpi-operator v0.6.0 mounts the job's SSH keys at
+# ``sshAuthMountPath``, default ``/root/.ssh`` (pkg/apis/kubeflow/v2beta1/types.go:189-192), and
+# starts ``/usr/sbin/sshd -De`` in a worker that sets no command
+# (pkg/controller/mpi_job_controller.go:1442-1444); the launcher's mpirun reaches the workers
+# over SSH as root. sshd as root chroots and changes user for privilege separation (SYS_CHROOT,
+# SETUID, SETGID), signals that unprivileged child (KILL) and writes login records (AUDIT_WRITE):
+# all in the baseline level's allowed capabilities; everything else is dropped.
+NCCL_NAMESPACE = "nccl-tests"
+NCCL_POD_SECURITY = BASELINE
+NCCL_POD_SECURITY_REASON = (
+    "mpi-operator v0.6.0 runs sshd as root on the workers (keys in /root/.ssh) and mpirun as "
+    "root on the launcher; sshd adds AUDIT_WRITE, KILL, SETGID, SETUID, SYS_CHROOT"
+)
+SSHD_CAPABILITIES = ("AUDIT_WRITE", "KILL", "SETGID", "SETUID", "SYS_CHROOT")
+ROOT_UID = 0
+LAUNCHER_RESOURCES = {"cpu": "1", "memory": "2Gi"}
 NCCL_ENV = {
     "FI_PROVIDER": "efa",
     "FI_EFA_USE_DEVICE_RDMA": "1",
@@ -33,14 +50,16 @@ def nccl_test_manifest(
     instance_type: str,
     label_domain: str,
     nodes: int = 2,
-    namespace: str = "default",
+    namespace: str = NCCL_NAMESPACE,
     image: str = NCCL_TESTS_IMAGE,
 ) -> dict[str, Any]:
     """An MPIJob running NCCL ``all_reduce_perf`` over ``nodes`` nodes of an EFA pool.
 
     Each worker takes a whole node: all its GPUs, all its EFA interfaces and the hugepages the
     node reserves. Pass criteria: the launcher log shows ``NET/OFI Selected provider is efa``
-    and a bus bandwidth in line with the instance type.
+    and a bus bandwidth in line with the instance type. Pods meet Pod Security "baseline" (see
+    ``NCCL_POD_SECURITY_REASON``): root, no privilege escalation, the runtime's seccomp profile,
+    every capability dropped but sshd's; neither pod mounts an API token.
     """
     if pool.kind != "efa":
         raise ValueError(
@@ -106,6 +125,18 @@ def nccl_test_manifest(
     def env() -> list[dict[str, str]]:
         return [{"name": k, "value": v} for k, v in NCCL_ENV.items()]
 
+    def security_context(add: tuple[str, ...] = ()) -> dict[str, Any]:
+        capabilities: dict[str, list[str]] = {"drop": ["ALL"]}
+        if add:
+            capabilities["add"] = list(add)
+        return {
+            "allowPrivilegeEscalation": False,
+            "capabilities": capabilities,
+            "seccompProfile": dict(RUNTIME_DEFAULT_SECCOMP),
+        }
+
+    pod_security = {"runAsUser": ROOT_UID, "seccompProfile": dict(RUNTIME_DEFAULT_SECCOMP)}
+
     return {
         "apiVersion": MPIJOB_API,
         "kind": "MPIJob",
@@ -119,6 +150,8 @@ def nccl_test_manifest(
                     "template": {
                         "spec": {
                             "restartPolicy": "OnFailure",
+                            "automountServiceAccountToken": False,
+                            "securityContext": dict(pod_security),
                             "containers": [
                                 {
                                     "name": "launcher",
@@ -126,7 +159,11 @@ def nccl_test_manifest(
                                     "env": env(),
                                     "command": mpirun[:1],
                                     "args": mpirun[1:],
-                                    "resources": {"requests": {"cpu": "1", "memory": "2Gi"}},
+                                    "resources": {
+                                        "requests": dict(LAUNCHER_RESOURCES),
+                                        "limits": {"memory": LAUNCHER_RESOURCES["memory"]},
+                                    },
+                                    "securityContext": security_context(),
                                 }
                             ],
                         }
@@ -137,6 +174,8 @@ def nccl_test_manifest(
                     "template": {
                         "metadata": {"labels": {"app": name}},
                         "spec": {
+                            "automountServiceAccountToken": False,
+                            "securityContext": dict(pod_security),
                             "nodeSelector": {
                                 pool_label: pool.name,
                                 "node.kubernetes.io/instance-type": instance_type,
@@ -159,6 +198,7 @@ def nccl_test_manifest(
                                         "limits": dict(resources),
                                     },
                                     "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+                                    "securityContext": security_context(SSHD_CAPABILITIES),
                                 }
                             ],
                             "volumes": [

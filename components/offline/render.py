@@ -60,6 +60,7 @@ from .write import (
     helm_releases,
     iam_documents,
     kubernetes_objects,
+    template_text,
     write_state,
 )
 
@@ -93,6 +94,7 @@ __all__ = [
     "spec_error",
     "spec_errors_made",
     "summary",
+    "template_text",
     "validate",
     "write_state",
 ]

@@ -1,6 +1,7 @@
 """Writing the desired state of a recording: ``resources.json``, ``manifests/``, ``helm/``,
 ``iam/``, ``examples/`` and ``outputs.json`` (``write_state``, atomically), and the readers it
-uses (``kubernetes_objects``, ``helm_releases``, ``iam_documents``, ``example_workloads``).
+uses (``kubernetes_objects``, ``helm_releases``, ``iam_documents``; ``example_workloads`` comes
+from ``examples`` and ``template_text`` writes each).
 """
 
 from __future__ import annotations
@@ -14,16 +15,9 @@ from typing import Any
 
 import yaml
 
-from .. import catalog, versions
-from ..config import PlatformConfig
-from ..efa import nccl_test_manifest
-from ..scheduler import (
-    fractional_pod_template,
-    inference_deployment_template,
-    leaf_queue_names,
-    training_job_template,
-)
+from ..scheduler import WorkloadTemplate
 from . import mocks
+from .examples import example_workloads  # noqa: F401  (re-exported: render imports it from here)
 from .run import SECRET_PLACEHOLDER
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -166,69 +160,37 @@ def _dump_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=100)
 
 
-def example_workloads(config: PlatformConfig) -> dict[str, dict[str, Any]]:
-    """Example manifests for this stack (not applied by Pulumi): an NCCL test per EFA pool, and
-    with the scheduler, a workload per leaf queue routed to a GPU pool (friction point 4)."""
-    domain = config.cluster.label_domain
-    examples = {}
-    for pool in config.efa_pools:
-        examples[f"nccl-allreduce-{pool.name}"] = nccl_test_manifest(
-            pool, instance_type=pool.efa_types[0], label_domain=domain
+class _TemplateDumper(_PlainDumper):
+    """Also writes multi-line strings (a ConfigMap's script) as literal blocks."""
+
+
+def _literal_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_TemplateDumper.add_representer(str, _literal_str)
+
+
+def template_text(template: WorkloadTemplate) -> str:
+    """A template file: its header comments, then each document after a ``---`` line."""
+    parts = [line + "\n" for line in template.header]
+    for document in template.documents:
+        parts.append("---\n")
+        parts.append(
+            yaml.dump(
+                document,
+                Dumper=_TemplateDumper,
+                sort_keys=False,
+                default_flow_style=False,
+                width=100,
+            )
         )
-    if not config.scheduler.enabled:
-        return examples
-    pools = {p.name: p for p in config.gpu_pools}
-    leaves = leaf_queue_names(config.scheduler.queues)
-    fractional_done = False
-    for queue in config.scheduler.queues:
-        routed = [pools[n] for n in queue.node_pools if n in pools]
-        if queue.name not in leaves or not routed:
-            continue
-        pool = routed[0]
-        smallest = min(pool.catalog_types, key=lambda t: (t.gpu_count, t.name))
-        common = {
-            "namespace": "default",
-            "queue": queue.name,
-            "pool": pool.name,
-            "pool_label_key": f"{domain}/pool",
-        }
-        if pool.kind == "efa" or pool.preemptible:
-            examples[f"training-{queue.name}"] = training_job_template(
-                name=f"train-{queue.name}",
-                replicas=2,
-                gpus_per_pod=smallest.gpu_count,
-                image=versions.EXAMPLE_TRAINING_IMAGE,
-                command=["torchrun", "--nnodes=2", "--nproc-per-node=gpu", "train.py"],
-                priority_class="train" if pool.preemptible else "build",
-                efa_per_pod=smallest.efa_interfaces if pool.kind == "efa" else 0,
-                hugepages_2mi=catalog.EFA_HUGEPAGES_2MI if pool.kind == "efa" else None,
-                cpu="32" if pool.kind == "efa" else None,
-                memory="256Gi" if pool.kind == "efa" else None,
-                **common,
-            )
-        else:
-            examples[f"inference-{queue.name}"] = inference_deployment_template(
-                name=f"serve-{queue.name}",
-                replicas=2,
-                gpus_per_pod=1,
-                image=versions.EXAMPLE_INFERENCE_IMAGE,
-                command=["tritonserver", "--model-repository=/models"],
-                **common,
-            )
-        if pool.preemptible and config.scheduler.gpu_sharing and not fractional_done:
-            fractional_done = True
-            examples[f"fractional-{queue.name}"] = fractional_pod_template(
-                name=f"notebook-{queue.name}",
-                image=versions.EXAMPLE_TRAINING_IMAGE,
-                command=["sleep", "infinity"],
-                gpu_fraction=0.5,
-                **common,
-            )
-    return examples
+    return "".join(parts)
 
 
 def write_state(
-    recording: mocks.Recording, out: Path, examples: dict[str, dict[str, Any]] | None = None
+    recording: mocks.Recording, out: Path, examples: dict[str, WorkloadTemplate] | None = None
 ) -> dict[str, int]:
     """Write the desired state to ``out`` atomically: a failed run leaves nothing partial."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -271,8 +233,8 @@ def write_state(
                 raise ValueError(f"two IAM documents render to {path.name}; rename one resource")
             path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
         (staging / "examples").mkdir()
-        for name, manifest in (examples or {}).items():
-            (staging / "examples" / f"{name}.yaml").write_text(_dump_yaml(manifest))
+        for name, template in (examples or {}).items():
+            (staging / "examples" / f"{name}.yaml").write_text(template_text(template))
         if out.exists():
             shutil.rmtree(out)
         staging.rename(out)

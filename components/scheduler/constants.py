@@ -41,6 +41,16 @@ DNS_LABEL_TEXT = "1-63 lowercase letters, digits or '-', starting and ending wit
 DEFAULT_TRAINING_CONTAINER = "trainer"
 DEFAULT_INFERENCE_CONTAINER = "server"
 DEFAULT_FRACTIONAL_CONTAINER = "main"
+# Namespaces a queue's workload templates may not use: Kubernetes' own, KAI's and the GPU
+# Operator's (the stack installs into them; none enforces Pod Security "restricted").
+RESERVED_NAMESPACES = (
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    NAMESPACE,
+    "gpu-operator",
+)
 
 
 def _num(value: float) -> int | float:

@@ -11,7 +11,7 @@ from ..spec import (
     doc,
     show,
 )
-from .constants import DNS_LABEL, DNS_LABEL_TEXT, UNLIMITED, _num
+from .constants import DNS_LABEL, DNS_LABEL_TEXT, RESERVED_NAMESPACES, UNLIMITED, _num
 
 # ---------------------------------------------------------------------------------------------
 # Specs (configuration key ``scheduler``)
@@ -92,11 +92,34 @@ class QueueSpec(Spec):
     node_pools: tuple[str, ...] = doc(
         (), "Node pools the queue's workloads run on (leaf queues: at least one)."
     )
+    namespace: str | None = doc(
+        None,
+        "Namespace of the queue's workload templates (default: the queue's name); the render "
+        "writes it with Pod Security labels.",
+    )
+
+    @property
+    def workload_namespace(self) -> str:
+        """The namespace the queue's workload templates run in: ``namespace`` or the name."""
+        return self.namespace if self.namespace is not None else self.name
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
         if msg := check_pattern(self.name, DNS_LABEL, f"a queue name; expected {DNS_LABEL_TEXT}"):
             out.append((("name",), msg))
+        if self.namespace is not None:
+            if msg := check_pattern(
+                self.namespace, DNS_LABEL, f"a namespace name; expected {DNS_LABEL_TEXT}"
+            ):
+                out.append((("namespace",), msg))
+            elif self.namespace in RESERVED_NAMESPACES:
+                out.append(
+                    (
+                        ("namespace",),
+                        f"{show(self.namespace)} is reserved; workloads need a namespace of "
+                        "their own whose labels enforce Pod Security (default: the queue's name)",
+                    )
+                )
         if self.parent is not None and self.parent == self.name:
             out.append((("parent",), f"{show(self.parent)} is the queue itself"))
         for i, pool in enumerate(self.node_pools):

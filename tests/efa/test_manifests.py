@@ -39,6 +39,10 @@ def pool(raw: dict | None = None) -> np.NodePoolSpec:
 # --- NCCL test ---------------------------------------------------------------------------------
 
 
+# mpi-operator v0.6.0 runs sshd and mpirun as root: Pod Security "baseline" (see manifests.py).
+ROOT_POD = {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}
+
+
 def test_nccl_test_manifest_for_p5_exactly():
     resources = {
         "nvidia.com/gpu": "8",
@@ -50,7 +54,7 @@ def test_nccl_test_manifest_for_p5_exactly():
     assert nccl_test_manifest(pool(), instance_type="p5.48xlarge", label_domain="example.com") == {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
-        "metadata": {"name": "nccl-allreduce-train", "namespace": "default"},
+        "metadata": {"name": "nccl-allreduce-train", "namespace": "nccl-tests"},
         "spec": {
             "slotsPerWorker": 8,
             "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 4},
@@ -60,6 +64,8 @@ def test_nccl_test_manifest_for_p5_exactly():
                     "template": {
                         "spec": {
                             "restartPolicy": "OnFailure",
+                            "automountServiceAccountToken": False,
+                            "securityContext": ROOT_POD,
                             "containers": [
                                 {
                                     "name": "launcher",
@@ -116,7 +122,15 @@ def test_nccl_test_manifest_for_p5_exactly():
                                         "-n",
                                         "100",
                                     ],
-                                    "resources": {"requests": {"cpu": "1", "memory": "2Gi"}},
+                                    "resources": {
+                                        "requests": {"cpu": "1", "memory": "2Gi"},
+                                        "limits": {"memory": "2Gi"},
+                                    },
+                                    "securityContext": {
+                                        "allowPrivilegeEscalation": False,
+                                        "capabilities": {"drop": ["ALL"]},
+                                        "seccompProfile": {"type": "RuntimeDefault"},
+                                    },
                                 }
                             ],
                         }
@@ -127,6 +141,8 @@ def test_nccl_test_manifest_for_p5_exactly():
                     "template": {
                         "metadata": {"labels": {"app": "nccl-allreduce-train"}},
                         "spec": {
+                            "automountServiceAccountToken": False,
+                            "securityContext": ROOT_POD,
                             "nodeSelector": {
                                 "example.com/pool": "train",
                                 "node.kubernetes.io/instance-type": "p5.48xlarge",
@@ -139,6 +155,20 @@ def test_nccl_test_manifest_for_p5_exactly():
                                     "env": ENV,
                                     "resources": {"requests": resources, "limits": resources},
                                     "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+                                    "securityContext": {
+                                        "allowPrivilegeEscalation": False,
+                                        "capabilities": {
+                                            "drop": ["ALL"],
+                                            "add": [
+                                                "AUDIT_WRITE",
+                                                "KILL",
+                                                "SETGID",
+                                                "SETUID",
+                                                "SYS_CHROOT",
+                                            ],
+                                        },
+                                        "seccompProfile": {"type": "RuntimeDefault"},
+                                    },
                                 }
                             ],
                             "volumes": [

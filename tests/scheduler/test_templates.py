@@ -1,5 +1,6 @@
-"""Tests for ``eks_gpu_platform.scheduler.templates``: training, inference and fractional
-workload templates.
+"""Tests for the workload template builders: ``eks_gpu_platform.scheduler.training`` (Indexed
+Job, headless Service, script ConfigMap, torchrun), ``inference`` (Triton Deployment, Service,
+ServiceAccount) and ``templates`` (fractional Pod).
 """
 
 import re
@@ -9,16 +10,61 @@ import pytest
 from eks_gpu_platform.scheduler.templates import (
     fractional_pod_template,
     inference_deployment_template,
+    inference_service_account_template,
+    inference_service_template,
+    torchrun_command,
     training_job_template,
+    training_script_config_map,
+    training_service_template,
 )
 
 from .helpers import POOL_LABEL
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 EFA_TOLERATION = {"key": "vpc.amazonaws.com/efa", "operator": "Exists", "effect": "NoSchedule"}
+RESTRICTED_POD = {
+    "runAsNonRoot": True,
+    "runAsUser": 1000,
+    "runAsGroup": 1000,
+    "fsGroup": 1000,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+RESTRICTED_CONTAINER = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+HOME = [{"name": "HOME", "value": "/tmp"}]
 
 
-# --- friction points 2 and 4: workload templates -------------------------------------------------
+def pool_affinity(pool: str) -> dict:
+    return {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [pool]}]}
+            ]
+        }
+    }
+
+
+# --- training: Indexed Job + headless Service + torchrun c10d ----------------------------------
+
+
+def test_torchrun_command_rendezvous_at_pod_0():
+    assert torchrun_command(
+        name="llama", service="llama-svc", nodes=4, gpus_per_pod=8, script=["train.py", "--lr=1"]
+    ) == [
+        "torchrun",
+        "--nnodes=4",
+        "--nproc-per-node=8",
+        "--node-rank=$(JOB_COMPLETION_INDEX)",
+        "--rdzv-id=llama",
+        "--rdzv-backend=c10d",
+        "--rdzv-endpoint=llama-0.llama-svc:29400",
+        "train.py",
+        "--lr=1",
+    ]
 
 
 def test_training_job_template_exactly():
@@ -31,18 +77,16 @@ def test_training_job_template_exactly():
         replicas=4,
         gpus_per_pod=8,
         image="nvcr.io/nvidia/pytorch:25.01-py3",
-        command=["torchrun", "train.py"],
+        script=["train.py"],
+        script_config_map="llama-script",
         efa_per_pod=32,
         hugepages_2mi="5120Mi",
+        cpu="32",
         memory="1000Gi",
+        shm_size="64Gi",
     )
     own = {"matchLabels": {"batch.kubernetes.io/job-name": "llama-pretrain"}}
-    resources = {
-        "memory": "1000Gi",
-        "nvidia.com/gpu": "8",
-        "vpc.amazonaws.com/efa": "32",
-        "hugepages-2Mi": "5120Mi",
-    }
+    devices = {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32", "hugepages-2Mi": "5120Mi"}
     assert job == {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -62,28 +106,21 @@ def test_training_job_template_exactly():
                     "schedulerName": "kai-scheduler",
                     "priorityClassName": "train",
                     "restartPolicy": "Never",
+                    "subdomain": "llama-pretrain",
+                    "automountServiceAccountToken": False,
+                    "securityContext": RESTRICTED_POD,
                     "affinity": {
-                        "nodeAffinity": {
-                            "requiredDuringSchedulingIgnoredDuringExecution": {
-                                "nodeSelectorTerms": [
-                                    {
-                                        "matchExpressions": [
-                                            {
-                                                "key": POOL_LABEL,
-                                                "operator": "In",
-                                                "values": ["p5-efa"],
-                                            }
-                                        ]
-                                    }
-                                ]
-                            }
-                        },
+                        "nodeAffinity": pool_affinity("p5-efa"),
                         "podAffinity": {
                             "requiredDuringSchedulingIgnoredDuringExecution": [
                                 {"labelSelector": own, "topologyKey": POOL_LABEL},
                                 {
                                     "labelSelector": own,
                                     "topologyKey": "topology.kubernetes.io/zone",
+                                },
+                                {
+                                    "labelSelector": own,
+                                    "topologyKey": "node.kubernetes.io/instance-type",
                                 },
                             ]
                         },
@@ -93,13 +130,68 @@ def test_training_job_template_exactly():
                         {
                             "name": "trainer",
                             "image": "nvcr.io/nvidia/pytorch:25.01-py3",
-                            "command": ["torchrun", "train.py"],
-                            "resources": {"requests": resources, "limits": resources},
+                            "command": [
+                                "torchrun",
+                                "--nnodes=4",
+                                "--nproc-per-node=8",
+                                "--node-rank=$(JOB_COMPLETION_INDEX)",
+                                "--rdzv-id=llama-pretrain",
+                                "--rdzv-backend=c10d",
+                                "--rdzv-endpoint=llama-pretrain-0.llama-pretrain:29400",
+                                "train.py",
+                            ],
+                            "env": HOME,
+                            "ports": [{"name": "rendezvous", "containerPort": 29400}],
+                            "volumeMounts": [
+                                {"name": "shm", "mountPath": "/dev/shm"},
+                                {"name": "script", "mountPath": "/workspace", "readOnly": True},
+                            ],
+                            "workingDir": "/workspace",
+                            "resources": {
+                                "requests": {"cpu": "32", "memory": "1000Gi", **devices},
+                                "limits": {"memory": "1000Gi", **devices},
+                            },
+                            "securityContext": RESTRICTED_CONTAINER,
                         }
+                    ],
+                    "volumes": [
+                        {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}},
+                        {"name": "script", "configMap": {"name": "llama-script"}},
                     ],
                 },
             },
         },
+    }
+
+
+def test_training_service_is_headless_and_selects_the_jobs_pods():
+    assert training_service_template(name="llama", namespace="research", queue="team-a") == {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": "llama",
+            "namespace": "research",
+            "labels": {"kai.scheduler/queue": "team-a"},
+        },
+        "spec": {
+            "clusterIP": "None",
+            "selector": {"batch.kubernetes.io/job-name": "llama"},
+            "publishNotReadyAddresses": True,
+            "ports": [
+                {"name": "rendezvous", "port": 29400, "targetPort": 29400, "protocol": "TCP"}
+            ],
+        },
+    }
+
+
+def test_training_script_config_map():
+    assert training_script_config_map(
+        name="s", namespace="ns", queue="q", files={"train.py": "print(1)\n"}
+    ) == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "s", "namespace": "ns", "labels": {"kai.scheduler/queue": "q"}},
+        "data": {"train.py": "print(1)\n"},
     }
 
 
@@ -113,9 +205,27 @@ def job(**overrides) -> dict:
         "replicas": 2,
         "gpus_per_pod": 1,
         "image": "img",
-        "command": ["run"],
+        "script": ["run.py"],
+        "cpu": "2",
+        "memory": "8Gi",
+        "shm_size": "2Gi",
     }
     return training_job_template(**{**fields, **overrides})
+
+
+def test_training_job_without_script_config_map_or_efa():
+    pod = job(service="rdzv")["spec"]["template"]["spec"]
+    assert pod["subdomain"] == "rdzv"
+    assert pod["tolerations"] == [GPU_TOLERATION]
+    (trainer,) = pod["containers"]
+    assert "workingDir" not in trainer
+    assert trainer["command"][6] == "--rdzv-endpoint=job-0.rdzv:29400"
+    assert trainer["volumeMounts"] == [{"name": "shm", "mountPath": "/dev/shm"}]
+    assert pod["volumes"] == [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}]
+    assert trainer["resources"] == {
+        "requests": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"},
+        "limits": {"memory": "8Gi", "nvidia.com/gpu": "1"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -133,7 +243,6 @@ def job(**overrides) -> dict:
 def test_training_job_disruption_annotations(overrides, pod_annotations):
     template = job(**overrides)["spec"]["template"]
     assert template["metadata"].get("annotations") == pod_annotations
-    assert template["spec"]["tolerations"] == [GPU_TOLERATION]
 
 
 @pytest.mark.parametrize(
@@ -142,20 +251,29 @@ def test_training_job_disruption_annotations(overrides, pod_annotations):
         ({"replicas": 0}, "training_job_template: replicas 0 must be at least 1"),
         ({"gpus_per_pod": 0}, "training_job_template: gpus_per_pod 0 must be at least 1"),
         ({"efa_per_pod": -1}, "training_job_template: efa_per_pod -1 must not be negative"),
+        ({"script": []}, "training_job_template: script is empty; name the training script"),
         (
-            {"hugepages_2mi": "1Gi"},
-            "training_job_template: hugepages_2mi '1Gi' needs a cpu or memory request as well",
+            {"memory": "8 GB"},
+            "training_job_template: memory '8 GB' is not a Kubernetes quantity (e.g. '8', "
+            "'500m', '64Gi')",
         ),
         (
             {"name": "Job_1"},
             "training_job_template: name 'Job_1' is not a DNS label (1-63 lowercase letters, "
             "digits or '-', starting and ending with a letter or digit)",
         ),
+        (
+            {"namespace": "default_ns"},
+            "training_job_template: namespace 'default_ns' is not a DNS label",
+        ),
     ],
 )
 def test_training_job_rejects(overrides, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         job(**overrides)
+
+
+# --- inference: Triton with an S3 init container and health probes ----------------------------
 
 
 def test_inference_deployment_template_exactly():
@@ -167,11 +285,15 @@ def test_inference_deployment_template_exactly():
         pool_label_key=POOL_LABEL,
         replicas=3,
         gpus_per_pod=1,
-        image="vllm/vllm-openai:v0.9.0",
+        image="nvcr.io/nvidia/tritonserver:25.01-py3",
+        model_uri="s3://models/chat/",
+        fetch_image="public.ecr.aws/aws-cli/aws-cli:2.32.9",
         cpu="8",
         memory="64Gi",
+        model_volume_size="50Gi",
+        args=["--log-verbose=1"],
     )
-    resources = {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"}
+    probe = {"periodSeconds": 10, "failureThreshold": 3}
     assert deployment == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -194,35 +316,148 @@ def test_inference_deployment_template_exactly():
                 "spec": {
                     "schedulerName": "kai-scheduler",
                     "priorityClassName": "inference",
-                    "affinity": {
-                        "nodeAffinity": {
-                            "requiredDuringSchedulingIgnoredDuringExecution": {
-                                "nodeSelectorTerms": [
-                                    {
-                                        "matchExpressions": [
-                                            {
-                                                "key": POOL_LABEL,
-                                                "operator": "In",
-                                                "values": ["gpu-od"],
-                                            }
-                                        ]
-                                    }
-                                ]
-                            }
-                        }
-                    },
+                    "serviceAccountName": "chat",
+                    "automountServiceAccountToken": False,
+                    "securityContext": RESTRICTED_POD,
+                    "affinity": {"nodeAffinity": pool_affinity("gpu-od")},
                     "tolerations": [GPU_TOLERATION],
+                    "initContainers": [
+                        {
+                            "name": "fetch-model",
+                            "image": "public.ecr.aws/aws-cli/aws-cli:2.32.9",
+                            "command": [
+                                "aws",
+                                "s3",
+                                "sync",
+                                "s3://models/chat/",
+                                "/models",
+                                "--only-show-errors",
+                            ],
+                            "env": HOME,
+                            "volumeMounts": [{"name": "models", "mountPath": "/models"}],
+                            "resources": {
+                                "requests": {"cpu": "1", "memory": "1Gi"},
+                                "limits": {"memory": "1Gi"},
+                            },
+                            "securityContext": RESTRICTED_CONTAINER,
+                        }
+                    ],
                     "containers": [
                         {
                             "name": "server",
-                            "image": "vllm/vllm-openai:v0.9.0",
-                            "resources": {"requests": resources, "limits": resources},
+                            "image": "nvcr.io/nvidia/tritonserver:25.01-py3",
+                            "command": [
+                                "tritonserver",
+                                "--model-repository=/models",
+                                "--log-verbose=1",
+                            ],
+                            "ports": [
+                                {"name": "http", "containerPort": 8000},
+                                {"name": "grpc", "containerPort": 8001},
+                                {"name": "metrics", "containerPort": 8002},
+                            ],
+                            "volumeMounts": [
+                                {"name": "models", "mountPath": "/models", "readOnly": True}
+                            ],
+                            "startupProbe": {
+                                "httpGet": {"path": "/v2/health/ready", "port": "http"},
+                                "periodSeconds": 10,
+                                "failureThreshold": 60,
+                            },
+                            "readinessProbe": {
+                                "httpGet": {"path": "/v2/health/ready", "port": "http"},
+                                "periodSeconds": 5,
+                                "failureThreshold": 3,
+                            },
+                            "livenessProbe": {
+                                "httpGet": {"path": "/v2/health/live", "port": "http"},
+                                **probe,
+                            },
+                            "resources": {
+                                "requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"},
+                                "limits": {"memory": "64Gi", "nvidia.com/gpu": "1"},
+                            },
+                            "securityContext": RESTRICTED_CONTAINER,
                         }
                     ],
+                    "volumes": [{"name": "models", "emptyDir": {"sizeLimit": "50Gi"}}],
                 },
             },
         },
     }
+
+
+def test_inference_service_and_service_account():
+    assert inference_service_template(name="chat", namespace="serving", queue="q") == {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": "chat",
+            "namespace": "serving",
+            "labels": {"kai.scheduler/queue": "q"},
+        },
+        "spec": {
+            "selector": {"app.kubernetes.io/name": "chat"},
+            "ports": [
+                {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"},
+                {"name": "grpc", "port": 8001, "targetPort": "grpc", "protocol": "TCP"},
+                {"name": "metrics", "port": 8002, "targetPort": "metrics", "protocol": "TCP"},
+            ],
+        },
+    }
+    assert inference_service_account_template(name="chat", namespace="serving", queue="q") == {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {
+            "name": "chat",
+            "namespace": "serving",
+            "labels": {"kai.scheduler/queue": "q"},
+        },
+        "automountServiceAccountToken": False,
+    }
+
+
+def serve(**overrides) -> dict:
+    fields = {
+        "name": "chat",
+        "namespace": "serving",
+        "queue": "q",
+        "pool": "gpu-od",
+        "pool_label_key": POOL_LABEL,
+        "replicas": 1,
+        "gpus_per_pod": 1,
+        "image": "img",
+        "model_uri": "s3://b/m/",
+        "fetch_image": "aws",
+        "cpu": "2",
+        "memory": "8Gi",
+        "model_volume_size": "20Gi",
+    }
+    return inference_deployment_template(**{**fields, **overrides})
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"replicas": 0}, "inference_deployment_template: replicas 0 must be at least 1"),
+        ({"gpus_per_pod": 0}, "inference_deployment_template: gpus_per_pod 0 must be at least 1"),
+        (
+            {"model_uri": "/models"},
+            "inference_deployment_template: model_uri '/models' is not an S3 URI "
+            "(s3://bucket/prefix)",
+        ),
+        (
+            {"model_volume_size": "lots"},
+            "inference_deployment_template: model_volume_size 'lots' is not a Kubernetes quantity",
+        ),
+    ],
+)
+def test_inference_deployment_rejects(overrides, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        serve(**overrides)
+
+
+# --- fractional Pod -----------------------------------------------------------------------------
 
 
 def test_fractional_pod_template_exactly():
@@ -235,6 +470,7 @@ def test_fractional_pod_template_exactly():
         image="jupyter/base",
         gpu_fraction=0.5,
         cpu="2",
+        memory="4Gi",
     )
     assert manifest == {
         "apiVersion": "v1",
@@ -248,25 +484,20 @@ def test_fractional_pod_template_exactly():
         "spec": {
             "schedulerName": "kai-scheduler",
             "priorityClassName": "train",
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {"key": POOL_LABEL, "operator": "In", "values": ["gpu-spot"]}
-                                ]
-                            }
-                        ]
-                    }
-                }
-            },
+            "automountServiceAccountToken": False,
+            "securityContext": RESTRICTED_POD,
+            "affinity": {"nodeAffinity": pool_affinity("gpu-spot")},
             "tolerations": [GPU_TOLERATION],
             "containers": [
                 {
                     "name": "main",
                     "image": "jupyter/base",
-                    "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}},
+                    "env": HOME,
+                    "resources": {
+                        "requests": {"cpu": "2", "memory": "4Gi"},
+                        "limits": {"memory": "4Gi"},
+                    },
+                    "securityContext": RESTRICTED_CONTAINER,
                 }
             ],
         },
@@ -284,14 +515,14 @@ def test_fractional_pod_by_gpu_memory_and_non_preemptible():
         command=["sleep", "infinity"],
         gpu_memory_mib=2000,
         priority_class="build",
+        cpu="1",
+        memory="2Gi",
     )
     assert manifest["metadata"]["annotations"] == {
         "gpu-memory": "2000",
         "karpenter.sh/do-not-disrupt": "true",
     }
-    assert manifest["spec"]["containers"] == [
-        {"name": "main", "image": "img", "command": ["sleep", "infinity"]}
-    ]
+    assert manifest["spec"]["containers"][0]["command"] == ["sleep", "infinity"]
 
 
 @pytest.mark.parametrize(
@@ -308,6 +539,10 @@ def test_fractional_pod_by_gpu_memory_and_non_preemptible():
             "request whole GPUs with nvidia.com/gpu",
         ),
         ({"gpu_memory_mib": 0}, "fractional_pod_template: gpu_memory_mib 0 must be at least 1"),
+        (
+            {"gpu_fraction": 0.5, "cpu": "1 core"},
+            "fractional_pod_template: cpu '1 core' is not a Kubernetes quantity",
+        ),
     ],
 )
 def test_fractional_pod_rejects(fields, message):
@@ -319,5 +554,5 @@ def test_fractional_pod_rejects(fields, message):
             pool="p",
             pool_label_key=POOL_LABEL,
             image="img",
-            **fields,
+            **{"cpu": "1", "memory": "1Gi", **fields},
         )

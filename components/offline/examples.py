@@ -1,0 +1,229 @@
+"""The example workload templates the render writes (``examples/`` under the render's output,
+and ``examples/`` in the repository for prod): an NCCL all-reduce MPIJob per EFA pool and, with
+the scheduler, a template per leaf queue routed to a GPU pool. Each is a ``WorkloadTemplate``:
+its queue's Namespace (Pod Security labels), the objects it needs and the workload.
+"""
+
+from typing import Any
+
+from .. import catalog, versions
+from ..config import PlatformConfig
+from ..efa import nccl_test_manifest
+from ..efa.manifests import NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
+from ..scheduler import (
+    RESTRICTED,
+    WorkloadTemplate,
+    fractional_pod_template,
+    inference_deployment_template,
+    inference_service_account_template,
+    inference_service_template,
+    leaf_queue_names,
+    namespace_manifest,
+    training_job_template,
+    training_script_config_map,
+    training_service_template,
+    weakest_level,
+)
+from ..scheduler.training import SMOKE_TEST_SCRIPT
+
+TRAINING_REPLICAS = 2
+# Per GPU, small enough for the smallest GPU instance (g6.xlarge: 4 vCPU, 16 GiB) to hold one.
+CPU_PER_GPU = 2
+MEMORY_GIB_PER_GPU = 8
+SHM_GIB_PER_GPU = 2
+# A whole EFA node (p5/p5e: 192 vCPU, 2 TiB) runs one training pod.
+EFA_CPU, EFA_MEMORY, EFA_SHM = "32", "256Gi", "64Gi"
+INFERENCE_CPU, INFERENCE_MEMORY, MODEL_VOLUME_SIZE = "2", "8Gi", "20Gi"
+NOTEBOOK_CPU, NOTEBOOK_MEMORY = "1", "4Gi"
+
+
+def training_notes(namespace: str, name: str) -> tuple[str, ...]:
+    return (
+        "Distributed training without a training operator: a batch/v1 Indexed Job and a headless",
+        "Service; torchrun's c10d rendezvous runs in pod 0 (<job>-0.<service>). Needs KAI",
+        "Scheduler and the queue (both installed by the stack). The ConfigMap's train.py is an",
+        "NCCL all-reduce smoke test: replace it with your script.",
+        "Run: kubectl apply -f <this file>",
+        f"     kubectl logs -n {namespace} -l batch.kubernetes.io/job-name={name} --prefix -f",
+    )
+
+
+def inference_notes(namespace: str, name: str, model_uri: str) -> tuple[str, ...]:
+    return (
+        "Triton behind a ClusterIP Service; the init container copies the model repository from",
+        f"{model_uri} (create it). Needs KAI Scheduler and the queue (installed by the",
+        "stack) and an EKS Pod Identity association for the ServiceAccount",
+        f"{namespace}/{name} to a role allowed s3:ListBucket and s3:GetObject there.",
+        "Run: kubectl apply -f <this file>",
+        f"     kubectl rollout status -n {namespace} deployment/{name}",
+    )
+
+
+def fractional_notes(namespace: str, name: str) -> tuple[str, ...]:
+    return (
+        "Half a GPU through KAI GPU sharing (scheduler.gpuSharing, on by default).",
+        "Run: kubectl apply -f <this file>",
+        f"     kubectl exec -it -n {namespace} {name} -- bash",
+    )
+
+
+def nccl_notes(namespace: str) -> tuple[str, ...]:
+    return (
+        "NCCL all-reduce over EFA on two whole nodes. Needs the MPI operator v0.6.0:",
+        "kubectl apply --server-side -k "
+        '"github.com/kubeflow/mpi-operator/manifests/overlays/standalone?ref=v0.6.0"',
+        "Run: kubectl apply -f <this file>",
+        f"     kubectl logs -n {namespace} -f -l training.kubeflow.org/job-role=launcher",
+    )
+
+
+def _queue_workloads(
+    config: PlatformConfig,
+) -> list[tuple[str, str, str, str | None, list[dict[str, Any]], tuple[str, ...]]]:
+    """(file name, namespace, level, why below restricted, documents without the Namespace,
+    notes) per template."""
+    domain = config.cluster.label_domain
+    out = []
+    for pool in config.efa_pools:
+        out.append(
+            (
+                f"nccl-allreduce-{pool.name}",
+                NCCL_NAMESPACE,
+                NCCL_POD_SECURITY,
+                NCCL_POD_SECURITY_REASON,
+                [nccl_test_manifest(pool, instance_type=pool.efa_types[0], label_domain=domain)],
+                nccl_notes(NCCL_NAMESPACE),
+            )
+        )
+    if not config.scheduler.enabled:
+        return out
+    pools = {p.name: p for p in config.gpu_pools}
+    leaves = leaf_queue_names(config.scheduler.queues)
+    fractional_done = False
+    for queue in config.scheduler.queues:
+        routed = [pools[n] for n in queue.node_pools if n in pools]
+        if queue.name not in leaves or not routed:
+            continue
+        pool = routed[0]
+        whole = [t for t in pool.catalog_types if t.gpu_count > 0] or list(pool.catalog_types)
+        smallest = min(whole, key=lambda t: (t.gpu_count, t.name))
+        namespace = queue.workload_namespace
+        common = {
+            "namespace": namespace,
+            "queue": queue.name,
+            "pool": pool.name,
+            "pool_label_key": f"{domain}/pool",
+        }
+        ids = {"namespace": namespace, "queue": queue.name}
+        if pool.kind == "efa" or pool.preemptible:
+            name = f"train-{queue.name}"
+            gpus = smallest.gpu_count
+            efa = pool.kind == "efa"
+            script = f"{name}-script"
+            job = training_job_template(
+                name=name,
+                replicas=TRAINING_REPLICAS,
+                gpus_per_pod=gpus,
+                image=versions.EXAMPLE_TRAINING_IMAGE,
+                script=["train.py"],
+                script_config_map=script,
+                priority_class="train" if pool.preemptible else "build",
+                efa_per_pod=smallest.efa_interfaces if efa else 0,
+                hugepages_2mi=catalog.EFA_HUGEPAGES_2MI if efa else None,
+                cpu=EFA_CPU if efa else str(CPU_PER_GPU * gpus),
+                memory=EFA_MEMORY if efa else f"{MEMORY_GIB_PER_GPU * gpus}Gi",
+                shm_size=EFA_SHM if efa else f"{SHM_GIB_PER_GPU * gpus}Gi",
+                **common,
+            )
+            documents = [
+                training_script_config_map(
+                    name=script, files={"train.py": SMOKE_TEST_SCRIPT}, **ids
+                ),
+                training_service_template(name=name, **ids),
+                job,
+            ]
+            out.append(
+                (
+                    f"training-{queue.name}",
+                    namespace,
+                    RESTRICTED,
+                    None,
+                    documents,
+                    training_notes(namespace, name),
+                )
+            )
+        else:
+            name = f"serve-{queue.name}"
+            model_uri = f"s3://{config.cluster.name}-models/{name}/"
+            deployment = inference_deployment_template(
+                name=name,
+                replicas=2,
+                gpus_per_pod=1,
+                image=versions.EXAMPLE_INFERENCE_IMAGE,
+                model_uri=model_uri,
+                fetch_image=versions.EXAMPLE_MODEL_FETCH_IMAGE,
+                cpu=INFERENCE_CPU,
+                memory=INFERENCE_MEMORY,
+                model_volume_size=MODEL_VOLUME_SIZE,
+                **common,
+            )
+            documents = [
+                inference_service_account_template(name=name, **ids),
+                deployment,
+                inference_service_template(name=name, **ids),
+            ]
+            out.append(
+                (
+                    f"inference-{queue.name}",
+                    namespace,
+                    RESTRICTED,
+                    None,
+                    documents,
+                    inference_notes(namespace, name, model_uri),
+                )
+            )
+        if pool.preemptible and config.scheduler.gpu_sharing and not fractional_done:
+            fractional_done = True
+            name = f"notebook-{queue.name}"
+            pod = fractional_pod_template(
+                name=name,
+                image=versions.EXAMPLE_TRAINING_IMAGE,
+                command=["sleep", "infinity"],
+                gpu_fraction=0.5,
+                cpu=NOTEBOOK_CPU,
+                memory=NOTEBOOK_MEMORY,
+                **common,
+            )
+            out.append(
+                (
+                    f"fractional-{queue.name}",
+                    namespace,
+                    RESTRICTED,
+                    None,
+                    [pod],
+                    fractional_notes(namespace, name),
+                )
+            )
+    return out
+
+
+def example_workloads(config: PlatformConfig) -> dict[str, WorkloadTemplate]:
+    """Example templates for this stack (not applied by Pulumi), by file name: an NCCL test per
+    EFA pool, and with the scheduler, a workload per leaf queue routed to a GPU pool (friction
+    point 4). Each starts with its Namespace, labelled to enforce the most permissive level any
+    template in that namespace needs ("restricted" unless a template says otherwise)."""
+    workloads = _queue_workloads(config)
+    levels: dict[str, list[str]] = {}
+    for _, namespace, level, _, _, _ in workloads:
+        levels.setdefault(namespace, []).append(level)
+    version = config.cluster.kubernetes_version
+    examples = {}
+    for file_name, namespace, level, reason, documents, notes in workloads:
+        namespace_doc = namespace_manifest(namespace, weakest_level(levels[namespace]), version)
+        examples[file_name] = WorkloadTemplate(
+            documents=(namespace_doc, *documents),
+            pod_security=level,
+            reason=reason,
+            notes=notes,
+        )
+    return examples

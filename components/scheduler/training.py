@@ -1,0 +1,256 @@
+"""Distributed training for KAI on one pool with what every cluster has (pure builders, dicts
+out): a ``batch/v1`` Indexed Job whose pods start ``torchrun`` with c10d rendezvous at pod 0,
+reached by name through a headless Service (no training operator needed).
+
+- Indexed Job: each pod gets its index in ``JOB_COMPLETION_INDEX`` and the hostname
+  ``<job>-<index>``; with ``subdomain`` naming a headless Service, the pods resolve each other as
+  ``<job>-<index>.<service>`` (https://kubernetes.io/docs/concepts/workloads/controllers/job/
+  #completion-mode, https://kubernetes.io/docs/tasks/job/job-with-pod-to-pod-communication/,
+  https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/
+  #pod-s-hostname-and-subdomain-fields).
+- torchrun: ``--rdzv-backend=c10d --rdzv-endpoint=<host>:<port>`` hosts the rendezvous store on
+  the node whose address is ``host`` (here pod 0), ``--nnodes`` is the number of pods,
+  ``--nproc-per-node`` the GPUs per pod, ``--rdzv-id`` the job's id and ``--node-rank`` the
+  pod's rank (https://docs.pytorch.org/docs/stable/elastic/run.html).
+"""
+
+from collections.abc import Sequence
+
+from .constants import (
+    BATCH_MIN_MEMBER_ANNOTATION,
+    DEFAULT_TRAINING_CONTAINER,
+    EFA_TOLERATION,
+    GPU_TOLERATION,
+    JOB_NAME_LABEL,
+    QUEUE_LABEL,
+    SCHEDULER_NAME,
+    ZONE_LABEL,
+)
+from .parts import (
+    check_quantities,
+    check_workload,
+    container,
+    pod_annotations,
+    pool_node_affinity,
+    resources,
+)
+from .podsecurity import WRITABLE_HOME, restricted_pod_security_context
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+RENDEZVOUS_PORT = 29400  # torchrun's default c10d port (docs: "defaults to 29400")
+RENDEZVOUS_PORT_NAME = "rendezvous"
+# Set by the Job controller in every container of an Indexed Job's pods; Kubernetes expands
+# ``$(VAR)`` in command and args from the container's environment.
+COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
+SHM_VOLUME = "shm"
+SCRIPT_VOLUME = "script"
+SCRIPT_DIR = "/workspace"
+# A training script that runs as written: one NCCL all-reduce over every GPU of every pod, the
+# sum checked against the world size (torchrun sets LOCAL_RANK, RANK, WORLD_SIZE, MASTER_ADDR and
+# MASTER_PORT for each process it starts).
+SMOKE_TEST_SCRIPT = """\
+import os
+
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+total = torch.ones(1, device="cuda")
+dist.all_reduce(total)
+rank, world = dist.get_rank(), dist.get_world_size()
+print(f"rank {rank}/{world}: all-reduce sum {total.item():.0f}", flush=True)
+assert total.item() == world, f"all-reduce sum {total.item()} != world size {world}"
+dist.destroy_process_group()
+"""
+
+
+def torchrun_command(
+    *, name: str, service: str, nodes: int, gpus_per_pod: int, script: Sequence[str]
+) -> list[str]:
+    """``torchrun`` for pod ``$(JOB_COMPLETION_INDEX)`` of ``nodes``, rendezvous at pod 0."""
+    return [
+        "torchrun",
+        f"--nnodes={nodes}",
+        f"--nproc-per-node={gpus_per_pod}",
+        f"--node-rank=$({COMPLETION_INDEX_VARIABLE})",
+        f"--rdzv-id={name}",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={name}-0.{service}:{RENDEZVOUS_PORT}",
+        *script,
+    ]
+
+
+def training_script_config_map(
+    *, name: str, namespace: str, queue: str, files: dict[str, str]
+) -> dict:
+    """A ConfigMap of training scripts, mounted read-only at ``/workspace`` by a Job built with
+    ``script_config_map=name``."""
+    check_workload("training_script_config_map", name=name, namespace=namespace, queue=queue)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": {QUEUE_LABEL: queue}},
+        "data": dict(files),
+    }
+
+
+def training_service_template(*, name: str, namespace: str, queue: str) -> dict:
+    """The headless Service giving the Job's pods their DNS names (``clusterIP: None``).
+
+    ``publishNotReadyAddresses`` publishes pod 0's name as soon as it has an address: the other
+    pods need it to reach the rendezvous before any pod could pass a readiness check.
+    """
+    check_workload("training_service_template", name=name, namespace=namespace, queue=queue)
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": {QUEUE_LABEL: queue}},
+        "spec": {
+            "clusterIP": "None",
+            "selector": {JOB_NAME_LABEL: name},
+            "publishNotReadyAddresses": True,
+            "ports": [
+                {
+                    "name": RENDEZVOUS_PORT_NAME,
+                    "port": RENDEZVOUS_PORT,
+                    "targetPort": RENDEZVOUS_PORT,
+                    "protocol": "TCP",
+                }
+            ],
+        },
+    }
+
+
+def training_job_template(
+    *,
+    name: str,
+    namespace: str,
+    queue: str,
+    pool: str,
+    pool_label_key: str,
+    replicas: int,
+    gpus_per_pod: int,
+    image: str,
+    script: Sequence[str],
+    cpu: str,
+    memory: str,
+    shm_size: str,
+    service: str | None = None,
+    script_config_map: str | None = None,
+    priority_class: str = "train",
+    efa_per_pod: int = 0,
+    hugepages_2mi: str | None = None,
+    do_not_disrupt: str | None = None,
+) -> dict:
+    """A gang-scheduled multi-pod training ``batch/v1`` Job (Indexed) for KAI on one pool.
+
+    KAI gangs it (``kai.scheduler/batch-min-member`` = replicas on the Job); required node
+    affinity on the pool label keeps it in one pool; required pod affinity, selecting the Job's
+    own pods (``batch.kubernetes.io/job-name``, set by the Job controller), on the pool label, the
+    zone and the instance type keeps every pod in the same pool, AZ and instance type, which
+    Karpenter honours even while the pool has no nodes. Non-preemptible classes get
+    ``karpenter.sh/do-not-disrupt: "true"``; ``do_not_disrupt`` (e.g. ``"4h"``) protects a
+    preemptible job for a while. ``script`` is the training script and its arguments, started
+    by ``torchrun`` (see the module docstring); ``service`` names the headless Service
+    (default: ``name``); ``script_config_map`` names a ConfigMap mounted read-only at
+    ``/workspace`` (``training_script_config_map``), the working directory. Pods meet Pod
+    Security "restricted" and mount no API token; ``/dev/shm`` is a memory ``emptyDir`` of
+    ``shm_size`` (counted in the memory limit)."""
+    service = service if service is not None else name
+    check_workload(
+        "training_job_template",
+        name=name,
+        namespace=namespace,
+        queue=queue,
+        pool=pool,
+        service=service,
+        **({"script_config_map": script_config_map} if script_config_map else {}),
+    )
+    check_quantities(
+        "training_job_template",
+        cpu=cpu,
+        memory=memory,
+        shm_size=shm_size,
+        hugepages_2mi=hugepages_2mi,
+    )
+    if replicas < 1:
+        raise ValueError(f"training_job_template: replicas {replicas} must be at least 1")
+    if gpus_per_pod < 1:
+        raise ValueError(f"training_job_template: gpus_per_pod {gpus_per_pod} must be at least 1")
+    if efa_per_pod < 0:
+        raise ValueError(f"training_job_template: efa_per_pod {efa_per_pod} must not be negative")
+    if not script:
+        raise ValueError("training_job_template: script is empty; name the training script")
+    own_pods = {"matchLabels": {JOB_NAME_LABEL: name}}
+    tolerations = [dict(GPU_TOLERATION)]
+    if efa_per_pod:
+        tolerations.append(dict(EFA_TOLERATION))
+    mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    volumes: list[dict] = [
+        {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm_size}}
+    ]
+    workdir = {}
+    if script_config_map:
+        mounts.append({"name": SCRIPT_VOLUME, "mountPath": SCRIPT_DIR, "readOnly": True})
+        volumes.append({"name": SCRIPT_VOLUME, "configMap": {"name": script_config_map}})
+        workdir = {"workingDir": SCRIPT_DIR}
+    pod_metadata: dict = {"labels": {QUEUE_LABEL: queue}}
+    if annotations := pod_annotations(priority_class, do_not_disrupt):
+        pod_metadata["annotations"] = annotations
+    trainer = container(
+        DEFAULT_TRAINING_CONTAINER,
+        image,
+        command=torchrun_command(
+            name=name,
+            service=service,
+            nodes=replicas,
+            gpus_per_pod=gpus_per_pod,
+            script=script,
+        ),
+        env=[WRITABLE_HOME],
+        ports=[{"name": RENDEZVOUS_PORT_NAME, "containerPort": RENDEZVOUS_PORT}],
+        volumeMounts=mounts,
+        **workdir,
+        resources=resources(
+            cpu=cpu, memory=memory, gpus=gpus_per_pod, efa=efa_per_pod, hugepages_2mi=hugepages_2mi
+        ),
+    )
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {QUEUE_LABEL: queue},
+            "annotations": {BATCH_MIN_MEMBER_ANNOTATION: str(replicas)},
+        },
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": replicas,
+            "parallelism": replicas,
+            "template": {
+                "metadata": pod_metadata,
+                "spec": {
+                    "schedulerName": SCHEDULER_NAME,
+                    "priorityClassName": priority_class,
+                    "restartPolicy": "Never",
+                    "subdomain": service,
+                    "automountServiceAccountToken": False,
+                    "securityContext": restricted_pod_security_context(),
+                    "affinity": {
+                        "nodeAffinity": pool_node_affinity(pool_label_key, pool),
+                        "podAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [
+                                {"labelSelector": own_pods, "topologyKey": key}
+                                for key in (pool_label_key, ZONE_LABEL, INSTANCE_TYPE_LABEL)
+                            ]
+                        },
+                    },
+                    "tolerations": tolerations,
+                    "containers": [trainer],
+                    "volumes": volumes,
+                },
+            },
+        },
+    }
