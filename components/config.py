@@ -20,7 +20,13 @@ from typing import Any
 from . import versions
 from .aws import PARTITIONS, REGION_PATTERN, TAG_KEY_PATTERN, partition_for_region
 from .capacity import capacity_of, plan_config_problems, pool_capacity_problems, pool_routing
-from .cluster.spec import DEFAULT_LABEL_DOMAIN, DEFAULT_LOG_TYPES, ClusterSpec, SystemNodeGroupSpec
+from .cluster.spec import (
+    DEFAULT_LABEL_DOMAIN,
+    DEFAULT_LOG_TYPES,
+    LABEL_DOMAIN_ANNOTATION,
+    ClusterSpec,
+    SystemNodeGroupSpec,
+)
 from .gpu_operator import GpuOperatorSpec, mig_devices_per_gpu, mig_profiles_for_family
 from .karpenter.spec import (
     MAX_KARPENTER_VERSION_EXCLUSIVE,
@@ -57,6 +63,7 @@ __all__ = [
     "DEFAULT_LABEL_DOMAIN",
     "DEFAULT_LOG_TYPES",
     "KARPENTER_RESERVED_TAGS",
+    "LABEL_DOMAIN_ANNOTATION",
     "MAX_KARPENTER_VERSION_EXCLUSIVE",
     "MIN_KARPENTER_VERSION",
     "OPERATOR_LABELS",

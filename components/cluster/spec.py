@@ -22,6 +22,9 @@ from ..spec import (
 )
 
 DEFAULT_LABEL_DOMAIN = "eks-gpu-platform.io"
+# On the NodePools of a stack whose labelDomain is not the default: the domain their labels use,
+# so the policy pack (render and `pulumi preview --policy-pack`) checks those labels unprompted.
+LABEL_DOMAIN_ANNOTATION = f"{DEFAULT_LABEL_DOMAIN}/label-domain"
 DEFAULT_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 DEFAULT_SYSTEM_INSTANCE_TYPES = ("m7i.xlarge",)
 DEFAULT_SYSTEM_MIN_SIZE = 2

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import catalog, versions
+from ..cluster.spec import DEFAULT_LABEL_DOMAIN, LABEL_DOMAIN_ANNOTATION
 from ..naming import DISCOVERY_TAG
 from .constants import (
     CAPACITY_TYPE_LABEL,
@@ -185,10 +186,14 @@ def nodepool_manifest(
         manifest_spec["limits"] = limits
     if spec.weight is not None:
         manifest_spec["weight"] = spec.weight
+    metadata: dict[str, Any] = {"name": name}
+    if label_domain != DEFAULT_LABEL_DOMAIN:
+        # Tells the policy pack which domain the labels use (policies/rules/_kube.py).
+        metadata["annotations"] = {LABEL_DOMAIN_ANNOTATION: label_domain}
     return {
         "apiVersion": versions.NODEPOOL_API,
         "kind": "NodePool",
-        "metadata": {"name": name},
+        "metadata": metadata,
         "spec": manifest_spec,
     }
 

@@ -14,6 +14,8 @@ from eks_gpu_platform.nodepool.spec import NodePoolSpec, default_cpu_pool
 from eks_gpu_platform.spec import load_value
 
 DOMAIN = "example.com"
+# Not the default domain: the NodePools say which one their labels use (for the policy pack).
+DOMAIN_ANNOTATION = {"eks-gpu-platform.io/label-domain": DOMAIN}
 CLUSTER = "gpu-test"
 ROLE = "KarpenterNodeRole-gpu-test"
 TAGS = {"team": "ml"}

@@ -12,6 +12,7 @@ from eks_gpu_platform.nodepool.spec import NodePoolSpec, default_cpu_pool
 from .pools import (
     AL2023,
     DISCOVERY,
+    DOMAIN_ANNOTATION,
     GPU_RESOURCE,
     GPU_ROOT,
     GPU_TAINT,
@@ -34,7 +35,7 @@ def test_spot_gpu_nodepool_exactly():
     assert MANIFESTS["spot/NodePool"]() == {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
-        "metadata": {"name": "gpu-spot"},
+        "metadata": {"annotations": DOMAIN_ANNOTATION, "name": "gpu-spot"},
         "spec": {
             "template": {
                 "metadata": {
@@ -88,7 +89,7 @@ def test_on_demand_gpu_nodepool_exactly():
     assert MANIFESTS["on-demand/NodePool"]() == {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
-        "metadata": {"name": "inference"},
+        "metadata": {"annotations": DOMAIN_ANNOTATION, "name": "inference"},
         "spec": {
             "template": {
                 "metadata": {
@@ -206,7 +207,7 @@ def test_cpu_nodepool_exactly():
     assert MANIFESTS["cpu/NodePool"]() == {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
-        "metadata": {"name": "general"},
+        "metadata": {"annotations": DOMAIN_ANNOTATION, "name": "general"},
         "spec": {
             "template": {
                 "metadata": {

@@ -17,6 +17,7 @@ from .pools import (
     BOTTLEROCKET,
     BOTTLEROCKET_HUGEPAGES,
     DISCOVERY,
+    DOMAIN_ANNOTATION,
     EFA_SG,
     EFA_TAINT,
     GPU_RESOURCE,
@@ -41,7 +42,7 @@ def test_efa_nodepool_for_one_type_exactly():
     assert MANIFESTS["efa-p5/NodePool"]() == {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
-        "metadata": {"name": "train-p5-48xlarge"},
+        "metadata": {"annotations": DOMAIN_ANNOTATION, "name": "train-p5-48xlarge"},
         "spec": {
             "template": {
                 "metadata": {
@@ -171,7 +172,7 @@ def test_bottlerocket_efa_nodepool_exactly():
     assert MANIFESTS["bottlerocket/NodePool"]() == {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
-        "metadata": {"name": "train-br-p5en-48xlarge"},
+        "metadata": {"annotations": DOMAIN_ANNOTATION, "name": "train-br-p5en-48xlarge"},
         "spec": {
             "template": {
                 "metadata": {

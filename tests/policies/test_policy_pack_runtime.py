@@ -158,3 +158,22 @@ def test_configured_level_and_properties_apply(analyzer):
         analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(), timeout=CALL_TIMEOUT)
     assert RULES_BY_NAME[LABEL_RULE].enforcement_level == MANDATORY
     assert list(analyze(analyzer, gpu_nodepool()).diagnostics) == []
+
+
+def test_a_custom_label_domain_needs_no_pack_config(analyzer):
+    """`pulumi preview --policy-pack policies` on a stack with its own cluster.labelDomain: the
+    NodePool's annotation tells the pack the domain (issue 13, item 6)."""
+    props = gpu_nodepool()
+    labels = props["spec"]["template"]["metadata"]["labels"]
+    props["spec"]["template"]["metadata"]["labels"] = {
+        key.replace(DOMAIN, "ml.example.com"): value for key, value in labels.items()
+    }
+    props["metadata"]["annotations"] = {f"{DOMAIN}/label-domain": "ml.example.com"}
+    assert list(analyze(analyzer, props).diagnostics) == []
+    del props["spec"]["template"]["metadata"]["labels"]["ml.example.com/pool"]
+    (diagnostic,) = analyze(analyzer, props).diagnostics
+    assert diagnostic.message.endswith(
+        'NodePool "inference" has no "ml.example.com/pool" label in '
+        "spec.template.metadata.labels; workloads and queues cannot target the pool before it "
+        "has nodes"
+    )

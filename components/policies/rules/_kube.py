@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ...config import LABEL_DOMAIN_ANNOTATION
 from ._base import StackResource
 from ._props import dig, mapping, number, sequence
 
@@ -144,6 +145,26 @@ def is_nvidia_gpu_pool(nodepool: Mapping[str, Any]) -> bool:
 def gpu_limit(nodepool: Mapping[str, Any]) -> Any:
     """The raw ``spec.limits["nvidia.com/gpu"]`` (``None`` when absent)."""
     return mapping(dig(nodepool, "spec", "limits")).get(GPU_RESOURCE)
+
+
+def label_domain(nodepool: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """The domain of a NodePool's platform labels (``<domain>/pool``, ``<domain>/preemptible``).
+
+    The platform annotates its NodePools with the domain (``LABEL_DOMAIN_ANNOTATION``) when the
+    stack's ``cluster.labelDomain`` is not the default, so both the render and ``pulumi preview
+    --policy-pack`` check the labels the stack really sets, with no policy config; a NodePool
+    without the annotation (the default domain, or one written by hand) uses the pack's
+    ``labelDomain`` config.
+    """
+    value = mapping(dig(nodepool, "metadata", "annotations")).get(LABEL_DOMAIN_ANNOTATION)
+    return value if isinstance(value, str) and value else config["labelDomain"]
+
+
+def stack_label_domain(resources: Sequence[StackResource], config: Mapping[str, Any]) -> str:
+    """The label domain of a stack: its NodePools' (``label_domain``) when they agree, else the
+    pack's ``labelDomain`` config."""
+    domains = {label_domain(r.props, config) for r in of_type(resources, NODEPOOL)}
+    return domains.pop() if len(domains) == 1 else config["labelDomain"]
 
 
 def label(nodepool: Mapping[str, Any], domain: str, name: str) -> Any:

@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._base import LABEL_DOMAIN_SCHEMA, MANDATORY, Rule
-from ._kube import GPU_RESOURCE, NODEPOOL, is_nvidia_gpu_pool, object_name, pool_name, template_spec
+from ._kube import (
+    GPU_RESOURCE,
+    NODEPOOL,
+    is_nvidia_gpu_pool,
+    label_domain,
+    object_name,
+    pool_name,
+    template_spec,
+)
 from ._props import mapping, sequence
 
 
@@ -20,7 +28,7 @@ def _has_gpu_taint(nodepool: Mapping[str, Any]) -> bool:
 def check(props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     if not is_nvidia_gpu_pool(props):
         return []
-    name, domain = object_name(props), config["labelDomain"]
+    name, domain = object_name(props), label_domain(props, config)
     out = []
     if not _has_gpu_taint(props):
         out.append(

@@ -16,6 +16,7 @@ from ._kube import (
     object_name,
     of_type,
     pool_name,
+    stack_label_domain,
 )
 from ._props import dig, fmt_number, mapping, number, show_list
 
@@ -42,7 +43,7 @@ def _gpu(queue: StackResource, field: str) -> float:
 
 
 def check_stack(resources: Sequence[StackResource], config: Mapping[str, Any]) -> list[str]:
-    domain = config["labelDomain"]
+    domain = stack_label_domain(resources, config)
     queues = of_type(resources, KAI_QUEUE)
     if not queues:
         return []

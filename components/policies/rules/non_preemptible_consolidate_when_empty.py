@@ -11,6 +11,7 @@ from ._kube import (
     NODEPOOL,
     is_preemptible,
     label,
+    label_domain,
     object_name,
 )
 from ._props import dig, show
@@ -19,7 +20,7 @@ WHEN_EMPTY = "WhenEmpty"
 
 
 def check(props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
-    domain = config["labelDomain"]
+    domain = label_domain(props, config)
     if is_preemptible(props, domain):
         return []
     policy = dig(props, "spec", "disruption", "consolidationPolicy")

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._base import LABEL_DOMAIN_SCHEMA, MANDATORY, Rule
-from ._kube import NODEPOOL, capacity_types, is_preemptible, label, object_name
+from ._kube import NODEPOOL, capacity_types, is_preemptible, label, label_domain, object_name
 from ._props import show
 
 
 def check(props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
-    domain = config["labelDomain"]
+    domain = label_domain(props, config)
     if "spot" not in capacity_types(props) or is_preemptible(props, domain):
         return []
     return [
