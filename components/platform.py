@@ -23,10 +23,12 @@ import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
+from .cluster.component import refuse_placeholder_cidrs
 from .config import PROJECT, PlatformConfig
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .gpu_operator import GpuOperator, GpuOperatorArgs
 from .karpenter import Karpenter, KarpenterArgs
+from .karpenter.lifecycle import spot_role_warning
 from .naming import TYPE_PREFIX
 from .network import Network, NetworkArgs
 from .nodepool import (
@@ -352,7 +354,12 @@ class GpuPlatform(pulumi.ComponentResource):
         stack_aws = stack_aws_config() if given_provider is None else {}
         if given_provider is None and (problems := region_problems(config.region, stack_aws)):
             raise SpecError.from_lines(problems)
+        # `pulumi up` with a documentation CIDR is refused before anything is registered.
+        refuse_placeholder_cidrs(config.cluster)
         super().__init__(f"{TYPE_PREFIX}GpuPlatform", name, None, opts)
+        spot_pools = [p.name for p in config.pools if "spot" in p.capacity_types]
+        if warning := spot_role_warning(spot_pools, config.karpenter.spot_service_linked_role):
+            pulumi.log.warn(warning, self)
         child = pulumi.ResourceOptions(parent=self)
         self.aws_provider = None
         if given_provider is None and not stack_aws.get("aws:region"):

@@ -145,7 +145,8 @@ def test_consumer_example_renders_a_working_gpu_platform(consumer: Path) -> None
         "eks-gpu-platform:index:NodePool",
         "eks:index:Cluster",
     ]
-    assert len(resources) == 77
+    # 77 + the admin's access entry and its policy association (EksCluster children: issue 11)
+    assert len(resources) == 79
 
 
 def test_consumer_karpenter_runs_on_the_system_nodes(consumer: Path) -> None:
@@ -773,7 +774,9 @@ def test_outputs_from_other_resources_flow_into_the_resources(run_program) -> No
     assert eks.inputs["vpcId"] == "vpc-0123456789abcdef0"
     assert eks.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
     assert eks.inputs["encryptionConfigKeyArn"] == key.outputs["arn"]
-    assert eks.inputs["accessEntries"]["admin-0"]["principalArn"] == role.outputs["arn"]
+    # An Output admin keeps a positional key (no name to derive one from): issue 11.
+    entry = one(recording, "aws:eks/accessEntry:AccessEntry", "eks-admin-admin-0")
+    assert entry.inputs["principalArn"] == role.outputs["arn"]
     tags = sorted(
         r.inputs["resourceId"] for r in recording.of_type("aws:ec2/tag:Tag") if "private" in r.name
     )

@@ -21,6 +21,7 @@ from .access import (
     is_deployer,
     needs_session_context,
 )
+from .lifecycle import kubeconfig_with_profile, placeholder_cidrs, placeholder_message
 from .nodegroup import (
     SYSTEM_NODE_POLICIES,
     SYSTEM_TAINT_KEY,
@@ -80,6 +81,13 @@ class EksClusterArgs:
             raise SpecError(type(self).__name__, problems)
 
 
+def refuse_placeholder_cidrs(spec: ClusterSpec) -> None:
+    """In ``pulumi up``, a documentation CIDR in ``publicAccessCidrs`` is a ``SpecError`` (raised
+    before anything is registered); a preview only warns (``EksCluster``)."""
+    if not pulumi.runtime.is_dry_run() and (found := placeholder_cidrs(spec.public_access_cidrs)):
+        raise SpecError.from_lines([placeholder_message(found)])
+
+
 class EksCluster(pulumi.ComponentResource):
     """An EKS cluster with secrets encryption, managed add-ons and a system node group."""
 
@@ -94,8 +102,11 @@ class EksCluster(pulumi.ComponentResource):
     kms_key_arn: pulumi.Output[str]
 
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
         spec, system, tags = args.spec, args.system_node_group, dict(args.tags)
+        refuse_placeholder_cidrs(spec)
+        super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
+        if placeholders := placeholder_cidrs(spec.public_access_cidrs):
+            pulumi.log.warn(placeholder_message(placeholders) + " (refused by `pulumi up`)", self)
         # What components built on this cluster derive their defaults from (KarpenterArgs,
         # NodePoolArgs, GpuOperatorArgs, KaiSchedulerArgs, EfaDevicePluginArgs take it as
         # ``cluster``). Plain attributes, not registered outputs.
@@ -178,9 +189,12 @@ class EksCluster(pulumi.ComponentResource):
             value=spec.name,
             opts=child,
         )
+        # With the stack's aws:profile (what the default AWS provider uses), so Helm and
+        # custom-resource steps run as the identity that created the cluster.
+        profile = pulumi.Config("aws").get("profile")
         self.provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=cluster.kubeconfig_json,
+            kubeconfig=cluster.kubeconfig_json.apply(lambda k: kubeconfig_with_profile(k, profile)),
             enable_server_side_apply=True,
             opts=child,
         )

@@ -53,7 +53,7 @@ def find(recording, typ: str, name: str):
 PUBLIC = ClusterSpec(
     name="gpu-dev",
     endpoint_public_access=True,
-    public_access_cidrs=("203.0.113.0/24",),
+    public_access_cidrs=("52.94.76.0/22",),
     admins=("role/PlatformAdmin", "arn:aws:iam::444455556666:user/alice"),
 )
 
@@ -103,7 +103,7 @@ def test_eks_cluster_inputs(run_program):
         "nodeAssociatePublicIpAddress": False,
         "endpointPrivateAccess": True,
         "endpointPublicAccess": True,
-        "publicAccessCidrs": ["203.0.113.0/24"],
+        "publicAccessCidrs": ["52.94.76.0/22"],
         "authenticationMode": "API",
         # The admins' entries are EksCluster children now (tests/cluster/test_admins.py).
         "accessEntries": {},

@@ -34,3 +34,31 @@ def test_go_duration(seconds, text):
 @pytest.mark.parametrize(("grace", "timeout"), [("48h", "48h20m"), ("4h", "4h20m"), ("30m", "50m")])
 def test_finalizer_delete_timeout(grace, timeout):
     assert finalizer_delete_timeout(grace) == timeout
+
+
+SPOT_WARNING = (
+    "node pools train-spot, general may launch spot instances: unless this account already has "
+    "the EC2 Spot service-linked role (AWSServiceRoleForEC2Spot), Karpenter's launches fail with "
+    "ServiceLinkedRoleCreationNotPermitted; create it once with `aws iam "
+    "create-service-linked-role --aws-service-name spot.amazonaws.com`, or set "
+    "karpenter.spotServiceLinkedRole: true (fails if the role already exists)"
+)
+
+
+def test_spot_role_warning():
+    from eks_gpu_platform.karpenter.lifecycle import spot_role_warning
+
+    assert spot_role_warning(["train-spot", "general"], False) == SPOT_WARNING
+    assert spot_role_warning(["train-spot"], True) is None
+    assert spot_role_warning([], False) is None
+
+
+def test_prod_render_warns_about_the_spot_role(repo, caplog):
+    """Issue 11, item 9 (fails on the old code: no warning; the first spot launch failed)."""
+    import logging
+
+    from eks_gpu_platform.offline.render import load_stack_file, render
+
+    caplog.set_level(logging.WARNING)
+    render(repo, load_stack_file(repo, "prod", None))
+    assert SPOT_WARNING in caplog.text

@@ -205,3 +205,18 @@ def one_of(recording, typ):
     matches = recording.of_type(typ)
     assert len(matches) == 1
     return matches[0]
+
+
+def test_new_vpc_uses_only_zones_without_opt_in(run_program):
+    """Issue 11, item 7 (fails on the old code: an opted-in Local Zone is `available` too)."""
+    from eks_gpu_platform.network.component import Network, NetworkArgs
+    from eks_gpu_platform.network.spec import VpcSpec
+
+    rec = run_program(lambda: Network("n", NetworkArgs(cluster_name="gpu", spec=VpcSpec())))
+    (call,) = [
+        a for t, a in rec.calls if t == "aws:index/getAvailabilityZones:getAvailabilityZones"
+    ]
+    assert call == {
+        "state": "available",
+        "filters": [{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+    }

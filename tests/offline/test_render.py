@@ -188,7 +188,8 @@ def test_summary(dev):
     ), lines[1]
     assert lines[2] == "Resources per component:"
     for line in (
-        f"  {'EksCluster platform-cluster':<48} {15:>4}",
+        # 15 + the admin's access entry and policy association (issue 11)
+        f"  {'EksCluster platform-cluster':<48} {17:>4}",
         f"  {'Karpenter platform-karpenter':<48} {34:>4}",
         f"  {'Network platform-network':<48} {18:>4}",
     ):

@@ -1,0 +1,109 @@
+"""Cluster lifecycle (issue 11): the Kubernetes provider's kubeconfig carries the stack's
+aws:profile (item 8); documentation CIDRs in publicAccessCidrs warn in preview and are refused
+by `pulumi up` (item 10)."""
+
+import json
+import logging
+
+import pytest
+
+from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
+from eks_gpu_platform.cluster.lifecycle import (
+    kubeconfig_with_profile,
+    placeholder_cidrs,
+    placeholder_message,
+)
+from eks_gpu_platform.cluster.spec import ClusterSpec
+from eks_gpu_platform.errors import SpecError
+from eks_gpu_platform.offline import mocks
+
+SUBNETS = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+MESSAGE = (
+    "cluster.publicAccessCidrs: 198.51.100.0/24 is a documentation range (RFC 5737), not your "
+    "network: pulumi-eks would wait minutes for an endpoint it cannot reach and every Kubernetes "
+    "step would time out; list your operators' and CI runners' egress CIDRs"
+)
+
+
+def program(spec: ClusterSpec):
+    def run():
+        EksCluster(
+            "c",
+            EksClusterArgs(spec=spec, vpc_id="vpc-0123456789abcdef0", private_subnet_ids=SUBNETS),
+        )
+
+    return run
+
+
+def run(prog, *, preview: bool, config=None):
+    return mocks.run(
+        prog,
+        project="eks-gpu-platform",
+        stack="test",
+        config={"aws:region": "us-west-2", **(config or {})},
+        region="us-west-2",
+        preview=preview,
+    )
+
+
+def test_placeholder_cidrs():
+    assert placeholder_cidrs(
+        ("192.0.2.0/24", "198.51.100.7/32", "203.0.113.0/25", "52.94.76.0/22", "10.0.0.0/8")
+    ) == ["192.0.2.0/24", "198.51.100.7/32", "203.0.113.0/25"]
+    assert placeholder_message(["198.51.100.0/24"]) == MESSAGE
+
+
+PLACEHOLDER = ClusterSpec(
+    name="gpu-prod", endpoint_public_access=True, public_access_cidrs=("198.51.100.0/24",)
+)
+
+
+def test_placeholder_cidr_is_refused_by_up():
+    """Fails on the old code, which deployed it and hung on the unreachable endpoint."""
+    with pytest.raises(SpecError) as err:
+        run(program(PLACEHOLDER), preview=False)
+    assert err.value.lines == [MESSAGE]
+
+
+def test_placeholder_cidr_warns_in_preview(caplog):
+    caplog.set_level(logging.WARNING)
+    rec = run(program(PLACEHOLDER), preview=True)
+    assert rec.of_type("eks:index:Cluster")
+    assert MESSAGE + " (refused by `pulumi up`)" in caplog.text
+
+
+KUBECONFIG = {
+    "users": [
+        {
+            "name": "aws",
+            "user": {
+                "exec": {
+                    "command": "aws",
+                    "args": ["eks", "get-token", "--cluster-name", "c", "--region", "us-west-2"],
+                }
+            },
+        }
+    ]
+}
+
+
+def test_kubeconfig_with_profile():
+    with_profile = json.loads(kubeconfig_with_profile(json.dumps(KUBECONFIG), "ops"))
+    assert with_profile["users"][0]["user"]["exec"]["args"] == [
+        *KUBECONFIG["users"][0]["user"]["exec"]["args"],
+        "--profile",
+        "ops",
+    ]
+    assert kubeconfig_with_profile(json.dumps(KUBECONFIG), None) == json.dumps(KUBECONFIG)
+
+
+def test_kubernetes_provider_uses_the_stack_profile():
+    """Fails on the old code: the provider got pulumi-eks's kubeconfig, which has no profile."""
+    rec = run(program(ClusterSpec(name="gpu-dev")), preview=False, config={"aws:profile": "ops"})
+    (provider,) = rec.of_type("pulumi:providers:kubernetes")
+    args = json.loads(provider.inputs["kubeconfig"])["users"][0]["user"]["exec"]["args"]
+    assert args[-2:] == ["--profile", "ops"]
+    (cluster,) = rec.of_type("eks:index:Cluster")
+    assert provider.inputs["kubeconfig"] == kubeconfig_with_profile(
+        cluster.outputs["kubeconfigJson"], "ops"
+    )
