@@ -395,7 +395,7 @@ def test_queue_derived_efa_limit_leaves_room_for_a_node_per_type():
         PlatformConfig.load(values, "us-east-1")
     assert err.value.lines == [
         "nodePools[0](train): the GPU limit its queues allow (8) is split over 2 instance type(s) and "
-        "leaves 4 for p5.48xlarge, less than one 8-GPU node; raise the routed queues' gpu "
+        "leaves 0 for p5e.48xlarge, less than one 8-GPU node; raise the routed queues' gpu "
         "quota/limit or select fewer types"
     ]
     ok = {**values, "scheduler": {"queues": [queue("train", ["train"], 16, 16)]}}

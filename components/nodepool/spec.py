@@ -421,8 +421,28 @@ def default_cpu_pool(*, spot: bool = True) -> NodePoolSpec:
 
 
 def split_gpu_limit(total: int | None, types: Sequence[catalog.InstanceType]) -> list[int | None]:
-    """An EFA pool's GPU cap shared across its per-type NodePools (remainder to the first)."""
+    """An EFA pool's GPU budget shared across its per-type NodePools, in whole nodes.
+
+    Karpenter limits are per NodePool (kubernetes-sigs/karpenter v1.14.1
+    ``pkg/apis/v1/nodepool.go`` L190-203): there is no cap shared by several NodePools, so
+    giving each type the whole budget would let Karpenter buy it once per type. The budget is
+    dealt out one node at a time, in the order the types are listed (list the type of the
+    capacity reservation first), while a whole node of the type fits in what is left: the
+    shares sum to the budget (less any part smaller than every node) and each is whole nodes.
+    A gang never spans instance types (its pod affinity includes the instance type), so the
+    largest gang of an EFA pool is its largest share.
+    """
     if total is None:
         return [None] * len(types)
-    share, rest = divmod(total, len(types))
-    return [share + (1 if i < rest else 0) for i in range(len(types))]
+    shares = [0] * len(types)
+    left = total
+    while True:
+        dealt = False
+        for i, t in enumerate(types):
+            size = max(t.gpu_count, 1)
+            if size <= left:
+                shares[i] += size
+                left -= size
+                dealt = True
+        if not dealt:
+            return list(shares)

@@ -165,8 +165,8 @@ def test_efa_pool_component(run_program):
 
 
 def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(run_program):
-    # An odd limit: the remainder goes to the first instance type's NodePool.
-    recording = run_program(make_pool({**EFA, "limits": {"gpus": 65}}, 65))
+    # An odd number of nodes: the extra node goes to the first instance type's NodePool.
+    recording = run_program(make_pool({**EFA, "limits": {"gpus": 72}}, 72))
     _, kids = component_and_children(recording)
     provider = next(r for r in recording.resources if r.name == "k8s")
     marker = next(r for r in recording.resources if r.name == "karpenter-ready")
@@ -179,7 +179,7 @@ def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(r
         if r.type.startswith("aws:"):
             assert r.provider == "", r.name  # the default AWS provider
     limits = {r.name: r.inputs["spec"]["limits"][GPU_RESOURCE] for r in kids if r.type == NODEPOOL}
-    assert limits == {"pool-p5-48xlarge-pool": "33", "pool-p5e-48xlarge-pool": "32"}
+    assert limits == {"pool-p5-48xlarge-pool": "40", "pool-p5e-48xlarge-pool": "32"}
 
 
 def test_efa_pool_without_vpc_id_is_rejected(run_program):

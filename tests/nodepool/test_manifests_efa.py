@@ -246,11 +246,27 @@ def types(*names: str) -> list[catalog.InstanceType]:
     [
         (None, ("p5.48xlarge", "p5e.48xlarge"), [None, None]),
         (64, ("p5.48xlarge", "p5e.48xlarge"), [32, 32]),
-        (65, ("p5.48xlarge", "p5e.48xlarge"), [33, 32]),
-        (7, ("p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge"), [3, 2, 2]),
+        # Whole nodes only (issue 12): the GPU that is not a node is left out.
+        (65, ("p5.48xlarge", "p5e.48xlarge"), [32, 32]),
+        # Dealt one node at a time in the listed order: the first type gets the odd node.
+        (40, ("p5.48xlarge", "p5e.48xlarge"), [24, 16]),
+        (24, ("p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge"), [8, 8, 8]),
+        (8, ("p5.48xlarge", "p5e.48xlarge"), [8, 0]),
+        (12, ("g6e.24xlarge", "g6e.48xlarge"), [4, 8]),
+        (20, ("g6e.24xlarge", "g6e.48xlarge"), [12, 8]),
         (16, ("p5.48xlarge",), [16]),
     ],
-    ids=["none", "64-over-2", "65-over-2", "7-over-3", "one-type"],
+    ids=[
+        "none",
+        "64-over-2",
+        "65-over-2",
+        "40-over-2",
+        "24-over-3",
+        "8-over-2",
+        "mixed-sizes",
+        "mixed-sizes-odd",
+        "one-type",
+    ],
 )
 def test_split_gpu_limit(total, names, expected):
     assert split_gpu_limit(total, types(*names)) == expected

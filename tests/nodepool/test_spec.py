@@ -147,8 +147,8 @@ BAD_SPECS = [
     (
         "efa-limit-too-small-to-split",
         {**E, "instanceTypes": ["p5.48xlarge", "p5e.48xlarge"], "limits": {"gpus": 8}},
-        "nodePools[0].limits.gpus: 8 is split over 2 instance type(s) and leaves 4 for "
-        "p5.48xlarge, less than one 8-GPU node; raise it or select fewer types",
+        "nodePools[0].limits.gpus: 8 is split over 2 instance type(s) and leaves 0 for "
+        "p5e.48xlarge, less than one 8-GPU node; raise it or select fewer types",
     ),
     (
         "gpu-limit-below-one-node",

@@ -1,0 +1,254 @@
+"""What a GPU node advertises and how Karpenter counts it (issue 12): ``nodepool.capacity``, the
+GPU NodeOverlays, the NodePool limits in advertised units, and the component that registers
+them. The Karpenter side is tests/karpenter_model.py (kubernetes-sigs/karpenter v1.14.1)."""
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+from crd_validation import validate
+from karpenter_model import NodePoolModel, overlaid_capacity
+
+from eks_gpu_platform.gpu_operator import mig_layout
+from eks_gpu_platform.nodepool.capacity import (
+    GPU_OVERLAY_WEIGHT,
+    gpu_overlay_manifests,
+    pool_capacity,
+)
+from eks_gpu_platform.nodepool.component import NodePool, NodePoolArgs
+from eks_gpu_platform.nodepool.manifests import nodepool_manifest
+from eks_gpu_platform.spec import SpecError
+
+from .pools import CLUSTER, DOMAIN, ROLE, spec
+
+NOTEBOOKS = {"name": "notebooks", "instanceTypes": ["g6.xlarge", "g6.12xlarge"]}
+SLICED = {**NOTEBOOKS, "timeSlicing": "shared-4"}
+H100 = {"name": "mig", "instanceTypes": ["p5.48xlarge"]}
+
+
+def layouts(profile: str, *families: str) -> dict:
+    return {f: mig_layout(profile, f) for f in families}
+
+
+def test_whole_gpus_need_no_overlay():
+    capacity = pool_capacity(spec(NOTEBOOKS))
+    assert capacity.mode == "whole"
+    assert capacity.per_gpu == {"nvidia.com/gpu": 1}
+    assert [(t.name, dict(t.advertised)) for t in capacity.types] == [
+        ("g6.xlarge", {"nvidia.com/gpu": 1}),
+        ("g6.12xlarge", {"nvidia.com/gpu": 4}),
+    ]
+    assert capacity.node_gpus == 1
+    assert gpu_overlay_manifests(spec(NOTEBOOKS), capacity, label_domain=DOMAIN) == []
+
+
+def test_time_sliced_pool_advertises_gpus_times_replicas():
+    capacity = pool_capacity(spec(SLICED), replicas=4)
+    assert capacity.mode == "time-sliced"
+    assert capacity.per_gpu == {"nvidia.com/gpu": 4}
+    assert (capacity.units_per_gpu, capacity.max_units_per_gpu) == (4, 4)
+    assert capacity.limits(1) == {"nvidia.com/gpu": "4"}
+    overlays = gpu_overlay_manifests(spec(SLICED), capacity, label_domain=DOMAIN)
+    assert overlays == [
+        {
+            "apiVersion": "karpenter.sh/v1alpha1",
+            "kind": "NodeOverlay",
+            "metadata": {"name": f"notebooks-{slug}-gpus"},
+            "spec": {
+                "weight": GPU_OVERLAY_WEIGHT,
+                "requirements": [
+                    {"key": f"{DOMAIN}/pool", "operator": "In", "values": ["notebooks"]},
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [t]},
+                ],
+                "capacity": {"nvidia.com/gpu": n},
+            },
+        }
+        for slug, t, n in (("g6-xlarge", "g6.xlarge", "4"), ("g6-12xlarge", "g6.12xlarge", "16"))
+    ]
+    for overlay in overlays:
+        assert validate(overlay) == []
+
+
+def test_mig_single_pool_advertises_its_devices_as_gpus():
+    raw = {**H100, "migProfile": "all-1g.10gb"}
+    capacity = pool_capacity(spec(raw), mig_layouts=layouts("all-1g.10gb", "p5"))
+    assert capacity.mode == "mig-single"
+    assert capacity.per_gpu == {"nvidia.com/gpu": 7}
+    assert [dict(t.advertised) for t in capacity.types] == [{"nvidia.com/gpu": 56}]
+    assert capacity.limits(16) == {"nvidia.com/gpu": "112"}
+
+
+def test_mig_mixed_pool_advertises_each_profile_and_no_whole_gpu():
+    raw = {**H100, "migProfile": "all-balanced"}
+    capacity = pool_capacity(
+        spec(raw), mig_strategy="mixed", mig_layouts=layouts("all-balanced", "p5")
+    )
+    assert capacity.mode == "mig-mixed"
+    assert capacity.per_gpu == {
+        "nvidia.com/mig-1g.10gb": 2,
+        "nvidia.com/mig-2g.20gb": 1,
+        "nvidia.com/mig-3g.40gb": 1,
+    }
+    # KAI charges the g-count (kai-scheduler v0.16.8 resources/mig.go): 2x1 + 1x2 + 1x3 = 7 per
+    # GPU in all; a queue using only one profile surely gets 2 (1g or 2g) per GPU.
+    assert (capacity.units_per_gpu, capacity.max_units_per_gpu) == (2, 7)
+    (overlay,) = gpu_overlay_manifests(spec(raw), capacity, label_domain=DOMAIN)
+    assert overlay["spec"]["capacity"] == {
+        "nvidia.com/gpu": "0",
+        "nvidia.com/mig-1g.10gb": "16",
+        "nvidia.com/mig-2g.20gb": "8",
+        "nvidia.com/mig-3g.40gb": "8",
+    }
+    assert validate(overlay) == []
+    manifest = nodepool_manifest(
+        spec(raw), name="mig", node_class="mig", label_domain=DOMAIN, gpu_limit=16,
+        per_gpu=capacity.per_gpu,
+    )  # fmt: skip
+    assert manifest["spec"]["limits"] == {
+        "nvidia.com/mig-1g.10gb": "32",
+        "nvidia.com/mig-2g.20gb": "16",
+        "nvidia.com/mig-3g.40gb": "16",
+    }
+    assert validate(manifest) == []
+
+
+def test_b200_mig_profiles_are_counted():
+    raw = {"name": "b200", "instanceTypes": ["p6-b200.48xlarge"], "migProfile": "all-3g.90gb"}
+    capacity = pool_capacity(spec(raw), mig_layouts=layouts("all-3g.90gb", "p6-b200"))
+    assert [dict(t.advertised) for t in capacity.types] == [{"nvidia.com/gpu": 16}]
+
+
+# --- Karpenter's accounting, before and after (the issue's cases) ------------------------------
+
+
+def sliced_model(limit: str, overlays: list, replicas: int = 4) -> NodePoolModel:
+    manifest = nodepool_manifest(
+        spec(SLICED), name="notebooks", node_class="notebooks", label_domain=DOMAIN,
+        gpu_limit=1,
+    )  # fmt: skip
+    manifest["spec"]["limits"]["nvidia.com/gpu"] = limit
+    return NodePoolModel(
+        manifest=manifest,
+        instance_types=["g6.xlarge", "g6.12xlarge"],
+        overlays=overlays,
+        advertised=lambda t: {"nvidia.com/gpu": {"g6.xlarge": 1, "g6.12xlarge": 4}[t] * replicas},
+    )
+
+
+def test_time_sliced_pool_before_issue_12_launches_a_node_per_slice_then_never_again():
+    """The limit in physical GPUs (2 for 8 slices) and no overlay: Karpenter thinks a g6.xlarge
+    offers 1 GPU, so it launches one node per one-slice pod; once initialized, each node counts
+    4, the pool is over its limit, and a node that goes is never replaced."""
+    model = sliced_model("2", overlays=[])
+    assert model.provision([{"nvidia.com/gpu": 1}] * 8) == []
+    assert [n.instance_type for n in model.nodes] == ["g6.xlarge", "g6.xlarge"]
+    assert model.usage() == {"nvidia.com/gpu": 8}  # 4 times the limit
+    model.nodes[0].deleting = True  # expired: its 4 pods go pending
+    assert len(model.provision([{"nvidia.com/gpu": 1}] * 4)) == 4  # never replaced
+    assert len(model.nodes) == 2
+
+
+def test_time_sliced_pool_with_overlays_and_limits_in_slices():
+    config_spec = spec(SLICED)
+    capacity = pool_capacity(config_spec, replicas=4)
+    overlays = gpu_overlay_manifests(config_spec, capacity, label_domain=DOMAIN)
+    model = sliced_model(capacity.limits(2)["nvidia.com/gpu"], overlays)
+    assert model.capacity("g6.xlarge") == {"nvidia.com/gpu": 4}
+    assert model.provision([{"nvidia.com/gpu": 1}] * 8) == []
+    assert [n.instance_type for n in model.nodes] == ["g6.xlarge", "g6.xlarge"]
+    assert model.usage() == {"nvidia.com/gpu": 8}  # exactly the limit
+    model.nodes[0].deleting = True
+    assert model.provision([{"nvidia.com/gpu": 1}] * 4) == []  # replaced
+    assert len([n for n in model.nodes if not n.deleting]) == 2
+
+
+def test_overlays_do_nothing_without_the_feature_gate():
+    capacity = pool_capacity(spec(SLICED), replicas=4)
+    overlays = gpu_overlay_manifests(spec(SLICED), capacity, label_domain=DOMAIN)
+    manifest = nodepool_manifest(
+        spec(SLICED), name="notebooks", node_class="notebooks", label_domain=DOMAIN, gpu_limit=1
+    )
+    assert overlaid_capacity("g6.xlarge", manifest, overlays, gate=False) == {"nvidia.com/gpu": 1}
+    assert overlaid_capacity("g6.xlarge", manifest, overlays) == {"nvidia.com/gpu": 4}
+
+
+def test_equal_weight_overlays_on_the_same_resource_conflict():
+    capacity = pool_capacity(spec(SLICED), replicas=4)
+    (ours, _) = gpu_overlay_manifests(spec(SLICED), capacity, label_domain=DOMAIN)
+    theirs = {**ours, "metadata": {"name": "zz-admin"}, "spec": {**ours["spec"], "capacity": {
+        "nvidia.com/gpu": "9"}}}  # fmt: skip
+    manifest = nodepool_manifest(
+        spec(SLICED), name="notebooks", node_class="notebooks", label_domain=DOMAIN, gpu_limit=1
+    )
+    # Same weight: the later in name order is refused (store.go L212-235); ours applies.
+    assert overlaid_capacity("g6.xlarge", manifest, [ours, theirs]) == {"nvidia.com/gpu": 4}
+    lower = {**theirs, "spec": {**theirs["spec"], "weight": GPU_OVERLAY_WEIGHT - 1}}
+    assert overlaid_capacity("g6.xlarge", manifest, [lower, ours]) == {"nvidia.com/gpu": 4}
+
+
+def test_mig_mixed_pool_cannot_scale_from_zero_without_overlays():
+    raw = {**H100, "migProfile": "all-1g.10gb"}
+    capacity = pool_capacity(
+        spec(raw), mig_strategy="mixed", mig_layouts=layouts("all-1g.10gb", "p5")
+    )
+    manifest = nodepool_manifest(
+        spec(raw), name="mig", node_class="mig", label_domain=DOMAIN, gpu_limit=8,
+        per_gpu=capacity.per_gpu,
+    )  # fmt: skip
+    advertised = {"nvidia.com/gpu": 0, "nvidia.com/mig-1g.10gb": 56}
+    pods = [{"nvidia.com/mig-1g.10gb": 1}] * 10
+    stuck = NodePoolModel(manifest, ["p5.48xlarge"], [], advertised=lambda t: dict(advertised))
+    assert len(stuck.provision(pods)) == 10 and stuck.nodes == []
+    overlays = gpu_overlay_manifests(spec(raw), capacity, label_domain=DOMAIN)
+    model = NodePoolModel(manifest, ["p5.48xlarge"], overlays, advertised=lambda t: advertised)
+    assert model.provision(pods) == []
+    assert len(model.nodes) == 1
+
+
+# --- the component --------------------------------------------------------------------------
+
+
+def program(raw: dict, capacity):
+    def run() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        marker = k8s.core.v1.ConfigMap("ready", opts=pulumi.ResourceOptions(provider=provider))
+        NodePool(
+            "nb",
+            NodePoolArgs(
+                spec=spec(raw),
+                cluster_name=CLUSTER,
+                label_domain=DOMAIN,
+                node_role=ROLE,
+                k8s_provider=provider,
+                gpu_limit=2,
+                capacity=capacity,
+                depends_on=[marker],
+            ),
+        )
+
+    return run
+
+
+def test_component_registers_the_overlays_and_limits_in_slices(run_program):
+    recording = run_program(program(SLICED, pool_capacity(spec(SLICED), replicas=4)))
+    overlays = recording.of_type("kubernetes:karpenter.sh/v1alpha1:NodeOverlay")
+    assert sorted(r.name for r in overlays) == ["nb-g6-12xlarge-gpus", "nb-g6-xlarge-gpus"]
+    (pool,) = recording.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": "8"}
+
+
+def test_component_refuses_a_time_sliced_pool_without_capacity():
+    with pytest.raises(SpecError) as err:
+        NodePoolArgs(
+            spec=spec(SLICED),
+            cluster_name=CLUSTER,
+            label_domain=DOMAIN,
+            node_role=ROLE,
+            k8s_provider=object(),
+            gpu_limit=2,
+            depends_on=[object()],
+        )
+    assert err.value.lines == [
+        "NodePoolArgs.capacity: is required for gpu pool 'notebooks': it is time-sliced or "
+        "MIG-partitioned, so its nodes advertise more nvidia.com/gpu (or nvidia.com/mig-*) than "
+        "the instance type has GPUs; pass pool_capacity(spec, replicas=... or mig_layouts=...)"
+    ]

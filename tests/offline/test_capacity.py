@@ -1,0 +1,290 @@
+"""The capacity plan (issue 12): capacity.json, and the invariant proved against a model of
+Karpenter v1.14.1's limit accounting (tests/karpenter_model.py) over dev, prod and generated
+stack configurations.
+
+The invariant, for every leaf queue: its quota is reachable (else a configuration error naming
+the queue and pools), and what Karpenter can buy for it across its pools exceeds its limit by at
+most the rounding to whole nodes (else a warning that names the numbers).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from capacity_cases import (
+    generated_configs,
+    generated_values,
+    pool_models,
+    stack_config,
+    unit_pod,
+)
+from karpenter_model import kai_units
+
+from eks_gpu_platform.capacity import capacity_plan, capacity_warnings
+from eks_gpu_platform.config import PlatformConfig
+from eks_gpu_platform.offline.capacity import capacity_document, capacity_markdown, write_capacity
+from eks_gpu_platform.spec import SpecError
+
+GENERATED, GENERATED_ERRORS = generated_configs(150)
+
+
+def test_enough_generated_configurations_validate():
+    # Those that fail are refused for a reason the suite checks elsewhere (an EFA share under
+    # one node, a pool whose budget comes to 0, an unreachable quota, shares over the budget).
+    assert len(GENERATED) >= 80, GENERATED_ERRORS
+    modes = {capacity_plan_mode for config in GENERATED for capacity_plan_mode in _modes(config)}
+    assert modes == {"whole", "time-sliced", "mig-single", "mig-mixed", "efa"}
+    assert any(len(q.pools) > 1 for c in GENERATED for q in capacity_plan(c))
+    assert any(q.shared_with for c in GENERATED for q in capacity_plan(c))
+
+
+def _modes(config: PlatformConfig) -> set[str]:
+    from eks_gpu_platform.capacity import capacity_of
+
+    out = set()
+    for pool in config.gpu_pools:
+        out.add("efa" if pool.kind == "efa" else capacity_of(pool, config.gpu_operator).mode)
+    return out
+
+
+CONFIGS = [("dev", stack_config("dev")), ("prod", stack_config("prod"))] + [
+    (f"generated-{i}", c) for i, c in enumerate(GENERATED)
+]
+
+
+def _flood(config: PlatformConfig, pools: tuple[str, ...], pods: int) -> float:
+    """Karpenter alone with this queue's pods, ``pods`` per pool: the KAI units bought."""
+    total = 0.0
+    for pool in pools:
+        for model in pool_models(config, pool):
+            model.provision([unit_pod(config, pool)] * pods)
+            total += model.bought(kai_units)
+    return total
+
+
+@pytest.mark.parametrize(("name", "config"), CONFIGS, ids=[n for n, _ in CONFIGS])
+def test_karpenter_buys_what_the_plan_says_for_every_queue(name, config):
+    """Every leaf queue floods its pools with one-unit pods, far more than its limit (over-quota
+    pods stay pending and still trigger scale-up): what the model of Karpenter buys is the
+    plan's purchasableMax, its quota is reachable, and the excess over the limit is whole-node
+    rounding, or the plan warns about that queue with the numbers."""
+    warnings = capacity_warnings(config)
+    plans = capacity_plan(config)
+    assert plans, name
+    for plan in plans:
+        bought = _flood(config, plan.pools, pods=int(max(plan.limit, plan.quota, 1)) * 8 + 64)
+        assert bought == pytest.approx(plan.purchasable_max), plan.name
+        assert plan.quota_reachable, plan.name
+        assert bought + 1e-9 >= plan.purchasable_min >= plan.quota, plan.name
+        excess = bought - plan.limit
+        warned = [w for w in warnings if f"queue '{plan.name}' " in w]
+        if excess > plan.rounding + 1e-9:
+            assert len(warned) == 1, (plan.name, excess, plan.rounding)
+            assert plan.shared_with or any(
+                "mig-mixed" in _modes_of(config, p) for p in plan.pools
+            ), plan.name
+        else:
+            assert warned == [], plan.name
+
+
+def _modes_of(config: PlatformConfig, pool: str) -> str:
+    from eks_gpu_platform.capacity import capacity_of
+
+    spec = next(p for p in config.gpu_pools if p.name == pool)
+    return capacity_of(spec, config.gpu_operator).mode
+
+
+@pytest.mark.parametrize(("name", "config"), CONFIGS, ids=[n for n, _ in CONFIGS])
+def test_no_nodepool_ever_exceeds_its_limits(name, config):
+    """Launch while usage + candidate <= limit: after any flood, every NodePool's usage (the
+    advertised capacity of its initialized nodes) is within each limited resource."""
+    for pool in config.gpu_pools:
+        for model in pool_models(config, pool.name):
+            model.provision([unit_pod(config, pool.name)] * 500)
+            usage = model.usage()
+            for resource, limit in model.limits.items():
+                assert usage.get(resource, 0) <= limit, (pool.name, resource)
+
+
+def test_dev_capacity_json_notebooks_and_queues():
+    document = capacity_document(stack_config("dev"))
+    assert set(document) == {"pools", "queues"}
+    notebooks = next(p for p in document["pools"] if p["name"] == "notebooks")
+    assert notebooks["limit"] == {"notebooks": {"nvidia.com/gpu": 4}}
+    assert notebooks["gpusPerNode"]["g6.xlarge"] == 1
+    assert notebooks["advertisedPerNode"]["g6.xlarge"] == {"nvidia.com/gpu": 4}
+    assert notebooks["advertisedPerNode"]["g6.48xlarge"] == {"nvidia.com/gpu": 32}
+    assert (notebooks["maxNodes"], notebooks["maxGpus"]) == (1, 1)
+    assert "maxHourlyUsd" not in notebooks  # no cited, dated price table is vendored
+    assert document["queues"] == [
+        {
+            "name": "research-batch",
+            "quota": 2,
+            "limit": 8,
+            "pools": ["gpu-spot"],
+            "purchasableMin": 8,
+            "purchasableMax": 8,
+            "quotaReachable": True,
+            "limitReachable": True,
+        },
+        {
+            "name": "research-serving",
+            "quota": 4,
+            "limit": 4,
+            "pools": ["inference"],
+            "purchasableMin": 4,
+            "purchasableMax": 4,
+            "quotaReachable": True,
+            "limitReachable": True,
+        },
+        {
+            "name": "research-notebooks",
+            "quota": 2,
+            "limit": 2,
+            "pools": ["notebooks"],
+            "purchasableMin": 4,
+            "purchasableMax": 4,
+            "quotaReachable": True,
+            "limitReachable": True,
+        },
+    ]
+
+
+def test_prod_capacity_json_shows_the_efa_split():
+    document = capacity_document(stack_config("prod"))
+    efa = next(p for p in document["pools"] if p["name"] == "train-efa")
+    assert efa["instanceTypes"] == ["p5.48xlarge", "p5e.48xlarge"]
+    assert efa["gpusPerNode"] == {"p5.48xlarge": 8, "p5e.48xlarge": 8}
+    assert efa["limit"] == {
+        "train-efa-p5-48xlarge": {"nvidia.com/gpu": 32},
+        "train-efa-p5e-48xlarge": {"nvidia.com/gpu": 32},
+    }
+    assert (efa["maxNodes"], efa["maxGpus"]) == (8, 64)
+    assert [q["name"] for q in document["queues"]] == ["llm-training", "research", "serving"]
+    assert [q["purchasableMax"] for q in document["queues"]] == [64, 32, 16]
+
+
+def test_write_capacity_and_the_summary_section(tmp_path):
+    config = stack_config("dev")
+    written = write_capacity(config, tmp_path)
+    assert json.loads((tmp_path / "capacity.json").read_text()) == written
+    section = capacity_markdown(config)
+    assert section.startswith("#### Capacity plan\n")
+    assert "| notebooks | notebooks: nvidia.com/gpu 4 | 1 | 1 |" in section
+    assert "| research-notebooks | 2 | 2 | notebooks | 4 | 4 | yes | yes |" in section.splitlines()
+
+
+# --- the issue's cases -----------------------------------------------------------------------
+
+
+def _values(pools: list[dict], queues: list[dict], **extra) -> dict:
+    def queue(q: dict) -> dict:
+        return {
+            "cpu": {"quota": 8, "limit": 8, "overQuotaWeight": 1},
+            "memory": {"quota": 32, "limit": 32, "overQuotaWeight": 1},
+            **q,
+        }
+
+    return {
+        "cluster": {"name": "gpu-test"},
+        "nodePools": pools,
+        "scheduler": {"queues": [queue(q) for q in queues]},
+        **extra,
+    }
+
+
+SPOT = {"name": "gpu-spot", "gpus": ["l4"], "capacityTypes": ["spot"], "preemptible": True}
+SPOT2 = {**SPOT, "name": "gpu-spot-2", "gpus": ["l40s"]}
+BATCH = {"name": "research-batch", "gpu": {"quota": 2, "limit": 8, "overQuotaWeight": 1}}
+
+
+def test_a_queue_routed_to_two_pools_shares_one_budget():
+    """research-batch (gpu.limit 8) routed to two pools: 4 + 4, so Karpenter buys 8, not 16."""
+    config = PlatformConfig.load(
+        _values([SPOT, SPOT2], [{**BATCH, "nodePools": ["gpu-spot", "gpu-spot-2"]}]),
+        "us-east-1",
+    )
+    assert config.gpu_limits == {"gpu-spot": 4, "gpu-spot-2": 4}
+    (plan,) = capacity_plan(config)
+    assert (plan.purchasable_min, plan.purchasable_max) == (8, 8)
+    assert _flood(config, plan.pools, pods=64) == 8
+    assert capacity_warnings(config) == []
+
+
+def test_explicit_pool_shares_split_the_budget():
+    queue = {**BATCH, "nodePools": ["gpu-spot", "gpu-spot-2"]}
+    config = PlatformConfig.load(
+        _values([SPOT, SPOT2], [{**queue, "poolShares": {"gpu-spot": 6, "gpu-spot-2": 2}}]),
+        "us-east-1",
+    )
+    assert config.gpu_limits == {"gpu-spot": 6, "gpu-spot-2": 2}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(
+            _values([SPOT, SPOT2], [{**queue, "poolShares": {"gpu-spot": 6, "gpu-spot-2": 6}}]),
+            "us-east-1",
+        )
+    assert err.value.lines == [
+        "scheduler.queues[0](research-batch).poolShares: sum to 12, more than gpu.limit 8: "
+        "Karpenter would buy GPUs the queue can never use"
+    ]
+
+
+def test_an_unreachable_quota_is_a_configuration_error_naming_queue_and_pools():
+    capped = {**SPOT, "limits": {"gpus": 2}}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(
+            _values(
+                [capped],
+                [
+                    {
+                        "name": "a",
+                        "gpu": {"quota": 2, "limit": 2, "overQuotaWeight": 1},
+                        "nodePools": ["gpu-spot"],
+                    },
+                    {
+                        "name": "b",
+                        "gpu": {"quota": 1, "limit": 4, "overQuotaWeight": 1},
+                        "nodePools": ["gpu-spot"],
+                    },
+                ],
+            ),
+            "us-east-1",
+        )
+    assert err.value.lines == [
+        "scheduler.queues[0](a).gpu.quota: 2 of queue 'a' is not reachable: its pools "
+        "('gpu-spot') can buy only 0 GPUs for it when the queues sharing them use their shares; "
+        "raise the pools' caps or their shares",
+        "scheduler.queues[1](b).gpu.quota: 1 of queue 'b' is not reachable: its pools "
+        "('gpu-spot') can buy only 0 GPUs for it when the queues sharing them use their shares; "
+        "raise the pools' caps or their shares",
+    ]
+
+
+def test_a_shared_pool_is_a_warning_with_the_numbers():
+    config = PlatformConfig.load(
+        _values(
+            [SPOT],
+            [
+                {**BATCH, "nodePools": ["gpu-spot"]},
+                {
+                    "name": "other",
+                    "gpu": {"quota": 1, "limit": 3, "overQuotaWeight": 1},
+                    "nodePools": ["gpu-spot"],
+                },
+            ],
+        ),
+        "us-east-1",
+    )
+    assert capacity_warnings(config) == [
+        "warning: Karpenter can buy up to 11 GPUs for queue 'research-batch' across 'gpu-spot', "
+        "3 above its gpu.limit 8, of which whole-node rounding accounts for 0 (its pools are "
+        "shared with 'other')",
+        "warning: Karpenter can buy up to 11 GPUs for queue 'other' across 'gpu-spot', 8 above "
+        "its gpu.limit 3, of which whole-node rounding accounts for 0 (its pools are shared "
+        "with 'research-batch')",
+    ]
+
+
+def test_generated_values_are_deterministic():
+    assert generated_values(7) == generated_values(7)
