@@ -8,10 +8,14 @@ reached by name through a headless Service (no training operator needed).
   #completion-mode, https://kubernetes.io/docs/tasks/job/job-with-pod-to-pod-communication/,
   https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/
   #pod-s-hostname-and-subdomain-fields).
-- torchrun: ``--rdzv-backend=c10d --rdzv-endpoint=<host>:<port>`` hosts the rendezvous store on
-  the node whose address is ``host`` (here pod 0), ``--nnodes`` is the number of pods,
-  ``--nproc-per-node`` the GPUs per pod, ``--rdzv-id`` the job's id and ``--node-rank`` the
-  pod's rank (https://docs.pytorch.org/docs/stable/elastic/run.html).
+- torchrun (https://docs.pytorch.org/docs/stable/elastic/run.html): ``--nnodes`` is the number
+  of pods, ``--nproc-per-node`` the GPUs per pod, ``--rdzv-id`` the job's id, and
+  ``--rdzv-backend=c10d --rdzv-endpoint=<host>:<port>`` hosts the rendezvous store on the node
+  whose address ``host`` resolves to: pod 0 (torch/distributed/elastic/rendezvous/utils.py
+  ``_matches_machine_hostname`` compares the endpoint's addresses with the machine's). The c10d
+  backend assigns node ranks at the rendezvous; torch/distributed/run.py hands ``--node-rank``
+  (here ``$(JOB_COMPLETION_INDEX)``) to the rendezvous only for the ``static`` backend, so it
+  documents the pod's index and keeps the command right if the backend is switched to static.
 """
 
 from collections.abc import Sequence
