@@ -221,7 +221,7 @@ def test_input_descriptions_are_the_field_docs_of_the_configuration_reference(sc
 def test_every_literal_field_is_an_enum_of_exactly_its_values(schema) -> None:
     types = schema["types"]
     fields = list(literal_fields())
-    assert len(fields) == 8
+    assert len(fields) == 9  # + VpcSpec.subnet_tagging (issue 11)
     for type_name, prop_name, values, is_list in fields:
         prop = types[f"{TOKEN}{type_name}"]["properties"][prop_name]
         if is_list:
@@ -238,6 +238,7 @@ def test_every_literal_field_is_an_enum_of_exactly_its_values(schema) -> None:
     }
     assert enums == {
         "KarpenterAuth": [("PodIdentity", "podIdentity"), ("Irsa", "irsa")],
+        "VpcSubnetTagging": [("Owned", "owned"), ("Shared", "shared"), ("None", "none")],
         "KarpenterLogLevel": [("Debug", "debug"), ("Info", "info"), ("Error", "error")],
         "NodePoolKind": [("Gpu", "gpu"), ("Efa", "efa"), ("Cpu", "cpu")],
         "NodePoolCapacityType": [

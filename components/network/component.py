@@ -58,13 +58,26 @@ class Network(pulumi.ComponentResource):
             self.vpc_id = pulumi.Output.from_input(spec.vpc_id or "")
             self.private_subnet_ids = pulumi.Output.from_input(list(spec.private_subnet_ids))
             self.public_subnet_ids = pulumi.Output.from_input(list(spec.public_subnet_ids))
-            for i, subnet_id in enumerate(spec.private_subnet_ids):
+            # aws.ec2.Tag manages one tag of a subnet it does not own ("Manages an individual
+            # EC2 resource tag", pulumi_aws/ec2/tag.py L174). Create sets the key (CreateTags
+            # overwrites any value it had, e.g. another cluster's); delete calls DeleteTags with
+            # the key and this stack's value, so the key goes unless another stack changed the
+            # value since (terraform-provider-aws resourceAwsEc2TagDelete; the version pulumi-aws
+            # 7.51.1 pins is unverified). A value that was there before is not restored.
+            # 'shared' keeps the tag on destroy (retain_on_delete: "the providers Delete method
+            # will not be called", pulumi/resource.py L572, 3.272.0); 'none' leaves the subnets
+            # alone: their owner tagged them for this cluster.
+            for i, subnet_id in enumerate(
+                spec.private_subnet_ids if spec.subnet_tagging != "none" else ()
+            ):
                 tag = aws.ec2.Tag(
                     f"{name}-private-{i}-discovery",
                     resource_id=subnet_id,
                     key=DISCOVERY_TAG,
                     value=args.cluster_name,
-                    opts=child,
+                    opts=pulumi.ResourceOptions(
+                        parent=self, retain_on_delete=spec.subnet_tagging == "shared"
+                    ),
                 )
                 self.egress.append(tag)
         self.register_outputs(

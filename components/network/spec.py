@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Literal
 
 from ..spec import Problem, Spec, camel, check_cidr, check_pattern, check_range, doc, show
 
@@ -31,6 +32,13 @@ class VpcSpec(Spec):
         (),
         "Existing VPC: public subnets for internet-facing load balancers (optional).",
         output=True,
+    )
+    subnet_tagging: Literal["owned", "shared", "none"] = doc(
+        "owned",
+        "Existing VPC: how the private subnets get the karpenter.sh/discovery tag. 'owned': "
+        "tagged, and the tag removed on destroy; 'shared': tagged, the tag left on destroy "
+        "(it was there before, or other stacks rely on it); 'none': already tagged with this "
+        "cluster's name, not touched.",
     )
 
     @property
@@ -68,6 +76,14 @@ class VpcSpec(Spec):
                         )
             if self.az_count is not None and (msg := check_range(self.az_count, 2, 6)):
                 out.append((("az_count",), msg))
+            if self.subnet_tagging != "owned":
+                out.append(
+                    (
+                        ("subnet_tagging",),
+                        f"{show(self.subnet_tagging)} only applies to an existing VPC (vpcId); "
+                        "a new VPC's subnets are always this stack's",
+                    )
+                )
             return out
         if msg := check_pattern(
             self.vpc_id or "", r"^vpc-[0-9a-f]{8,17}$", "a VPC id; expected 'vpc-' and hex digits"

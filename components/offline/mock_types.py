@@ -65,6 +65,7 @@ class Registration:
     registered_outputs: dict[str, Any] | None = None
     # Non-empty ``customTimeouts`` ("create"/"update"/"delete" -> Go duration).
     custom_timeouts: dict[str, str] | None = None
+    retain_on_delete: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +84,7 @@ class Registration:
             "aliases": self.aliases,
             "registeredOutputs": self.registered_outputs,
             **({"customTimeouts": self.custom_timeouts} if self.custom_timeouts else {}),
+            **({"retainOnDelete": True} if self.retain_on_delete else {}),
         }
 
 

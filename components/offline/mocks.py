@@ -276,6 +276,7 @@ class RecordingMonitor(_mocks.MockMonitor):
                 if getattr(request.customTimeouts, k)
             }
             or None,
+            retain_on_delete=bool(request.retainOnDelete),
         )
         return response
 

@@ -220,3 +220,32 @@ def test_new_vpc_uses_only_zones_without_opt_in(run_program):
         "state": "available",
         "filters": [{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
     }
+
+
+@pytest.mark.parametrize(
+    ("tagging", "tags", "retained"),
+    [("owned", 2, False), ("shared", 2, True), ("none", 0, False)],
+)
+def test_existing_vpc_subnet_tagging(run_program, tagging, tags, retained):
+    """Issue 11, item 11: 'shared' keeps the discovery tag on destroy (retain_on_delete),
+    'none' leaves the subnets alone."""
+    spec = VpcSpec(
+        vpc_id="vpc-0123456789abcdef0",
+        private_subnet_ids=("subnet-0123456789abcdef0", "subnet-0123456789abcdef1"),
+        subnet_tagging=tagging,
+    )
+    rec = network(run_program, spec)
+    found = rec.of_type("aws:ec2/tag:Tag")
+    assert len(found) == tags
+    assert {t.retain_on_delete for t in found} <= {retained}
+
+
+def test_subnet_tagging_only_for_an_existing_vpc():
+    from eks_gpu_platform.errors import SpecError
+
+    with pytest.raises(SpecError) as err:
+        VpcSpec(subnet_tagging="shared")
+    assert err.value.lines == [
+        "VpcSpec.subnet_tagging: 'shared' only applies to an existing VPC (vpcId); a new VPC's "
+        "subnets are always this stack's"
+    ]
