@@ -9,7 +9,7 @@ from typing import Any
 from .. import catalog, versions
 from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
-from ..efa.manifests import NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
+from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
 from ..scheduler import (
     RESTRICTED,
     WorkloadTemplate,
@@ -42,7 +42,9 @@ def training_notes(namespace: str, name: str) -> tuple[str, ...]:
         "Distributed training without a training operator: a batch/v1 Indexed Job and a headless",
         "Service; torchrun's c10d rendezvous runs in pod 0 (<job>-0.<service>). Needs KAI",
         "Scheduler and the queue (both installed by the stack). The ConfigMap's train.py is an",
-        "NCCL all-reduce smoke test: replace it with your script.",
+        "NCCL all-reduce smoke test: replace it with your script. On an EFA pool NCCL uses EFA",
+        "only if the image carries the aws-ofi-nccl plugin: the log says NET/OFI Selected",
+        "provider is efa.",
         "Run: kubectl apply -f <this file>",
         f"     kubectl logs -n {namespace} -l batch.kubernetes.io/job-name={name} --prefix -f",
     )
@@ -130,6 +132,7 @@ def _queue_workloads(
                 priority_class="train" if pool.preemptible else "build",
                 efa_per_pod=smallest.efa_interfaces if efa else 0,
                 hugepages_2mi=catalog.EFA_HUGEPAGES_2MI if efa else None,
+                env=NCCL_ENV if efa else None,
                 cpu=EFA_CPU if efa else str(CPU_PER_GPU * gpus),
                 memory=EFA_MEMORY if efa else f"{MEMORY_GIB_PER_GPU * gpus}Gi",
                 shm_size=EFA_SHM if efa else f"{SHM_GIB_PER_GPU * gpus}Gi",

@@ -18,7 +18,7 @@ reached by name through a headless Service (no training operator needed).
   documents the pod's index and keeps the command right if the backend is switched to static.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .constants import (
     BATCH_MIN_MEMBER_ANNOTATION,
@@ -145,6 +145,7 @@ def training_job_template(
     priority_class: str = "train",
     efa_per_pod: int = 0,
     hugepages_2mi: str | None = None,
+    env: Mapping[str, str] | None = None,
     do_not_disrupt: str | None = None,
 ) -> dict:
     """A gang-scheduled multi-pod training ``batch/v1`` Job (Indexed) for KAI on one pool.
@@ -158,7 +159,8 @@ def training_job_template(
     preemptible job for a while. ``script`` is the training script and its arguments, started
     by ``torchrun`` (see the module docstring); ``service`` names the headless Service
     (default: ``name``); ``script_config_map`` names a ConfigMap mounted read-only at
-    ``/workspace`` (``training_script_config_map``), the working directory. Pods meet Pod
+    ``/workspace`` (``training_script_config_map``), the working directory; ``env`` adds
+    environment variables (on EFA pools, NCCL's and libfabric's). Pods meet Pod
     Security "restricted" and mount no API token; ``/dev/shm`` is a memory ``emptyDir`` of
     ``shm_size`` (counted in the memory limit)."""
     service = service if service is not None else name
@@ -212,7 +214,7 @@ def training_job_template(
             gpus_per_pod=gpus_per_pod,
             script=script,
         ),
-        env=[WRITABLE_HOME],
+        env=[WRITABLE_HOME, *({"name": k, "value": v} for k, v in (env or {}).items())],
         ports=[{"name": RENDEZVOUS_PORT_NAME, "containerPort": RENDEZVOUS_PORT}],
         volumeMounts=mounts,
         **workdir,

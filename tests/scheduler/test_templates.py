@@ -228,6 +228,18 @@ def test_training_job_without_script_config_map_or_efa():
     }
 
 
+def test_training_job_env_follows_home():
+    (trainer,) = job(env={"FI_PROVIDER": "efa", "NCCL_DEBUG": "INFO"})["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert trainer["env"] == [
+        {"name": "HOME", "value": "/tmp"},
+        {"name": "FI_PROVIDER", "value": "efa"},
+        {"name": "NCCL_DEBUG", "value": "INFO"},
+    ]
+    assert job()["spec"]["template"]["spec"]["containers"][0]["env"] == HOME
+
+
 @pytest.mark.parametrize(
     ("overrides", "pod_annotations"),
     [
