@@ -445,7 +445,9 @@ def test_mutating_admission_policy_on_kubernetes_1_36(render_stack, stack):
     )
     assert kinds == [
         ("MutatingAdmissionPolicy", POLICY_NAME),
+        ("MutatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
         ("MutatingAdmissionPolicyBinding", POLICY_NAME),
+        ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
     ]
 
 

@@ -70,9 +70,11 @@ from .manifests import (
     POD_CREATE_RULES,
     disruption_admission_policy,
     non_preemptible_expression,
+    owner_non_preemptible_expression,
     priority_class_manifests,
     queue_manifest,
     queues_parents_first,
+    workload_admission_policy,
 )
 from .podsecurity import (
     BASELINE,
@@ -166,6 +168,7 @@ __all__ = [
     "leaf_queue_names",
     "namespace_manifest",
     "non_preemptible_expression",
+    "owner_non_preemptible_expression",
     "pod_security_labels",
     "pool_gpu_limits",
     "priority_class_manifests",
@@ -179,4 +182,5 @@ __all__ = [
     "training_script_config_map",
     "training_service_template",
     "weakest_level",
+    "workload_admission_policy",
 ]

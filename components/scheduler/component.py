@@ -206,6 +206,8 @@ class KaiScheduler(pulumi.ComponentResource):
         previous: list[pulumi.Resource] = []
         for manifest in admission:
             suffix, resource_type = _ADMISSION_TYPES[manifest["kind"]]
+            if manifest["metadata"]["name"].endswith("-workloads"):
+                suffix = suffix.replace("policy", "policy-workloads", 1)
             previous = [
                 resource_type(
                     f"{name}-{suffix}",

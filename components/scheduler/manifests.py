@@ -15,6 +15,7 @@ from .constants import (
     MILLICORES_PER_CORE,
     MUTATING_ADMISSION_POLICY_GA,
     NON_PREEMPTIBLE_CLASSES,
+    NON_PREEMPTIBLE_PRIORITY,
     PREEMPTIBILITY_LABEL,
     PRIORITY_CLASS_LABEL,
     PRIORITY_CLASSES,
@@ -117,23 +118,62 @@ def _cel_list(values: Sequence[str]) -> str:
     return "[" + ", ".join(f"'{v}'" for v in values) + "]"
 
 
-def non_preemptible_expression(priority_classes: Sequence[str]) -> str:
-    """CEL: the pod is non-preemptible for KAI.
+# Pods whose top owner KAI defaults to a non-preemptible class when no priority class is set
+# (kai-scheduler v0.16.8 pkg/podgrouper/podgrouper/plugins): a Deployment -> ``inference``
+# (deployment_grouper.go L48), a Knative service -> ``inference`` (knative.go L113), whose pods a
+# Deployment runs too, a Kubeflow Notebook -> ``build`` (notebook_grouper.go L37). A Deployment's
+# pods carry ``pod-template-hash`` and a ReplicaSet owner (the Deployment controller adds the
+# label to every ReplicaSet it creates: kubernetes.io/docs/concepts/workloads/controllers/
+# deployment/#pod-template-hash-label); a Notebook's carry ``notebook-name`` (kubeflow/kubeflow
+# components/notebook-controller/controllers/notebook_controller.go generateStatefulSet).
+DEPLOYMENT_POD_EXPRESSION = (
+    "has(object.metadata.labels) && 'pod-template-hash' in object.metadata.labels && "
+    "has(object.metadata.ownerReferences) && "
+    "object.metadata.ownerReferences.exists(r, r.kind == 'ReplicaSet')"
+)
+NOTEBOOK_POD_EXPRESSION = "has(object.metadata.labels) && 'notebook-name' in object.metadata.labels"
 
-    The label ``kai.scheduler/preemptibility`` decides when present; otherwise the priority
-    class, taken as KAI does from the pod label ``priorityClassName`` before
-    ``spec.priorityClassName``. (A ``priorityClassName`` label on the owning workload is not
-    visible to pod admission.)
+
+def non_preemptible_expression(priority_classes: Sequence[str]) -> str:
+    """CEL: the pod is non-preemptible for KAI (kai-scheduler v0.16.8).
+
+    The label ``kai.scheduler/preemptibility`` decides when present. Otherwise the priority
+    class, taken as KAI does from the label ``priorityClassName`` before
+    ``spec.priorityClassName`` (``default_grouper.go`` L191-203): a label names one of
+    ``priority_classes``; a ``spec.priorityClassName`` is non-preemptible when it is one of them
+    or its value is 100 or more (``pkg/common/podgroup/preemptible.go`` L10-26; the Priority
+    admission plugin has set ``spec.priority`` from the class before admission policies run:
+    kubernetes/kubernetes ``pkg/kubeapiserver/options/plugins.go`` ``AllOrderedPlugins``).
+    Without either, KAI's default for the pod's top owner: Deployment (and Knative) pods get
+    ``inference``, Notebook pods ``build``, the rest ``train``. A ``priorityClassName`` label
+    on the owning workload is not visible to pod admission: ``workload_admission_policy``
+    marks the workload's pod template instead.
     """
     labels = "object.metadata.labels"
     has_label = f"has({labels}) && '{{key}}' in {labels}"
+    classes = _cel_list(priority_classes)
     return (
         f"({has_label.format(key=PREEMPTIBILITY_LABEL)}) "
         f"? {labels}['{PREEMPTIBILITY_LABEL}'] == 'non-preemptible' "
         f": (({has_label.format(key=PRIORITY_CLASS_LABEL)}) "
-        f"? {labels}['{PRIORITY_CLASS_LABEL}'] "
-        ": (has(object.spec.priorityClassName) ? object.spec.priorityClassName : '')) "
-        f"in {_cel_list(priority_classes)}"
+        f"? {labels}['{PRIORITY_CLASS_LABEL}'] in {classes} "
+        ": ((has(object.spec.priorityClassName) && object.spec.priorityClassName != '') "
+        f"? (object.spec.priorityClassName in {classes} || (has(object.spec.priority) && "
+        f"object.spec.priority >= {NON_PREEMPTIBLE_PRIORITY})) "
+        f": (({DEPLOYMENT_POD_EXPRESSION}) || ({NOTEBOOK_POD_EXPRESSION}))))"
+    )
+
+
+def owner_non_preemptible_expression(priority_classes: Sequence[str]) -> str:
+    """CEL on a workload (Deployment, StatefulSet, ReplicaSet, Job): its own labels make its
+    pods non-preemptible for KAI, which reads the top owner's labels before the pod's
+    (``default_grouper.go`` L191-203, L226-273)."""
+    labels = "object.metadata.labels"
+    return (
+        f"has({labels}) && (('{PREEMPTIBILITY_LABEL}' in {labels}) "
+        f"? {labels}['{PREEMPTIBILITY_LABEL}'] == 'non-preemptible' "
+        f": ('{PRIORITY_CLASS_LABEL}' in {labels} && "
+        f"{labels}['{PRIORITY_CLASS_LABEL}'] in {_cel_list(priority_classes)}))"
     )
 
 
@@ -152,6 +192,111 @@ POD_CREATE_RULES = {
 }
 
 
+WORKLOAD_RULES = {
+    "resourceRules": [
+        {
+            "apiGroups": ["apps"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["deployments", "statefulsets", "replicasets"],
+        },
+        # A Job's pod template cannot change once the Job exists: creation only.
+        {
+            "apiGroups": ["batch"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["jobs"],
+        },
+    ]
+}
+TEMPLATE_ANNOTATED_EXPRESSION = (
+    "has(object.spec.template.metadata) && has(object.spec.template.metadata.annotations) && "
+    f"'{DO_NOT_DISRUPT_ANNOTATION}' in object.spec.template.metadata.annotations"
+)
+APPLY_TEMPLATE_DO_NOT_DISRUPT_EXPRESSION = (
+    "Object{spec: Object.spec{template: Object.spec.template{metadata: "
+    f'Object.spec.template.metadata{{annotations: {{"{DO_NOT_DISRUPT_ANNOTATION}": "true"}}}}}}}}}}'
+)
+
+
+def workload_admission_policy(
+    *, kubernetes_version: str, priority_classes: Sequence[str] = NON_PREEMPTIBLE_CLASSES
+) -> list[dict]:
+    """The policy and binding that mark the pod template of a workload whose own labels make
+    it non-preemptible (``owner_non_preemptible_expression``): mutating from Kubernetes 1.36,
+    a denial before, as ``disruption_admission_policy``."""
+    name = f"{DISRUPTION_POLICY_NAME}-workloads"
+    owner = {
+        "name": "owner-non-preemptible",
+        "expression": owner_non_preemptible_expression(priority_classes),
+    }
+    if _kubernetes_minor(kubernetes_version) >= MUTATING_ADMISSION_POLICY_GA:
+        return [
+            {
+                "apiVersion": ADMISSION_API,
+                "kind": "MutatingAdmissionPolicy",
+                "metadata": {"name": name},
+                "spec": {
+                    "failurePolicy": "Fail",
+                    "reinvocationPolicy": "Never",
+                    "matchConstraints": WORKLOAD_RULES,
+                    "matchConditions": [
+                        owner,
+                        {
+                            "name": "not-annotated",
+                            "expression": f"!({TEMPLATE_ANNOTATED_EXPRESSION})",
+                        },
+                    ],
+                    "mutations": [
+                        {
+                            "patchType": "ApplyConfiguration",
+                            "applyConfiguration": {
+                                "expression": APPLY_TEMPLATE_DO_NOT_DISRUPT_EXPRESSION
+                            },
+                        }
+                    ],
+                },
+            },
+            {
+                "apiVersion": ADMISSION_API,
+                "kind": "MutatingAdmissionPolicyBinding",
+                "metadata": {"name": name},
+                "spec": {"policyName": name},
+            },
+        ]
+    return [
+        {
+            "apiVersion": ADMISSION_API,
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": WORKLOAD_RULES,
+                "matchConditions": [owner],
+                "validations": [
+                    {
+                        "expression": TEMPLATE_ANNOTATED_EXPRESSION,
+                        "message": (
+                            f"workloads labelled non-preemptible ({PRIORITY_CLASS_LABEL} "
+                            f"{', '.join(priority_classes)}, or {PREEMPTIBILITY_LABEL}="
+                            "non-preemptible) must carry the annotation "
+                            f'{DO_NOT_DISRUPT_ANNOTATION}: "true" in their pod template, or '
+                            "Karpenter may consolidate their pods' nodes"
+                        ),
+                        "reason": "Invalid",
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": ADMISSION_API,
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name},
+            "spec": {"policyName": name, "validationActions": ["Deny"]},
+        },
+    ]
+
+
 def disruption_admission_policy(
     *, kubernetes_version: str, priority_classes: Sequence[str] = NON_PREEMPTIBLE_CLASSES
 ) -> list[dict]:
@@ -161,12 +306,16 @@ def disruption_admission_policy(
     ``karpenter.sh/do-not-disrupt: "true"`` (an ApplyConfiguration, which also creates a missing
     annotations map) to pods of ``priority_classes`` that do not carry the annotation; an
     explicit value, such as a duration, is left alone. Before 1.36: a validating policy whose
-    binding denies such pods without the annotation. Only pod creation is matched.
+    binding denies such pods without the annotation. Only pod creation is matched. Then the
+    workloads' policy and binding (``workload_admission_policy``), for owners' labels.
     """
     non_preemptible = {
         "name": "non-preemptible",
         "expression": non_preemptible_expression(priority_classes),
     }
+    workloads = workload_admission_policy(
+        kubernetes_version=kubernetes_version, priority_classes=priority_classes
+    )
     if _kubernetes_minor(kubernetes_version) >= MUTATING_ADMISSION_POLICY_GA:
         policy = {
             "apiVersion": ADMISSION_API,
@@ -194,7 +343,7 @@ def disruption_admission_policy(
             "metadata": {"name": DISRUPTION_POLICY_NAME},
             "spec": {"policyName": DISRUPTION_POLICY_NAME},
         }
-        return [policy, binding]
+        return [policy, binding, *workloads]
     classes = ", ".join(priority_classes)
     policy = {
         "apiVersion": ADMISSION_API,
@@ -224,4 +373,4 @@ def disruption_admission_policy(
         "metadata": {"name": DISRUPTION_POLICY_NAME},
         "spec": {"policyName": DISRUPTION_POLICY_NAME, "validationActions": ["Deny"]},
     }
-    return [policy, binding]
+    return [policy, binding, *workloads]

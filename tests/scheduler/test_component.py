@@ -74,6 +74,11 @@ def test_component_children(run_program):
             (QUEUE_TYPE, "kai-queue-inference"),
             (ADMISSION + "MutatingAdmissionPolicy", "kai-disruption-policy"),
             (ADMISSION + "MutatingAdmissionPolicyBinding", "kai-disruption-policy-binding"),
+            (ADMISSION + "MutatingAdmissionPolicy", "kai-disruption-policy-workloads"),
+            (
+                ADMISSION + "MutatingAdmissionPolicyBinding",
+                "kai-disruption-policy-workloads-binding",
+            ),
         ]
     )
     provider = next(r for r in recording.resources if r.name == "k8s")
@@ -137,8 +142,8 @@ def test_component_priority_classes(run_program):
 @pytest.mark.parametrize(
     ("version", "policy", "expected"),
     [
-        ("1.36", True, ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"]),
-        ("1.35", True, ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]),
+        ("1.36", True, ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"] * 2),
+        ("1.35", True, ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * 2),
         ("1.36", False, []),
     ],
 )

@@ -141,10 +141,42 @@ NON_PREEMPTIBLE = (
     "(has(object.metadata.labels) && 'kai.scheduler/preemptibility' in object.metadata.labels) "
     "? object.metadata.labels['kai.scheduler/preemptibility'] == 'non-preemptible' "
     ": ((has(object.metadata.labels) && 'priorityClassName' in object.metadata.labels) "
-    "? object.metadata.labels['priorityClassName'] "
-    ": (has(object.spec.priorityClassName) ? object.spec.priorityClassName : '')) "
-    "in ['build', 'inference']"
+    "? object.metadata.labels['priorityClassName'] in ['build', 'inference'] "
+    ": ((has(object.spec.priorityClassName) && object.spec.priorityClassName != '') "
+    "? (object.spec.priorityClassName in ['build', 'inference'] || (has(object.spec.priority) "
+    "&& object.spec.priority >= 100)) "
+    ": ((has(object.metadata.labels) && 'pod-template-hash' in object.metadata.labels && "
+    "has(object.metadata.ownerReferences) && "
+    "object.metadata.ownerReferences.exists(r, r.kind == 'ReplicaSet')) || "
+    "(has(object.metadata.labels) && 'notebook-name' in object.metadata.labels))))"
 )
+OWNER_NON_PREEMPTIBLE = (
+    "has(object.metadata.labels) && (('kai.scheduler/preemptibility' in object.metadata.labels) "
+    "? object.metadata.labels['kai.scheduler/preemptibility'] == 'non-preemptible' "
+    ": ('priorityClassName' in object.metadata.labels && "
+    "object.metadata.labels['priorityClassName'] in ['build', 'inference']))"
+)
+TEMPLATE_ANNOTATED = (
+    "has(object.spec.template.metadata) && has(object.spec.template.metadata.annotations) && "
+    "'karpenter.sh/do-not-disrupt' in object.spec.template.metadata.annotations"
+)
+WORKLOAD_RULES = {
+    "resourceRules": [
+        {
+            "apiGroups": ["apps"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["deployments", "statefulsets", "replicasets"],
+        },
+        {
+            "apiGroups": ["batch"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["jobs"],
+        },
+    ]
+}
+WORKLOADS = "kai-non-preemptible-do-not-disrupt-workloads"
 ANNOTATED = (
     "has(object.metadata.annotations) && 'karpenter.sh/do-not-disrupt' in "
     "object.metadata.annotations"
@@ -188,6 +220,36 @@ def test_mutating_policy_from_1_36(version):
             "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
             "spec": {"policyName": "kai-non-preemptible-do-not-disrupt"},
         },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingAdmissionPolicy",
+            "metadata": {"name": WORKLOADS},
+            "spec": {
+                "failurePolicy": "Fail",
+                "reinvocationPolicy": "Never",
+                "matchConstraints": WORKLOAD_RULES,
+                "matchConditions": [
+                    {"name": "owner-non-preemptible", "expression": OWNER_NON_PREEMPTIBLE},
+                    {"name": "not-annotated", "expression": f"!({TEMPLATE_ANNOTATED})"},
+                ],
+                "mutations": [
+                    {
+                        "patchType": "ApplyConfiguration",
+                        "applyConfiguration": {
+                            "expression": "Object{spec: Object.spec{template: "
+                            "Object.spec.template{metadata: Object.spec.template.metadata{"
+                            'annotations: {"karpenter.sh/do-not-disrupt": "true"}}}}}'
+                        },
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingAdmissionPolicyBinding",
+            "metadata": {"name": WORKLOADS},
+            "spec": {"policyName": WORKLOADS},
+        },
     ]
 
 
@@ -223,6 +285,34 @@ def test_validating_policy_before_1_36(version):
                 "validationActions": ["Deny"],
             },
         },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": WORKLOADS},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": WORKLOAD_RULES,
+                "matchConditions": [
+                    {"name": "owner-non-preemptible", "expression": OWNER_NON_PREEMPTIBLE}
+                ],
+                "validations": [
+                    {
+                        "expression": TEMPLATE_ANNOTATED,
+                        "message": "workloads labelled non-preemptible (priorityClassName "
+                        "build, inference, or kai.scheduler/preemptibility=non-preemptible) must "
+                        'carry the annotation karpenter.sh/do-not-disrupt: "true" in their pod '
+                        "template, or Karpenter may consolidate their pods' nodes",
+                        "reason": "Invalid",
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": WORKLOADS},
+            "spec": {"policyName": WORKLOADS, "validationActions": ["Deny"]},
+        },
     ]
 
 
@@ -239,16 +329,27 @@ def evaluate(expression: str, pod: dict) -> bool:
     return bool(program.evaluate({"object": celpy.json_to_cel(pod)}))
 
 
-def pod(priority_class=None, labels=None, annotations=None) -> dict:
-    metadata = {"name": "p"}
+def pod(priority_class=None, labels=None, annotations=None, priority=None, owner=None) -> dict:
+    metadata: dict = {"name": "p"}
     if labels is not None:
         metadata["labels"] = labels
     if annotations is not None:
         metadata["annotations"] = annotations
-    spec = {"containers": [{"name": "c", "image": "i"}]}
+    if owner is not None:
+        metadata["ownerReferences"] = [{"kind": owner, "name": "o", "apiVersion": "apps/v1"}]
+    spec: dict = {"containers": [{"name": "c", "image": "i"}]}
     if priority_class is not None:
         spec["priorityClassName"] = priority_class
+        # The Priority admission plugin resolves the class before admission policies run.
+        spec["priority"] = {"train": 50, "build-preemptible": 75, "build": 100}.get(
+            priority_class, 125 if priority_class == "inference" else 0
+        )
+    if priority is not None:
+        spec["priority"] = priority
     return {"metadata": metadata, "spec": spec}
+
+
+HASH = {"pod-template-hash": "5d9c7b"}
 
 
 DND = {"karpenter.sh/do-not-disrupt": "true"}
@@ -268,14 +369,23 @@ ADMISSION_CASES = [
     (pod("inference", labels={PREEMPTIBILITY: "preemptible"}), (False, False)),
     (pod(labels={"priorityClassName": "build"}), (True, True)),
     (pod("inference", labels={"priorityClassName": "train"}), (False, False)),
+    # Issue 12, item 8: what KAI treats as non-preemptible beyond the named classes.
+    (pod("critical", priority=1000), (True, True)),  # any class of value 100 or more
+    (pod("low", priority=99), (False, False)),
+    (pod(labels=HASH, owner="ReplicaSet"), (True, True)),  # a Deployment's: inference
+    (pod(labels=HASH, owner="ReplicaSet", annotations=DND), (False, False)),
+    (pod("train", labels=HASH, owner="ReplicaSet"), (False, False)),  # its class decides
+    (pod(owner="ReplicaSet"), (False, False)),  # a bare ReplicaSet: train
+    (pod(labels={"notebook-name": "nb"}, owner="StatefulSet"), (True, True)),  # build
+    (pod(labels={"statefulset": "db"}, owner="StatefulSet"), (False, False)),
 ]
 
 
 @pytest.mark.parametrize(("candidate", "outcome"), ADMISSION_CASES)
 def test_admission_cel_on_pods(candidate, outcome):
-    mutating, _ = disruption_admission_policy(kubernetes_version="1.36")
+    mutating = disruption_admission_policy(kubernetes_version="1.36")[0]
     mutated = all(evaluate(c["expression"], candidate) for c in mutating["spec"]["matchConditions"])
-    validating, _ = disruption_admission_policy(kubernetes_version="1.35")
+    validating = disruption_admission_policy(kubernetes_version="1.35")[0]
     denied = all(
         evaluate(c["expression"], candidate) for c in validating["spec"]["matchConditions"]
     ) and not all(evaluate(v["expression"], candidate) for v in validating["spec"]["validations"])
@@ -283,16 +393,62 @@ def test_admission_cel_on_pods(candidate, outcome):
 
 
 def test_apply_configuration_expression_parses():
-    mutating, _ = disruption_admission_policy(kubernetes_version="1.36")
+    mutating = disruption_admission_policy(kubernetes_version="1.36")[0]
     expression = mutating["spec"]["mutations"][0]["applyConfiguration"]["expression"]
     assert _CEL.compile(expression) is not None
 
 
 def test_custom_priority_classes():
-    policy, _ = disruption_admission_policy(
+    policy = disruption_admission_policy(
         kubernetes_version="1.36", priority_classes=("critical",)
-    )
+    )[0]
     condition = policy["spec"]["matchConditions"][0]["expression"]
-    assert condition.endswith("in ['critical']")
+    assert "labels['priorityClassName'] in ['critical']" in condition
     assert evaluate(condition, pod("critical"))
-    assert not evaluate(condition, pod("inference"))
+    assert evaluate(condition, pod(labels={"priorityClassName": "critical"}))
+    assert not evaluate(condition, pod(labels={"priorityClassName": "inference"}))
+    # By value, a class of 100 or more is non-preemptible whatever its name (KAI's rule).
+    assert evaluate(condition, pod("inference"))
+    assert not evaluate(condition, pod("batch", priority=10))
+
+
+def workload(kind: str, labels=None, template_annotations=None) -> dict:
+    metadata: dict = {"name": "w"}
+    if labels is not None:
+        metadata["labels"] = labels
+    template: dict = {"spec": {"containers": [{"name": "c", "image": "i"}]}}
+    if template_annotations is not None:
+        template["metadata"] = {"annotations": template_annotations}
+    return {"kind": kind, "metadata": metadata, "spec": {"template": template}}
+
+
+# workload -> (mutated by the 1.36 workloads policy, denied by the pre-1.36 one)
+WORKLOAD_CASES = [
+    (workload("Deployment", {"priorityClassName": "inference"}), (True, True)),
+    (workload("Job", {"priorityClassName": "build"}), (True, True)),
+    (workload("StatefulSet", {PREEMPTIBILITY: "non-preemptible"}), (True, True)),
+    (
+        workload("Deployment", {PREEMPTIBILITY: "preemptible", "priorityClassName": "build"}),
+        (False, False),
+    ),
+    (workload("Deployment", {"priorityClassName": "train"}), (False, False)),
+    (workload("Deployment"), (False, False)),  # its pods: the pod policy's Deployment default
+    (workload("Job", {"priorityClassName": "build"}, DND), (False, False)),
+]
+
+
+@pytest.mark.parametrize(("candidate", "outcome"), WORKLOAD_CASES)
+def test_admission_cel_on_workloads(candidate, outcome):
+    mutating = disruption_admission_policy(kubernetes_version="1.36")[2]
+    mutated = all(evaluate(c["expression"], candidate) for c in mutating["spec"]["matchConditions"])
+    validating = disruption_admission_policy(kubernetes_version="1.35")[2]
+    denied = all(
+        evaluate(c["expression"], candidate) for c in validating["spec"]["matchConditions"]
+    ) and not all(evaluate(v["expression"], candidate) for v in validating["spec"]["validations"])
+    assert (mutated, denied) == outcome
+
+
+def test_workload_apply_configuration_expression_parses():
+    mutating = disruption_admission_policy(kubernetes_version="1.36")[2]
+    expression = mutating["spec"]["mutations"][0]["applyConfiguration"]["expression"]
+    assert _CEL.compile(expression) is not None
