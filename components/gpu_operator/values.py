@@ -106,6 +106,12 @@ def gpu_operator_values(
         "mig": {"strategy": spec.mig_strategy},
         "migManager": {
             "enabled": True,
+            # MIG mode changes on cloud VMs need a reboot (NVIDIA GPU Operator MIG guide, "In a
+            # cloud service provider (CSP) environment ... WITH_REBOOT ... true"; mig-parted
+            # v0.15.0 cmd/nvidia-mig-manager/main.go L200-206, reconfigure.go L184-195). The
+            # chart's values no longer set it (v26.7.0 values.yaml L370-377: env: []). A node
+            # whose MIG mode is already right is not rebooted.
+            "env": [{"name": "WITH_REBOOT", "value": "true"}],
             "config": {
                 "create": True,
                 "name": MIG_CONFIG_NAME,

@@ -60,6 +60,7 @@ def test_values_for_eks_amis_exactly():
         "mig": {"strategy": "single"},
         "migManager": {
             "enabled": True,
+            "env": [{"name": "WITH_REBOOT", "value": "true"}],
             "config": {
                 "create": True,
                 "name": "eks-gpu-platform-mig-parted-config",
