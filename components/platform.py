@@ -366,7 +366,8 @@ class GpuPlatform(pulumi.ComponentResource):
             self.aws_provider = aws.Provider(f"{name}-aws", region=config.region, opts=child)
             child = pulumi.ResourceOptions(parent=self, providers={"aws": self.aws_provider})
         cluster_name = config.cluster.name
-        tags = {**config.tags, "eks-gpu-platform/cluster": cluster_name}
+        node_tags = {"eks-gpu-platform/cluster": cluster_name}
+        tags = {**config.tags, **node_tags}
 
         self.network = Network(
             f"{name}-network",
@@ -425,7 +426,9 @@ class GpuPlatform(pulumi.ComponentResource):
                     vpc_id=self.network.vpc_id,
                     gpu_limit=gpu_limits.get(pool.name),
                     depends_on=karpenter_ready,
-                    tags=tags,
+                    # A stable minimum: EC2NodeClass tags are in Karpenter's drift hash, so a
+                    # stack tag edit would replace every node (issue 11, item 6).
+                    tags=node_tags,
                 ),
                 opts=child,
             )

@@ -32,6 +32,8 @@ from .nodegroup import (
 )
 from .spec import ClusterSpec, SystemNodeGroupSpec
 
+# The tag every resource of the platform carries (GpuPlatform adds it to the stack's tags).
+CLUSTER_TAG = "eks-gpu-platform/cluster"
 # Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
 ADDONS_BEFORE_COMPUTE = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 ADDONS_AFTER_COMPUTE = ("coredns",)
@@ -214,15 +216,19 @@ class EksCluster(pulumi.ComponentResource):
         )
         self.system_node_role_arn = role.arn
         template = system_launch_template_data(system.disk_size_gib)
+        node_tags = {CLUSTER_TAG: spec.name}
         launch_template = aws.ec2.LaunchTemplate(
             f"{name}-system",
             description=f"System nodes of EKS cluster {spec.name}",
             update_default_version=True,
             metadata_options=template["metadata_options"],
             block_device_mappings=template["block_device_mappings"],
+            # Instance and volume tags are the template's data: any edit makes a new template
+            # version and rolls every system node (issue 11, item 6). A stable minimum: the
+            # instance's name and the cluster.
             tag_specifications=[
-                {"resource_type": "instance", "tags": {**tags, "Name": f"{spec.name}-system"}},
-                {"resource_type": "volume", "tags": tags},
+                {"resource_type": "instance", "tags": {**node_tags, "Name": f"{spec.name}-system"}},
+                {"resource_type": "volume", "tags": node_tags},
             ],
             tags=tags,
             opts=child,

@@ -21,6 +21,9 @@ from .constants import (
     GPU_TAINT,
 )
 from .spec import NodePoolSpec
+from .userdata import HUGEPAGE_BYTES as HUGEPAGE_BYTES  # re-exported (its earlier home)
+from .userdata import hugepages_user_data as hugepages_user_data  # re-exported, likewise
+from .userdata import node_user_data
 
 # Graviton families (m7g, c7gn, r8g, ...) run arm64; every other family here runs x86_64.
 GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
@@ -29,17 +32,6 @@ GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
 def family_arch(family: str) -> str:
     """The ``kubernetes.io/arch`` of an instance family: arm64 for Graviton, else amd64."""
     return "arm64" if GRAVITON_FAMILY.match(family) else "amd64"
-
-
-HUGEPAGE_BYTES = 2 * 1024 * 1024
-
-
-def _quantity_bytes(quantity: str) -> int:
-    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-    match = re.fullmatch(r"([0-9]+)(Ki|Mi|Gi|Ti)", quantity)
-    if not match:
-        raise ValueError(f"not a binary quantity: {quantity!r}")
-    return int(match.group(1)) * units[match.group(2)]
 
 
 def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:
@@ -226,31 +218,6 @@ def block_device_mappings(spec: NodePoolSpec) -> list[dict[str, Any]]:
     return [{"deviceName": "/dev/xvda", "rootVolume": True, "ebs": ebs}]
 
 
-def hugepages_user_data(ami_family: str, hugepages_2mi: str) -> str:
-    """User data reserving 2 MiB hugepages at boot, before the kubelet starts and reports them.
-
-    AL2023: a MIME part Karpenter merges with its own NodeConfig (shell parts run before
-    ``nodeadm-run`` starts the kubelet). Bottlerocket: a TOML sysctl setting.
-    """
-    pages = _quantity_bytes(hugepages_2mi) // HUGEPAGE_BYTES
-    if ami_family == "bottlerocket":
-        return f'[settings.kernel.sysctl]\n"vm.nr_hugepages" = "{pages}"\n'
-    return (
-        "MIME-Version: 1.0\n"
-        'Content-Type: multipart/mixed; boundary="//"\n'
-        "\n"
-        "--//\n"
-        'Content-Type: text/x-shellscript; charset="us-ascii"\n'
-        "\n"
-        "#!/bin/bash\n"
-        "set -euo pipefail\n"
-        "# Reserve 2 MiB hugepages for EFA (libfabric/NCCL) before the kubelet starts.\n"
-        f'echo "vm.nr_hugepages = {pages}" > /etc/sysctl.d/90-efa-hugepages.conf\n'
-        "sysctl -p /etc/sysctl.d/90-efa-hugepages.conf\n"
-        "--//--\n"
-    )
-
-
 def ec2nodeclass_manifest(
     spec: NodePoolSpec,
     *,
@@ -278,7 +245,8 @@ def ec2nodeclass_manifest(
         "blockDeviceMappings": block_device_mappings(spec),
     }
     if spec.is_gpu:
-        # Local NVMe, striped, backs containerd and the kubelet: image pulls at disk speed.
+        # Local NVMe, striped, backs containerd and the kubelet: image pulls at disk speed
+        # (how Karpenter and nodeadm / Bottlerocket place them: userdata.py's docstring).
         node_spec["instanceStorePolicy"] = "RAID0"
     kubelet = spec.kubelet.manifest()
     if kubelet:
@@ -286,9 +254,12 @@ def ec2nodeclass_manifest(
     if instance_type is not None:
         node_spec["networkInterfaces"] = catalog.efa_network_interfaces(instance_type)
         node_spec["associatePublicIPAddress"] = False
-        node_spec["userData"] = hugepages_user_data(
-            spec.ami.family, catalog.hugepages_2mi_for(instance_type)
-        )
+    # Parallel pulls, registry QPS/burst, EFA hugepages and pre-pulled images (userdata.py).
+    node_spec["userData"] = node_user_data(
+        spec.ami.family,
+        hugepages_2mi=catalog.hugepages_2mi_for(instance_type) if instance_type else None,
+        pre_pull=spec.pre_pull_images,
+    )
     if placement_group is not None:
         node_spec["placementGroupSelector"] = {"name": placement_group}
     if spec.capacity_reservations:

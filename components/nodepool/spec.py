@@ -45,6 +45,7 @@ from .parts import (
     TaintSpec,
     article,
 )
+from .userdata import pre_pull_problems
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,6 +88,9 @@ class NodePoolSpec(Spec):
     mig_profile: str | None = doc(None, "GPU Operator MIG profile (label nvidia.com/mig.config).")
     time_slicing: str | None = doc(
         None, "GPU Operator time-slicing config (label nvidia.com/device-plugin.config)."
+    )
+    pre_pull_images: tuple[str, ...] = doc(
+        (), "Images (pinned tag or digest) pulled at every node start; al2023 pools, at most 10."
     )
 
     # -- derived ---------------------------------------------------------------------------
@@ -210,6 +214,7 @@ class NodePoolSpec(Spec):
                 out.append((("limits", "gpus"), "only applies to gpu and efa pools"))
         if self.mig_profile is not None and self.time_slicing is not None:
             out.append((("time_slicing",), "cannot be combined with migProfile on the same pool"))
+        out += pre_pull_problems(self.pre_pull_images, self.ami.family)
         return out
 
     def _volume_problems(self) -> list[Problem]:

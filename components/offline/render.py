@@ -37,6 +37,7 @@ from typing import NoReturn
 from ..capacity import capacity_warnings
 from ..spec import SpecError
 from .capacity import capacity_markdown, write_capacity
+from .plan import write_plan
 from .policies import check_policies, load_policy_pack
 from .run import (
     SECRET_PLACEHOLDER,
@@ -119,6 +120,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--policy-pack-config", type=Path, help="policy config JSON, as for the CLI"
     )
     parser.add_argument("--no-policy", action="store_true", help="skip the policy pack")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="DIR",
+        help="a previous render's output directory: write plan.json and plan.md (offline.plan)",
+    )
     return parser.parse_args(argv)
 
 
@@ -154,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CONFIG
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
+        if args.compare is not None:
+            write_plan(args.compare, out)
         capacity = capacity_markdown(config) if config is not None else ""
         warnings = capacity_warnings(config) if config is not None else []
         if config is not None:

@@ -249,8 +249,12 @@ def test_system_node_group(run_program):
             }
         ],
         "tagSpecifications": [
-            {"resourceType": "instance", "tags": {"team": "ml", "Name": "gpu-dev-system"}},
-            {"resourceType": "volume", "tags": {"team": "ml"}},
+            # A stable minimum: a stack tag edit must not roll the system nodes (issue 11).
+            {
+                "resourceType": "instance",
+                "tags": {"eks-gpu-platform/cluster": "gpu-dev", "Name": "gpu-dev-system"},
+            },
+            {"resourceType": "volume", "tags": {"eks-gpu-platform/cluster": "gpu-dev"}},
         ],
         "tags": {"team": "ml"},
     }

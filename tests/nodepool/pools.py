@@ -103,6 +103,33 @@ AL2023_HUGEPAGES = (
 )
 BOTTLEROCKET_HUGEPAGES = '[settings.kernel.sysctl]\n"vm.nr_hugepages" = "2560"\n'
 
+# Every EC2NodeClass's user data (node-start levers, nodepool/userdata.py), written out.
+AL2023_NODE_CONFIG_PART = (
+    "--//\n"
+    "Content-Type: application/node.eks.aws\n"
+    "\n"
+    "apiVersion: node.eks.aws/v1alpha1\n"
+    "kind: NodeConfig\n"
+    "spec:\n"
+    "  kubelet:\n"
+    "    config:\n"
+    "      serializeImagePulls: false\n"
+    "      maxParallelImagePulls: 10\n"
+    "      registryPullQPS: 20\n"
+    "      registryBurst: 40\n"
+)
+AL2023_USER_DATA = (
+    "MIME-Version: 1.0\n"
+    'Content-Type: multipart/mixed; boundary="//"\n'
+    "\n" + AL2023_NODE_CONFIG_PART + "--//--\n"
+)
+# The NodeConfig, then the hugepages script of AL2023_HUGEPAGES.
+AL2023_EFA_USER_DATA = AL2023_HUGEPAGES.replace(
+    "\n--//\n", "\n" + AL2023_NODE_CONFIG_PART + "--//\n", 1
+)
+BOTTLEROCKET_USER_DATA = "[settings.kubernetes]\nregistry-qps = 20\nregistry-burst = 40\n"
+BOTTLEROCKET_EFA_USER_DATA = BOTTLEROCKET_USER_DATA + "\n" + BOTTLEROCKET_HUGEPAGES
+
 
 # --- the pools under test ----------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from eks_gpu_platform.nodepool.spec import NodePoolSpec, default_cpu_pool
 
 from .pools import (
     AL2023,
+    AL2023_USER_DATA,
     DISCOVERY,
     DOMAIN_ANNOTATION,
     GPU_RESOURCE,
@@ -77,6 +78,7 @@ def test_spot_gpu_ec2nodeclass_exactly():
             "metadataOptions": IMDS,
             "blockDeviceMappings": [GPU_ROOT],
             "instanceStorePolicy": "RAID0",
+            "userData": AL2023_USER_DATA,
             "tags": {"team": "ml", "eks-gpu-platform/pool": "gpu-spot"},
         },
     }
@@ -143,6 +145,7 @@ def test_on_demand_gpu_ec2nodeclass_exactly():
             "metadataOptions": IMDS,
             "blockDeviceMappings": [GPU_ROOT],
             "instanceStorePolicy": "RAID0",
+            "userData": AL2023_USER_DATA,
             "tags": {"team": "ml", "eks-gpu-platform/pool": "inference"},
         },
     }
@@ -257,6 +260,7 @@ def test_cpu_ec2nodeclass_exactly():
                     },
                 }
             ],
+            "userData": AL2023_USER_DATA,
             "tags": {"team": "ml", "eks-gpu-platform/pool": "general"},
         },
     }

@@ -13,9 +13,12 @@ from eks_gpu_platform.nodepool.spec import split_gpu_limit
 
 from .pools import (
     AL2023,
+    AL2023_EFA_USER_DATA,
     AL2023_HUGEPAGES,
     BOTTLEROCKET,
+    BOTTLEROCKET_EFA_USER_DATA,
     BOTTLEROCKET_HUGEPAGES,
+    BOTTLEROCKET_USER_DATA,
     DISCOVERY,
     DOMAIN_ANNOTATION,
     EFA_SG,
@@ -88,7 +91,7 @@ def test_efa_ec2nodeclass_for_p5_exactly():
             "instanceStorePolicy": "RAID0",
             "networkInterfaces": efa_interfaces(range(32)),
             "associatePublicIPAddress": False,
-            "userData": AL2023_HUGEPAGES,
+            "userData": AL2023_EFA_USER_DATA,
             "placementGroupSelector": {"name": PLACEMENT_GROUP},
             "tags": {"team": "ml", "eks-gpu-platform/pool": "train"},
         },
@@ -161,7 +164,7 @@ def test_bottlerocket_efa_ec2nodeclass_exactly():
             "instanceStorePolicy": "RAID0",
             "networkInterfaces": efa_interfaces(range(16)),
             "associatePublicIPAddress": False,
-            "userData": BOTTLEROCKET_HUGEPAGES,
+            "userData": BOTTLEROCKET_EFA_USER_DATA,
             "placementGroupSelector": {"name": PLACEMENT_GROUP},
             "tags": {"team": "ml", "eks-gpu-platform/pool": "train-br"},
         },
@@ -180,6 +183,8 @@ def test_bottlerocket_efa_nodepool_exactly():
                         "example.com/pool": "train-br",
                         "example.com/preemptible": "false",
                         "example.com/efa": "true",
+                        # Bottlerocket runs its own device plugin: no GPU Operator operands.
+                        "nvidia.com/gpu.deploy.operands": "false",
                     }
                 },
                 "spec": {
@@ -203,12 +208,12 @@ def test_bottlerocket_efa_nodepool_exactly():
     }
 
 
-def test_bottlerocket_gpu_pool_without_efa_has_no_user_data():
+def test_bottlerocket_gpu_pool_without_efa_has_only_the_pull_settings():
     manifest = class_manifest(
         {**ON_DEMAND, "ami": {"family": "bottlerocket", "version": "v1.60.1"}}
     )
     assert manifest["spec"]["amiSelectorTerms"] == [{"alias": "bottlerocket@v1.60.1"}]
-    assert "userData" not in manifest["spec"]
+    assert manifest["spec"]["userData"] == BOTTLEROCKET_USER_DATA
     assert [b["deviceName"] for b in manifest["spec"]["blockDeviceMappings"]] == [
         "/dev/xvda",
         "/dev/xvdb",

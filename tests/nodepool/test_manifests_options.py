@@ -16,6 +16,7 @@ from eks_gpu_platform.spec import load_value
 
 from .pools import (
     AL2023,
+    AL2023_USER_DATA,
     DISCOVERY,
     DOMAIN,
     GPU_ROOT,
@@ -53,6 +54,7 @@ def test_capacity_reservations_by_id_and_by_tags_with_owner():
                 {"id": "cr-0123456789abcdef0"},
                 {"tags": {"purpose": "training"}, "ownerID": "111122223333"},
             ],
+            "userData": AL2023_USER_DATA,
             "tags": {"team": "ml", "eks-gpu-platform/pool": "reserved"},
         },
     }
@@ -109,6 +111,7 @@ def test_mig_profile_labels_and_kubelet():
         "blockDeviceMappings",
         "instanceStorePolicy",
         "kubelet",
+        "userData",
         "tags",
     ]
 

@@ -1,0 +1,257 @@
+"""The offline plan: what ``pulumi up`` would do to a stack, from two renders.
+
+``plan(old, new)`` compares a previous render's ``resources.json`` with the new one and gives one
+row per URN of either render: ``create``, ``update``, ``replace``, ``delete`` or ``same``, with the
+input keys that differ. Following the engine:
+- a resource is matched to its old self by URN, or through its aliases (``snapshot.alias_urns``,
+  the engine's alias and inherited-child-alias rules);
+- ``ignoreChanges`` inputs do not count;
+- a change replaces when an input in the provider's replace-on-change table changes
+  (``snapshot.REPLACE_INPUTS``, the ForceNew fields; a Kubernetes object's name, namespace,
+  apiVersion or kind), or an input listed in the resource's ``replaceOnChanges``;
+- a replacement deletes first when the resource says ``deleteBeforeReplace``, or when an
+  auto-named input was set explicitly (the terraform bridge's rule: pulumi-terraform-bridge
+  pkg/tfbridge/provider.go L1275-1276, schema.go L193-240, v3.136.0); otherwise the new one is
+  created before the old one is deleted.
+Karpenter objects whose change drifts nodes are marked as rolling them: any EC2NodeClass spec
+change (its static fields are hashed, its selectors resolved: karpenter-provider-aws
+pkg/apis/v1/ec2nodeclass.go L591-611, pkg/cloudprovider/drift.go L181-195, v1.14.1) and a
+NodePool's ``spec.template``; and the system nodes roll when their launch template or the node
+group's version changes. ``plan.md`` also shows the order ``pulumi destroy`` deletes the new
+render in (``teardown.delete_order``).
+
+``write_plan(previous_dir, out)`` writes ``plan.json`` and ``plan.md`` into ``out``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import mocks
+from .snapshot import REPLACE_INPUTS, alias_urns, engine_urns
+from .teardown import delete_order
+
+ACTIONS = ("create", "update", "replace", "delete", "same")
+# Inputs the provider fills with a generated name when they are not given (pulumi-aws
+# provider/resource_overrides.go AutoName fields): setting one explicitly means
+# delete-before-replace.
+AUTONAMED: dict[str, str] = {
+    "aws:eks/nodeGroup:NodeGroup": "nodeGroupName",
+    "aws:iam/role:Role": "name",
+    "aws:iam/policy:Policy": "name",
+    "aws:sqs/queue:Queue": "name",
+    "aws:cloudwatch/eventRule:EventRule": "name",
+    "aws:ec2/placementGroup:PlacementGroup": "name",
+    "aws:ec2/launchTemplate:LaunchTemplate": "name",
+}
+# A Kubernetes object is replaced when its identity changes (pulumi-kubernetes provider Diff:
+# metadata.name/namespace, apiVersion group and kind force replacement).
+KUBERNETES_IDENTITY = ("apiVersion", "kind")
+NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+
+
+def registrations(resources: Sequence[Mapping[str, Any]]) -> list[mocks.Registration]:
+    """``resources.json`` entries as recorded registrations (what the snapshot helpers take)."""
+    return [
+        mocks.Registration(
+            type=r["type"],
+            name=r["name"],
+            urn=r["urn"],
+            parent=r.get("parent") or "",
+            custom=bool(r.get("custom", True)),
+            inputs=dict(r.get("inputs") or {}),
+            outputs={},
+            id="",
+            dependencies=list(r.get("dependencies") or []),
+            property_dependencies={},
+            provider=r.get("provider") or "",
+            protect=bool(r.get("protect")),
+            ignore_changes=list(r.get("ignoreChanges") or []),
+            replace_on_changes=list(r.get("replaceOnChanges") or []),
+            delete_before_replace=bool(r.get("deleteBeforeReplace")),
+            version="",
+            aliases=list(r.get("aliases") or []),
+        )
+        for r in resources
+    ]
+
+
+def _recording(resources: Sequence[Mapping[str, Any]]) -> mocks.Recording:
+    return mocks.Recording(resources=registrations(resources))
+
+
+def changed_keys(
+    old: Mapping[str, Any], new: Mapping[str, Any], ignore: Sequence[str]
+) -> list[str]:
+    """Top-level input keys whose values differ; a nested ignoreChanges path (a.b) masks only
+    that path."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if key in ignore:
+            continue
+        before, after = old.get(key), new.get(key)
+        nested = [i.split(".", 1)[1] for i in ignore if i.startswith(key + ".")]
+        if nested and isinstance(before, dict) and isinstance(after, dict):
+            before = _without(before, nested)
+            after = _without(after, nested)
+        if before != after:
+            out.append(key)
+    return out
+
+
+def _without(value: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
+    out = dict(value)
+    for path in paths:
+        head, _, rest = path.partition(".")
+        if rest and isinstance(out.get(head), dict):
+            out[head] = _without(out[head], [rest])
+        else:
+            out.pop(head, None)
+    return out
+
+
+def replacing_keys(
+    reg: mocks.Registration, old: mocks.Registration, changed: list[str]
+) -> list[str]:
+    """The changed keys that force a replacement."""
+    keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
+    if reg.type.startswith("kubernetes:") and reg.type != "kubernetes:helm.sh/v3:Release":
+        keys |= set(KUBERNETES_IDENTITY)
+        before = (
+            (old.inputs.get("metadata") or {})
+            if isinstance(old.inputs.get("metadata"), dict)
+            else {}
+        )
+        after = (
+            (reg.inputs.get("metadata") or {})
+            if isinstance(reg.inputs.get("metadata"), dict)
+            else {}
+        )
+        if any(before.get(k) != after.get(k) for k in ("name", "namespace")):
+            keys.add("metadata")
+    if reg.type == "kubernetes:helm.sh/v3:Release":
+        keys |= {"name", "namespace"}
+    return [k for k in changed if k in keys or "*" in reg.replace_on_changes]
+
+
+def delete_before_replace(reg: mocks.Registration) -> bool:
+    """The resource option, else the bridge's rule for an explicitly set auto-named input."""
+    return reg.delete_before_replace or AUTONAMED.get(reg.type, "\0") in reg.inputs
+
+
+def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[str]) -> bool:
+    """Whether applying the change replaces running nodes."""
+    if reg.type == NODECLASS:
+        return "spec" in changed
+    if reg.type == NODEPOOL:
+        return (reg.inputs.get("spec") or {}).get("template") != (old.inputs.get("spec") or {}).get(
+            "template"
+        )
+    if reg.type == "aws:eks/nodeGroup:NodeGroup":
+        return bool({"launchTemplate", "version", "releaseVersion", "amiType"} & set(changed))
+    if reg.type == "aws:ec2/launchTemplate:LaunchTemplate":
+        return bool(set(changed) - {"tags", "description"})
+    return False
+
+
+def plan(
+    old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """One row per URN of either render (engine URNs), sorted by URN."""
+    old_rec, new_rec = _recording(old), _recording(new)
+    old_urns, new_urns = engine_urns(old_rec), engine_urns(new_rec)
+    old_by = {old_urns[r.urn]: r for r in old_rec.resources}
+    aliases = alias_urns(new_rec)
+    matched: set[str] = set()
+    rows = []
+    for reg in new_rec.resources:
+        urn = new_urns[reg.urn]
+        candidates = [urn, *aliases.get(urn, [])]
+        previous_urn = next((c for c in candidates if c in old_by and c not in matched), None)
+        row: dict[str, Any] = {"urn": urn, "type": reg.type}
+        if previous_urn is None:
+            rows.append({**row, "action": "create", "changed": sorted(reg.inputs)})
+            continue
+        matched.add(previous_urn)
+        previous = old_by[previous_urn]
+        changed = changed_keys(previous.inputs, reg.inputs, reg.ignore_changes)
+        replacing = replacing_keys(reg, previous, changed)
+        action = "replace" if replacing else "update" if changed else "same"
+        row.update(action=action, changed=changed)
+        if previous_urn != urn:
+            row["aliasOf"] = previous_urn
+        if action == "replace":
+            row["deleteBeforeReplace"] = delete_before_replace(reg)
+        if changed and rolls_nodes(reg, previous, changed):
+            row["rollsNodes"] = True
+        rows.append(row)
+    for urn, reg in old_by.items():
+        if urn not in matched:
+            rows.append({"urn": urn, "type": reg.type, "action": "delete", "changed": []})
+    return sorted(rows, key=lambda r: r["urn"])
+
+
+def _short(urn: str) -> str:
+    typ = urn.split("::")[2].rsplit("$", 1)[-1]
+    return f"{typ} {urn.rsplit('::', 1)[-1]}"
+
+
+def markdown(rows: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> str:
+    counts = {a: sum(1 for r in rows if r["action"] == a) for a in ACTIONS}
+    lines = [
+        "# Plan",
+        "",
+        ", ".join(f"{counts[a]} to {a}" for a in ACTIONS if a != "same")
+        + f", {counts['same']} unchanged",
+        "",
+    ]
+    changes = [r for r in rows if r["action"] != "same"]
+    if changes:
+        lines += ["| action | resource | changed inputs | notes |", "|---|---|---|---|"]
+        for r in changes:
+            notes = []
+            if r["action"] == "replace":
+                notes.append(
+                    "deletes the old one first"
+                    if r.get("deleteBeforeReplace")
+                    else "creates the new one before deleting the old one"
+                )
+            if r.get("rollsNodes"):
+                notes.append("**rolls nodes**")
+            if r.get("aliasOf"):
+                notes.append(f"was {_short(r['aliasOf'])} (alias)")
+            changed = ", ".join(r["changed"]) if r["action"] != "create" else ""
+            lines.append(
+                f"| {r['action']} | `{_short(r['urn'])}` | {changed} | {'; '.join(notes)} |"
+            )
+        lines.append("")
+    else:
+        lines += ["No changes.", ""]
+    order = delete_order(new)
+    urns = engine_urns(_recording(new))
+    lines += [
+        "## Teardown order",
+        "",
+        "The order `pulumi destroy` deletes this stack in (each step in parallel, after the one "
+        "before it; from the recorded dependencies):",
+        "",
+    ]
+    for i, step in enumerate(order, 1):
+        names = ", ".join(f"`{_short(urns[u])}`" for u in step)
+        lines.append(f"{i}. {names}")
+    return "\n".join(lines) + "\n"
+
+
+def write_plan(previous: Path, out: Path) -> list[dict[str, Any]]:
+    """Compare ``previous/resources.json`` with ``out/resources.json``; write plan.json and
+    plan.md into ``out``."""
+    old = json.loads((previous / "resources.json").read_text())
+    new = json.loads((out / "resources.json").read_text())
+    rows = plan(old, new)
+    (out / "plan.json").write_text(json.dumps({"changes": rows}, indent=2, sort_keys=True) + "\n")
+    (out / "plan.md").write_text(markdown(rows, new))
+    return rows

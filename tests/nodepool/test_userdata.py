@@ -1,0 +1,303 @@
+"""Node-start levers in the EC2NodeClasses' user data (nodepool/userdata.py): parallel image
+pulls with registry QPS/burst on every node class, the instance-store RAID0 that holds containerd
+and the kubelet, and pre-pulled images; each upstream behaviour pinned on the vendored file.
+"""
+
+import email
+import re
+import tomllib
+
+import pytest
+import yaml
+from crd_validation import reference_dir
+
+from eks_gpu_platform.nodepool import userdata
+from eks_gpu_platform.spec import SpecError
+
+from .pools import (
+    AL2023_USER_DATA,
+    BOTTLEROCKET_USER_DATA,
+    KEY,
+    MANIFESTS,
+    ON_DEMAND,
+    class_manifest,
+    spec,
+)
+
+NODE_CONFIG = {
+    "apiVersion": "node.eks.aws/v1alpha1",
+    "kind": "NodeConfig",
+    "spec": {
+        "kubelet": {
+            "config": {
+                "serializeImagePulls": False,
+                "maxParallelImagePulls": 10,
+                "registryPullQPS": 20,
+                "registryBurst": 40,
+            }
+        }
+    },
+}
+PYTORCH = "nvcr.io/nvidia/pytorch:25.01-py3"
+ECR = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train@sha256:" + "ab" * 32
+
+
+def reference(*parts: str) -> str:
+    return reference_dir().joinpath(*parts).read_text()
+
+
+def mime_parts(text: str) -> list[tuple[str, str]]:
+    """(content type, body) of each part, as cloud-init and Karpenter's MIME reader see them."""
+    message = email.message_from_string(text)
+    assert message.is_multipart()
+    return [(p.get_content_type(), p.get_payload()) for p in message.get_payload()]
+
+
+# --- parallel pulls on every node class ---------------------------------------------------------
+
+
+def test_al2023_user_data_is_one_nodeconfig_part():
+    assert userdata.al2023_user_data() == AL2023_USER_DATA
+    [(content_type, body)] = mime_parts(AL2023_USER_DATA)
+    assert content_type == "application/node.eks.aws"
+    assert yaml.safe_load(body) == NODE_CONFIG
+
+
+def test_bottlerocket_user_data_raises_registry_qps_and_burst_only():
+    assert userdata.bottlerocket_user_data() == BOTTLEROCKET_USER_DATA
+    assert tomllib.loads(BOTTLEROCKET_USER_DATA) == {
+        "settings": {"kubernetes": {"registry-qps": 20, "registry-burst": 40}}
+    }
+
+
+@pytest.mark.parametrize("name", sorted(k for k in MANIFESTS if k.endswith("/EC2NodeClass")))
+def test_every_ec2nodeclass_turns_on_parallel_pulls(name):
+    node_spec = MANIFESTS[name]()["spec"]
+    text = node_spec["userData"]
+    if node_spec["amiSelectorTerms"][0]["alias"].startswith("bottlerocket@"):
+        kubernetes = tomllib.loads(text)["settings"]["kubernetes"]
+        assert kubernetes == {"registry-qps": 20, "registry-burst": 40}
+    else:
+        configs = [
+            yaml.safe_load(b) for t, b in mime_parts(text) if t == "application/node.eks.aws"
+        ]
+        assert configs == [NODE_CONFIG]
+
+
+def test_the_nodeconfig_fields_are_nodeadm_and_kubelet_fields():
+    """nodeadm takes ``spec.kubelet.config`` as a KubeletConfiguration to merge; each key the
+    NodeConfig sets is a field of k8s.io/kubelet/config/v1beta1 (vendored in nodeadm)."""
+    types = reference("amazon-eks-ami", "nodeadm-nodeconfig_types.go-v20260724")
+    assert 'Config map[string]runtime.RawExtension `json:"config,omitempty"`' in types
+    assert 'Kubelet    KubeletOptions    `json:"kubelet,omitempty"`' in types
+    kubelet = reference("amazon-eks-ami", "kubelet-config-v1beta1-types.go-v0.36.2")
+    for key in NODE_CONFIG["spec"]["kubelet"]["config"]:
+        assert re.search(rf'`json:"{key},omitempty"`', kubelet), key
+    # The kubelet's defaults the levers raise, and the rule the bound obeys.
+    assert "Setting it to 0 means no limit.\n\t// Default: 5" in kubelet
+    assert "Only used if registryPullQPS is greater than 0.\n\t// Default: 10" in kubelet
+    assert "This field cannot be set if SerializeImagePulls is true." in kubelet
+
+
+def test_karpenter_keeps_the_user_parts_before_its_own_nodeconfig():
+    """Karpenter v1.14.1 appends its NodeConfig after the user's parts; its values win only for
+    the fields it sets (cluster, taints, labels, ``spec.kubelet``), none of the pull settings."""
+    nodeadm = reference("karpenter", "bootstrap-nodeadm.go-1.14.1")
+    assert (
+        "mimeArchive := mime.Archive(append(customEntries, mime.Entry{\n"
+        "\t\tContentType: mime.ContentTypeNodeConfig,\n"
+        "\t\tContent:     nodeConfigYAML,\n"
+        "\t}))"
+    ) in nodeadm
+    generated = nodeadm[nodeadm.index("func (n Nodeadm) getNodeConfigYAML()") :]
+    for key in NODE_CONFIG["spec"]["kubelet"]["config"]:
+        assert key not in generated
+
+
+def test_bottlerocket_pulls_in_parallel_already_and_karpenter_keeps_qps_and_burst():
+    kubelet = reference("bottlerocket", "kubelet-config-k8s-1.31")
+    assert "\nserializeImagePulls: false\n" in kubelet
+    assert "registryPullQPS: {{settings.kubernetes.registry-qps}}" in kubelet
+    assert "registryBurst: {{settings.kubernetes.registry-burst}}" in kubelet
+    settings = reference("karpenter", "bootstrap-bottlerocketsettings.go-1.14.1")
+    assert '`toml:"registry-qps,omitempty"`' in settings
+    assert '`toml:"registry-burst,omitempty"`' in settings
+    # Why the bound is not set on Bottlerocket: Karpenter rebuilds settings.kubernetes from its
+    # typed struct, which has no max-parallel-image-pulls, so the setting would be dropped.
+    assert 'c.SettingsRaw["kubernetes"] = c.Settings.Kubernetes' in settings
+    # (The setting exists from Bottlerocket 1.51: https://bottlerocket.dev/en/os/1.54.x/api/settings/kubernetes/)
+    assert "max-parallel-image-pulls" not in settings
+
+
+# --- instance-store NVMe: containerd and the kubelet on RAID0 ----------------------------------
+
+
+def test_gpu_node_classes_put_containerd_and_the_kubelet_on_the_instance_store_raid0():
+    classes = {k: MANIFESTS[k]()["spec"] for k in MANIFESTS if k.endswith("/EC2NodeClass")}
+    raid0 = sorted(k for k, s in classes.items() if s.get("instanceStorePolicy") == "RAID0")
+    assert raid0 == sorted(k for k in classes if not k.startswith(("cpu/", "default-cpu/")))
+
+
+def test_al2023_raid0_binds_kubelet_and_containerd_through_nodeadm():
+    """Karpenter's RAID0 -> NodeConfig localStorage RAID0 -> ``setup-local-disks raid0`` ->
+    /dev/md/kubernetes at /mnt/k8s-disks/0, bind-mounted over the kubelet and containerd dirs."""
+    karpenter = reference("karpenter", "bootstrap-nodeadm.go-1.14.1")
+    assert (
+        "if lo.FromPtr(n.InstanceStorePolicy) == v1.InstanceStorePolicyRAID0 {\n"
+        "\t\tconfig.Spec.Instance.LocalStorage.Strategy = admv1alpha1.LocalStorageRAID0"
+    ) in karpenter
+    local_disk = reference("amazon-eks-ami", "nodeadm-local_disk.go-v20260724")
+    assert "strategy := strings.ToLower(string(cfg.Spec.Instance.LocalStorage.Strategy))" in (
+        local_disk
+    )
+    assert 'exec.Command("setup-local-disks", args...)' in local_disk
+    script = reference("amazon-eks-ami", "setup-local-disks-v20260724")
+    assert 'local md_name="kubernetes"' in script
+    assert 'MNT_DIR="/mnt/k8s-disks"' in script
+    assert 'local array_mount_point="${MNT_DIR}/0"' in script
+    for flag, path in (("KUBELET", "/var/lib/kubelet"), ("CONTAINERD", "/var/lib/containerd")):
+        assert f'BIND_{flag}="true"\n' in script
+        assert f'if [[ "${{BIND_{flag}}}" == "true" ]]; then\n    BIND_MOUNTS+=("{path}")' in script
+
+
+def test_bottlerocket_raid0_binds_kubelet_and_containerd_through_apiclient():
+    karpenter = reference("karpenter", "bootstrap-bottlerocket.go-1.14.1")
+    assert (
+        'bindCmd = []string{"apiclient", "ephemeral-storage", "bind", "--dirs", '
+        '"/var/lib/containerd", "/var/lib/kubelet", "/var/log/pods"}'
+    ) in karpenter
+    assert 'Commands:  [][]string{{"apiclient", "ephemeral-storage", "init"}, bindCmd},' in (
+        karpenter
+    )
+
+
+# --- pre-pulled images ----------------------------------------------------------------------
+
+
+def test_pre_pull_user_data_exactly():
+    text = userdata.al2023_user_data(pre_pull=[PYTORCH, ECR])
+    parts = mime_parts(text)
+    assert [t for t, _ in parts] == ["application/node.eks.aws", "text/x-shellscript"]
+    assert parts[1][1] == (
+        "#!/bin/bash\n"
+        "set -euo pipefail\n"
+        "# Pre-pull this pool's images into the kubelet's containerd namespace once it runs.\n"
+        "cat > /usr/local/bin/eks-gpu-platform-pre-pull <<'SCRIPT'\n"
+        "#!/bin/bash\n"
+        "pull() {\n"
+        '  local image="$1" region args=()\n'
+        '  if [[ "$image" =~ ^[0-9]{12}\\.dkr\\.ecr\\.([a-z0-9-]+)\\.amazonaws\\.com ]]; then\n'
+        '    region="${BASH_REMATCH[1]}"\n'
+        '    args=(--user "AWS:$(aws ecr get-login-password --region "$region")")\n'
+        "  fi\n"
+        "  for attempt in 1 2 3; do\n"
+        '    ctr --namespace k8s.io image pull "${args[@]}" "$image" > /dev/null && return 0\n'
+        "    sleep $((attempt * 10))\n"
+        "  done\n"
+        '  echo "pre-pull of $image failed; the kubelet pulls it when a pod needs it" >&2\n'
+        "}\n"
+        'for image in "$@"; do pull "$image" & done\n'
+        "wait\n"
+        "SCRIPT\n"
+        "chmod 0755 /usr/local/bin/eks-gpu-platform-pre-pull\n"
+        "cat > /etc/systemd/system/eks-gpu-platform-pre-pull.service <<'UNIT'\n"
+        "[Unit]\n"
+        "Description=Pre-pull this node pool's container images\n"
+        "After=nodeadm-run.service containerd.service\n"
+        "Wants=containerd.service\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        f"ExecStart=/usr/local/bin/eks-gpu-platform-pre-pull '{PYTORCH}' '{ECR}'\n"
+        "UNIT\n"
+        "systemctl daemon-reload\n"
+        # The last newline belongs to the MIME delimiter.
+        "systemctl start --no-block eks-gpu-platform-pre-pull.service"
+    )
+
+
+def test_the_pre_pull_unit_starts_after_nodeadm_run_which_starts_after_user_scripts():
+    """User scripts run in cloud-final; nodeadm-run (containerd, kubelet) waits for it, and the
+    pre-pull unit waits for nodeadm-run. The pull is the AMI's own way of caching an image."""
+    unit = reference("amazon-eks-ami", "nodeadm-run.service-v20260724")
+    assert "After=nodeadm-config.service cloud-final.service\n" in unit
+    cached = reference("amazon-eks-ami", "cache-pause-container-v20260724")
+    assert 'PULL_ARGS="${PULL_ARGS} --user AWS:$(aws ecr get-login-password)"' in cached
+    assert "ctr --namespace k8s.io image pull ${PULL_ARGS} ${PAUSE_CONTAINER_IMAGE}" in cached
+
+
+def test_a_pool_with_pre_pull_images_renders_them_after_its_nodeconfig():
+    node_spec = class_manifest({**ON_DEMAND, "prePullImages": [PYTORCH]})["spec"]
+    parts = mime_parts(node_spec["userData"])
+    assert [t for t, _ in parts] == ["application/node.eks.aws", "text/x-shellscript"]
+    assert f"ExecStart=/usr/local/bin/eks-gpu-platform-pre-pull '{PYTORCH}'\n" in parts[1][1]
+
+
+def test_efa_pool_parts_are_nodeconfig_hugepages_then_pre_pull():
+    text = userdata.al2023_user_data(hugepages_2mi="5120Mi", pre_pull=[PYTORCH])
+    parts = mime_parts(text)
+    assert [t for t, _ in parts] == [
+        "application/node.eks.aws",
+        "text/x-shellscript",
+        "text/x-shellscript",
+    ]
+    assert 'echo "vm.nr_hugepages = 2560"' in parts[1][1]
+    assert "eks-gpu-platform-pre-pull" in parts[2][1]
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "ubuntu:22.04",
+        PYTORCH,
+        ECR,
+        "localhost:5000/team/model:v1",
+        "public.ecr.aws/neuron/pytorch-training@sha256:" + "0" * 64,
+    ],
+)
+def test_valid_pre_pull_images(image):
+    assert spec({**ON_DEMAND, "prePullImages": [image]}).pre_pull_images == (image,)
+
+
+def errors(raw: dict) -> list[str]:
+    with pytest.raises(SpecError) as err:
+        spec(raw)
+    return err.value.lines
+
+
+def test_pre_pull_images_problems_all_at_once():
+    raw = {**ON_DEMAND, "prePullImages": ["ubuntu", "Bad:1", "a b:1", "x';rm -rf /:1", PYTORCH]}
+    raw["prePullImages"].append(PYTORCH)
+    example = (
+        "is not an image reference like 'nvcr.io/nvidia/pytorch:25.01-py3' or "
+        "'123456789012.dkr.ecr.us-west-2.amazonaws.com/train@sha256:<64 hex>'"
+    )
+    assert errors(raw) == [
+        f"{KEY}.prePullImages[0]: 'ubuntu' has no tag or digest; pin one (':latest' would be "
+        "pulled at boot but may not be the image pods run)",
+        f"{KEY}.prePullImages[1]: 'Bad:1' {example}",
+        f"{KEY}.prePullImages[2]: 'a b:1' {example}",
+        f'{KEY}.prePullImages[3]: "x\';rm -rf /:1" {example}',
+        f"{KEY}.prePullImages[5]: {PYTORCH!r} is listed twice",
+    ]
+
+
+def test_pre_pull_images_at_most_ten():
+    images = [f"nvcr.io/nvidia/pytorch:25.{i:02d}-py3" for i in range(11)]
+    assert errors({**ON_DEMAND, "prePullImages": images}) == [
+        f"{KEY}.prePullImages: lists 11 images; at most 10 (each is pulled at every node start)"
+    ]
+
+
+def test_pre_pull_images_are_refused_on_bottlerocket():
+    raw = {**ON_DEMAND, "ami": {"family": "bottlerocket"}, "prePullImages": [PYTORCH]}
+    assert errors(raw) == [
+        f"{KEY}.prePullImages: is not available on bottlerocket pools: Bottlerocket runs no boot "
+        "script (bootstrap commands run only Bottlerocket API commands) and its bootstrap "
+        "containers run before the kubelet, in the host's own containerd, not the one pods use; "
+        "use al2023 for this pool or remove the list"
+    ]
+
+
+def test_no_pre_pull_by_default():
+    assert spec(ON_DEMAND).pre_pull_images == ()
+    assert class_manifest(ON_DEMAND)["spec"]["userData"] == AL2023_USER_DATA

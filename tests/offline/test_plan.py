@@ -1,0 +1,141 @@
+"""The offline plan (issue 11): ``--compare DIR`` against a previous render."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from eks_gpu_platform.offline.plan import (
+    changed_keys,
+    delete_before_replace,
+    plan,
+    registrations,
+    write_plan,
+)
+from eks_gpu_platform.offline.render import load_stack_file, render, write_state
+
+REPO = Path(__file__).resolve().parents[2]
+NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+
+
+def render_to(tmp: Path, name: str, change=None) -> Path:
+    """Render dev (its stack file changed by ``change``) into ``tmp/name``."""
+    document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    if change:
+        change(document["config"])
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    out = tmp / name
+    write_state(render(REPO, load_stack_file(REPO, "dev", path)), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    return render_to(tmp_path_factory.mktemp("plan"), "base")
+
+
+def by_type(rows, typ):
+    return [r for r in rows if r["type"] == typ]
+
+
+def test_same_render_plans_no_change(base):
+    rows = write_plan(base, base)
+    assert rows and {r["action"] for r in rows} == {"same"}
+    assert "No changes." in (base / "plan.md").read_text()
+
+
+def test_system_instance_types_replace_the_group_first_and_leave_the_pools(base, tmp_path):
+    """The issue's check: the node group is replaced, created before the old one is deleted
+    (no explicit nodeGroupName), and no NodePool changes."""
+
+    def change(config):
+        config["eks-gpu-platform:systemNodeGroup"]["instanceTypes"] = ["m7i.xlarge"]
+
+    new = render_to(tmp_path, "new", change)
+    rows = write_plan(base, new)
+    (group,) = by_type(rows, NODEGROUP)
+    assert group["action"] == "replace"
+    assert group["changed"] == ["instanceTypes"]
+    assert group["deleteBeforeReplace"] is False
+    pools = by_type(rows, NODEPOOL)
+    assert pools and {p["action"] for p in pools} == {"same"}
+    assert [r["urn"].rsplit("::", 1)[1] for r in rows if r["action"] != "same"] == [
+        "platform-cluster-system"
+    ]
+    written = json.loads((new / "plan.json").read_text())
+    assert written["changes"] == rows
+    md = (new / "plan.md").read_text()
+    assert (
+        "| replace | `aws:eks/nodeGroup:NodeGroup platform-cluster-system` | instanceTypes | "
+        "creates the new one before deleting the old one |"
+    ) in md
+    assert "## Teardown order" in md
+
+
+def test_stack_tag_edit_rolls_no_node(base, tmp_path):
+    """Issue 11, item 6 (fails on the old code: the stack tags were in every EC2NodeClass's
+    spec.tags, which Karpenter hashes for drift, so every GPU node was replaced)."""
+
+    def change(config):
+        config.setdefault("eks-gpu-platform:tags", {})["cost-center"] = "1234"
+
+    rows = write_plan(base, render_to(tmp_path, "tags", change))
+    classes, pools = by_type(rows, NODECLASS), by_type(rows, NODEPOOL)
+    assert classes and {r["action"] for r in classes + pools} == {"same"}
+    assert not [r for r in rows if r.get("rollsNodes")]
+
+
+def test_node_class_change_is_marked_as_rolling_nodes(base, tmp_path):
+    def change(config):
+        config["eks-gpu-platform:nodePools"][0]["rootVolume"] = {"sizeGib": 777}
+
+    rows = write_plan(base, render_to(tmp_path, "volume", change))
+    rolling = [r for r in rows if r.get("rollsNodes")]
+    assert [(r["type"], r["action"], r["changed"]) for r in rolling] == [
+        (NODECLASS, "update", ["spec"])
+    ]
+    assert "**rolls nodes**" in (tmp_path / "volume" / "plan.md").read_text()
+
+
+def test_explicit_autoname_means_delete_before_replace():
+    (reg,) = registrations(
+        [{"type": NODEGROUP, "name": "g", "urn": "u", "inputs": {"nodeGroupName": "x"}}]
+    )
+    assert delete_before_replace(reg) is True
+    (reg,) = registrations(
+        [{"type": NODEGROUP, "name": "g", "urn": "u", "inputs": {"nodeGroupNamePrefix": "x-"}}]
+    )
+    assert delete_before_replace(reg) is False
+
+
+def test_changed_keys_respect_ignore_changes():
+    old = {"scalingConfig": {"minSize": 2, "desiredSize": 2}, "tags": {"a": "1"}}
+    new = {"scalingConfig": {"minSize": 2, "desiredSize": 5}, "tags": {"a": "2"}}
+    assert changed_keys(old, new, ["scalingConfig.desiredSize"]) == ["tags"]
+    assert changed_keys(old, new, []) == ["scalingConfig", "tags"]
+
+
+def test_create_delete_and_alias():
+    def res(urn, name, **kw):
+        return {"type": "aws:eks/accessEntry:AccessEntry", "name": name, "urn": urn, **kw}
+
+    old = [res("urn:pulumi:s::p::aws:eks/accessEntry:AccessEntry::old", "old", inputs={"a": 1})]
+    new = [
+        res(
+            "urn:pulumi:s::p::aws:eks/accessEntry:AccessEntry::new",
+            "new",
+            inputs={"a": 1},
+            aliases=[{"name": "old"}],
+        ),
+        res("urn:pulumi:s::p::aws:eks/accessEntry:AccessEntry::more", "more", inputs={"b": 2}),
+    ]
+    rows = plan(old, new)
+    assert [(r["urn"].rsplit("::", 1)[1], r["action"], r["changed"]) for r in rows] == [
+        ("more", "create", ["b"]),
+        ("new", "same", []),
+    ]
+    assert plan(old, [])[0]["action"] == "delete"
