@@ -22,9 +22,7 @@ def capacity_of(pool: NodePoolSpec, operator: GpuOperatorSpec) -> PoolCapacity:
     replicas = operator.time_slicing.get(pool.time_slicing) if pool.time_slicing else None
     layouts = None
     if pool.mig_profile and operator.mig_strategy in ("single", "mixed"):
-        layouts = {
-            t.family: mig_layout(pool.mig_profile, t.family) for t in pool.catalog_types
-        }
+        layouts = {t.family: mig_layout(pool.mig_profile, t.family) for t in pool.catalog_types}
     return pool_capacity(
         pool, replicas=replicas, mig_strategy=operator.mig_strategy, mig_layouts=layouts
     )

@@ -25,6 +25,9 @@ from .userdata import HUGEPAGE_BYTES as HUGEPAGE_BYTES  # re-exported (its earli
 from .userdata import hugepages_user_data as hugepages_user_data  # re-exported, likewise
 from .userdata import node_user_data
 
+# The GPU Operator's switch for all of its operands on a node (getting-started.rst L628-632).
+OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
+
 # Graviton families (m7g, c7gn, r8g, ...) run arm64; every other family here runs x86_64.
 GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
 
@@ -46,6 +49,15 @@ def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:
         labels["nvidia.com/mig.config"] = spec.mig_profile
     if spec.time_slicing:
         labels["nvidia.com/device-plugin.config"] = spec.time_slicing
+    if spec.is_gpu and spec.ami.family == "bottlerocket":
+        # Bottlerocket's NVIDIA variants run their own device plugin (EKS User Guide, "Install
+        # Kubernetes device plugin for GPUs"; bottlerocket-os/bottlerocket#4309), and the
+        # operator's validator finds no nvidia-smi where it looks (NVIDIA/gpu-operator v26.7.0
+        # cmd/nvidia-validator/main.go L251-258), so every operand waiting on its marker
+        # (/run/nvidia/validations/toolkit-ready: GFD, DCGM, device plugin, MIG manager) would
+        # stay in Init. The operator deploys nothing on nodes labelled so (controllers/
+        # state_manager.go L372-378, L457-462).
+        labels[OPERANDS_LABEL] = "false"
     # The platform's own labels win over user labels (config also rejects such keys).
     return {**spec.labels, **labels}
 

@@ -252,3 +252,77 @@ def test_component_refuses_a_time_sliced_pool_without_capacity():
         "MIG-partitioned, so its nodes advertise more nvidia.com/gpu (or nvidia.com/mig-*) than "
         "the instance type has GPUs; pass pool_capacity(spec, replicas=... or mig_layouts=...)"
     ]
+
+
+# --- configuration checks (issue 12, items 2 and 6) --------------------------------------------
+
+
+def load(pools: list[dict], **operator) -> None:
+    from eks_gpu_platform.config import PlatformConfig
+
+    PlatformConfig.load(
+        {
+            "cluster": {"name": "gpu-test"},
+            "nodePools": [{**p, "limits": {"gpus": 16}} for p in pools],
+            "gpuOperator": {"timeSlicing": {"shared-4": 4}, **operator},
+        },
+        "us-east-1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "what"),
+    [("timeSlicing", "shared-4", "time-slicing"), ("migProfile", "all-1g.10gb", "MIG")],
+)
+def test_bottlerocket_refuses_the_operators_sharing(field, value, what):
+    pool = {"name": "br", "instanceTypes": ["p5.48xlarge"], "ami": {"family": "bottlerocket"}}
+    with pytest.raises(SpecError) as err:
+        load([{**pool, field: value}])
+    assert [line.split(": ", 1)[1] for line in err.value.lines] == [
+        "is not supported on Bottlerocket: its NVIDIA variants run their own device plugin, "
+        f"configured by Bottlerocket settings, not the GPU Operator's {what} configuration; use "
+        "ami.family al2023"
+    ]
+    assert err.value.lines[0].startswith("nodePools[0]")
+    load([pool])  # whole GPUs on Bottlerocket are fine
+
+
+def test_bottlerocket_gpu_nodes_keep_the_operators_operands_off():
+    from eks_gpu_platform.nodepool.manifests import pool_labels
+
+    pool = {"name": "br", "instanceTypes": ["p5.48xlarge"], "ami": {"family": "bottlerocket"}}
+    assert pool_labels(spec(pool), DOMAIN)["nvidia.com/gpu.deploy.operands"] == "false"
+    assert "nvidia.com/gpu.deploy.operands" not in pool_labels(spec(NOTEBOOKS), DOMAIN)
+
+
+def test_mixed_mig_pool_must_stay_within_one_gpu_class():
+    pool = {"name": "mig", "instanceTypes": ["p5.48xlarge", "p5e.48xlarge"]}
+    with pytest.raises(SpecError) as err:
+        load([{**pool, "migProfile": "all-balanced"}], migStrategy="mixed")
+    assert err.value.lines[-1].split(": ", 1)[1] == (
+        "'all-balanced' gives the pool's GPU classes different MIG resources under migStrategy "
+        "mixed, so one NodePool limit cannot bound them; select GPUs of one class (one pool per "
+        "class)"
+    )
+    load(
+        [{**pool, "instanceTypes": ["p5.48xlarge"], "migProfile": "all-balanced"}],
+        migStrategy="mixed",
+    )
+
+
+def test_a_time_sliced_pool_turns_the_overlay_gate_on():
+    from eks_gpu_platform.capacity import needs_node_overlay
+    from eks_gpu_platform.config import PlatformConfig
+
+    def config(pool: dict) -> PlatformConfig:
+        return PlatformConfig.load(
+            {
+                "cluster": {"name": "gpu-test"},
+                "nodePools": [{**pool, "limits": {"gpus": 4}}],
+                "gpuOperator": {"timeSlicing": {"shared-4": 4}},
+            },
+            "us-east-1",
+        )
+
+    assert needs_node_overlay(config(SLICED)) is True
+    assert needs_node_overlay(config(NOTEBOOKS)) is False
