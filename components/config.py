@@ -356,6 +356,7 @@ class PlatformConfig(Spec):
                             "routed queues' gpu quota/limit or select fewer types",
                         )
                     )
+            out += plan_config_problems(self)
         return out
 
     def _gpu_operator_problems(self, i: int, pool: NodePoolSpec) -> list[Problem]:
@@ -379,6 +380,7 @@ class PlatformConfig(Spec):
                         f"configuration; expected one of {', '.join(names) or '(none defined)'}",
                     )
                 )
+        out += pool_capacity_problems(i, pool, self.gpu_operator)
         return out
 
     def _mig_problems(self, pool: NodePoolSpec) -> list[str]:

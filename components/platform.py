@@ -22,6 +22,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
+from .capacity import capacity_of, capacity_warnings, needs_node_overlay
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .cluster.component import refuse_placeholder_cidrs
 from .config import PROJECT, PlatformConfig
@@ -404,7 +405,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 k8s_provider=self.cluster.provider,
                 node_selector={label_key: label_value},
                 tolerations=system_tolerations(),
-                feature_gates={"nodeOverlay": True} if config.efa_pools else {},
+                feature_gates={"nodeOverlay": True} if needs_node_overlay(config) else {},
                 # Nodes, pod credentials, DNS, routes and NAT: the controller needs them until
                 # its node pools are gone (issue 11, item 3).
                 depends_on=self.cluster.controller_prerequisites,
@@ -413,6 +414,8 @@ class GpuPlatform(pulumi.ComponentResource):
             opts=child,
         )
         karpenter_ready = [self.karpenter.crd_release, self.karpenter.release]
+        for warning in capacity_warnings(config):
+            pulumi.log.warn(warning.removeprefix("warning: "), self)
         gpu_limits = config.gpu_limits
         self.node_pools = {
             pool.name: NodePool(
@@ -425,6 +428,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     k8s_provider=self.cluster.provider,
                     vpc_id=self.network.vpc_id,
                     gpu_limit=gpu_limits.get(pool.name),
+                    capacity=capacity_of(pool, config.gpu_operator) if pool.is_gpu else None,
                     depends_on=karpenter_ready,
                     # A stable minimum: EC2NodeClass tags are in Karpenter's drift hash, so a
                     # stack tag edit would replace every node (issue 11, item 6).

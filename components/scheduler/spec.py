@@ -92,6 +92,11 @@ class QueueSpec(Spec):
     node_pools: tuple[str, ...] = doc(
         (), "Node pools the queue's workloads run on (leaf queues: at least one)."
     )
+    pool_shares: Mapping[str, float] = doc(
+        text="GPUs of the queue's budget each of its GPU pools gets, when it routes to several "
+        "(default: an even split; see README, Friction points).",
+        default_factory=dict,
+    )
     namespace: str | None = doc(
         None,
         "Namespace of the queue's workload templates (default: the queue's name); the render "
@@ -129,6 +134,19 @@ class QueueSpec(Spec):
                 out.append((("node_pools", i), msg))
         if len(set(self.node_pools)) != len(self.node_pools):
             out.append((("node_pools",), "lists the same pool twice"))
+        for pool, share in self.pool_shares.items():
+            if pool not in self.node_pools:
+                out.append(
+                    (
+                        ("pool_shares",),
+                        f"{show(pool)} is not one of the queue's nodePools "
+                        f"({', '.join(self.node_pools) or 'none'})",
+                    )
+                )
+            elif share < 0:
+                out.append(
+                    (("pool_shares",), f"the share of {show(pool)} is {_num(share)}; expected 0 up")
+                )
         return out
 
 
