@@ -386,12 +386,29 @@ class EksCluster(pulumi.ComponentResource):
     def _addon(
         self, name: str, addon: str, tags: dict[str, str], opts: pulumi.ResourceOptions
     ) -> aws.eks.Addon:
-        """An EKS managed add-on at the cluster version's default, taking over any existing
-        self-managed copy."""
+        """An EKS managed add-on at the default version for the cluster's Kubernetes minor,
+        taking over any existing self-managed copy.
+
+        The version is set, not left to EKS: EKS does not update an add-on when the control
+        plane's minor changes ("Amazon EKS doesn't automatically update an add-on ... after you
+        update your cluster to a new Kubernetes minor version",
+        https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html). It is the
+        version EKS marks as default for that minor (``get_addon_version`` with
+        ``most_recent=False``, pulumi_aws/eks/get_addon_version.py L131), resolved at deploy
+        time: EKS publishes no table of defaults. A minor upgrade then updates the add-ons
+        in place (addon_version is not ForceNew) after the control plane (cluster_name waits
+        for it), and the system nodes after the add-ons they depend on."""
+        version = aws.eks.get_addon_version_output(
+            addon_name=addon,
+            kubernetes_version=self.spec.kubernetes_version,
+            most_recent=False,
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        ).version
         return aws.eks.Addon(
             f"{name}-{addon}",
             cluster_name=self.cluster_name,
             addon_name=addon,
+            addon_version=version,
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=tags,

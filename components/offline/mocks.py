@@ -155,6 +155,12 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                     role = arn.split(":assumed-role/", 1)[1].split("/")[0]
                     issuer = scope.arn("iam", f"role/{role}", region=False)
                 return {"arn": arn, "issuerArn": issuer, "id": arn}
+            if token == "aws:eks/getAddonVersion:getAddonVersion":
+                # EKS's default version for the minor is only known at deploy time: a marker
+                # that says so (the render shows which minor each add-on follows).
+                addon, minor = args.args["addonName"], args.args["kubernetesVersion"]
+                version = f"default-for-{minor}"
+                return {**args.args, "version": version, "id": f"{addon}-{minor}"}
             if token == "aws:index/getPartition:getPartition":
                 return {
                     "partition": scope.partition,

@@ -140,11 +140,65 @@ def snapshot(recording: mocks.Recording) -> dict[str, Any]:
         keys = REPLACE_INPUTS.get(r.type)
         if keys is not None:
             stateful[urns[r.urn]] = {k: r.inputs[k] for k in keys if k in r.inputs}
+    versions = {
+        urns[r.urn]: r.inputs["version"]
+        for r in recording.resources
+        if r.type == "eks:index:Cluster" and isinstance(r.inputs.get("version"), str)
+    }
     return {
         "urns": sorted(urns.values()),
         "replaceInputs": dict(sorted(stateful.items())),
         "aliases": dict(sorted(alias_urns(recording).items())),
+        "kubernetesVersions": dict(sorted(versions.items())),
     }
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def version_problem(urn: str, old: str, new: str) -> tuple[str, bool] | None:
+    """A cluster's Kubernetes version against the last recorded one: ``(line, refused)``.
+
+    EKS never downgrades a control plane ("Once you upgrade a cluster, you can't downgrade to a
+    previous version") and updates it one minor version at a time
+    (https://docs.aws.amazon.com/eks/latest/userguide/update-cluster.html). The recorded state is
+    the committed snapshot: a downgrade or a jump is refused (``make snapshot`` will not record
+    it either); a one-minor upgrade is reported until ``make snapshot`` records it.
+    """
+    if old == new:
+        return None
+    (old_major, old_minor), (new_major, new_minor) = _minor(old), _minor(new)
+    if (new_major, new_minor) < (old_major, old_minor):
+        return (
+            f"{urn}: kubernetesVersion goes down from {old} to {new} - EKS cannot downgrade a "
+            f"cluster; keep {old}",
+            True,
+        )
+    if new_major != old_major or new_minor > old_minor + 1:
+        step = f"{old_major}.{old_minor + 1}"
+        return (
+            f"{urn}: kubernetesVersion jumps from {old} to {new} - EKS upgrades one minor at a "
+            f"time; upgrade to {step} first",
+            True,
+        )
+    return (
+        f"{urn}: kubernetesVersion upgrades from {old} to {new} - follow the upgrade guide "
+        "(README), then run `make snapshot` to record it",
+        False,
+    )
+
+
+def version_problems(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, bool]]:
+    renamed = {o: n for n, olds in new.get("aliases", {}).items() for o in olds}
+    now = new.get("kubernetesVersions", {})
+    out = []
+    for urn, version in old.get("kubernetesVersions", {}).items():
+        current = urn if urn in now else renamed.get(urn)
+        if current in now and (found := version_problem(urn, version, now[current])):
+            out.append(found)
+    return out
 
 
 def compare(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -159,6 +213,7 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
                 "it; add `aliases=[...]` with the old name/parent, or run `make snapshot` if "
                 "the deletion is intended"
             )
+    problems += [line for line, _ in version_problems(old, new)]
     renamed = {o: n for n, olds in new.get("aliases", {}).items() for o in olds}
     for urn, inputs in old["replaceInputs"].items():
         current = urn if urn in new["replaceInputs"] else renamed.get(urn)
@@ -236,6 +291,17 @@ def main(argv: list[str] | None = None) -> int:
             failed = failed or bool(problems)
             continue
         path = snapshot_path(project_dir, stack.name)
+        if path.is_file():
+            refused = [
+                line
+                for line, refuse in version_problems(json.loads(path.read_text()), current)
+                if refuse
+            ]
+            if refused:
+                for line in refused:
+                    print(f"{stack.name}: {line}", file=sys.stderr)
+                failed = True
+                continue
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
         print(f"wrote {path.relative_to(project_dir)} ({len(current['urns'])} URNs)")

@@ -172,10 +172,16 @@ def test_addons_around_the_system_node_group(run_program):
     cluster = find(rec, "eks:index:Cluster", "c-eks")
     addons = {a.inputs["addonName"]: a for a in rec.of_type("aws:eks/addon:Addon")}
     assert sorted(addons) == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
+    lookups = [a for t, a in rec.calls if t == "aws:eks/getAddonVersion:getAddonVersion"]
+    assert sorted(lookups, key=lambda a: a["addonName"]) == [
+        {"addonName": n, "kubernetesVersion": "1.36", "mostRecent": False} for n in sorted(addons)
+    ]
     for name, addon in addons.items():
         assert addon.inputs == {
             "clusterName": "gpu-dev",
             "addonName": name,
+            # EKS's default for the cluster's minor (the mocks' marker): issue 11, item 5.
+            "addonVersion": "default-for-1.36",
             "resolveConflictsOnCreate": "OVERWRITE",
             "resolveConflictsOnUpdate": "OVERWRITE",
             "tags": {"team": "ml"},

@@ -203,3 +203,53 @@ def test_replacement_forcing_input_change_is_reported(run_program):
         f'{OLD}: name changes from "q" to "other" - this replaces the resource; run '
         "`make snapshot` if that is intended"
     ]
+
+
+URN = "urn:pulumi:prod::eks-gpu-platform::GpuPlatform$EksCluster$eks:index:Cluster::c-eks"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "refused"),
+    [
+        ("1.35", "1.35", None, None),
+        (
+            "1.35",
+            "1.36",
+            f"{URN}: kubernetesVersion upgrades from 1.35 to 1.36 - follow the upgrade guide "
+            "(README), then run `make snapshot` to record it",
+            False,
+        ),
+        (
+            "1.36",
+            "1.35",
+            f"{URN}: kubernetesVersion goes down from 1.36 to 1.35 - EKS cannot downgrade a "
+            "cluster; keep 1.36",
+            True,
+        ),
+        (
+            "1.33",
+            "1.35",
+            f"{URN}: kubernetesVersion jumps from 1.33 to 1.35 - EKS upgrades one minor at a "
+            "time; upgrade to 1.34 first",
+            True,
+        ),
+    ],
+)
+def test_kubernetes_version_against_the_recorded_one(old, new, line, refused):
+    """Issue 11, item 5: the last recorded state is the committed snapshot."""
+    from eks_gpu_platform.offline import snapshot as snap_module
+    from eks_gpu_platform.offline.snapshot import version_problems
+
+    def snap(version):
+        return {"urns": [URN], "replaceInputs": {}, "kubernetesVersions": {URN: version}}
+
+    found = version_problems(snap(old), snap(new))
+    assert found == ([] if line is None else [(line, refused)])
+    if line is not None:
+        assert line in snap_module.compare(snap(old), snap(new))
+
+
+def test_shipped_snapshots_record_the_kubernetes_version():
+    for stack in STACKS:
+        recorded = json.loads((REPO / "snapshots" / f"{stack}.json").read_text())
+        assert list(recorded["kubernetesVersions"].values()) == ["1.36"], stack
