@@ -225,6 +225,14 @@ def kms_key() -> dict[str, Any]:
     return {"description": "EKS secrets", "enableKeyRotation": True, "deletionWindowInDays": 30}
 
 
+PLACEMENT_GROUP_TYPE = "aws:ec2/placementGroup:PlacementGroup"
+
+
+def placement_group(strategy: str = "cluster") -> dict[str, Any]:
+    """The EFA pool's placement group as the engine hands it to a stack policy (outputs)."""
+    return {"name": PLACEMENT_GROUP, "strategy": strategy, "placementGroupId": "pg-0123456789"}
+
+
 def sqs_queue() -> dict[str, Any]:
     return {
         "name": "Karpenter-gpu-test",
@@ -376,10 +384,11 @@ def resource(type_: str, name: str, props: dict[str, Any]) -> StackResource:
 def compliant_stack() -> list[StackResource]:
     """A stack every stack rule accepts.
 
-    An EKS 1.36 cluster; Karpenter 1.14.1 (and its CRDs) with an interruption queue; a split
-    EFA pool ``train-efa`` (two NodePools of 16 GPUs on reserved/on-demand, one zone, placement
-    group, self-open SG); a preemptible spot pool ``train-spot`` (32 GPUs); the GPU Operator
-    with driver and toolkit off; and KAI leaf queues under one parent admitting exactly that.
+    An EKS 1.36 cluster; Karpenter 1.14.1 (and its CRDs) with an interruption queue (and the
+    queue, and its TLS-only policy); a split EFA pool ``train-efa`` (two NodePools of 16 GPUs on
+    reserved/on-demand, one zone, a cluster placement group, self-open SG); a preemptible spot
+    pool ``train-spot`` (32 GPUs); the GPU Operator with driver and toolkit off; and KAI leaf
+    queues under one parent admitting exactly that.
     """
     return [
         resource(EKS_CLUSTER, "platform-cluster-eks", eks_cluster()),
@@ -389,6 +398,9 @@ def compliant_stack() -> list[StackResource]:
             helm_release("oci://public.ecr.aws/karpenter/karpenter-crd", "1.14.1"),
         ),
         resource(HELM_RELEASE, "platform-karpenter-chart", karpenter_release()),
+        resource(SQS_QUEUE, "platform-karpenter-interruption-queue", sqs_queue()),
+        resource(SQS_QUEUE_POLICY, "platform-karpenter-interruption-queue-policy", queue_policy()),
+        resource(PLACEMENT_GROUP_TYPE, "platform-pool-train-efa-pg", placement_group()),
         resource(HELM_RELEASE, "platform-gpu-operator-chart", gpu_operator_release()),
         resource(SG_INGRESS, "platform-pool-train-efa-efa-self-in", sg_rule()),
         resource(SG_EGRESS, "platform-pool-train-efa-efa-self-out", sg_rule()),

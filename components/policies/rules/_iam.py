@@ -99,12 +99,21 @@ def has_not_resource(statement: Statement) -> bool:
     return "NotResource" in statement.body
 
 
+def _all_names(pattern: str) -> bool:
+    """Whether an IAM wildcard pattern matches every non-empty name: only ``*`` and ``?``, and
+    at least one ``*`` (``*``, ``**``, ``?*``; action names are never shorter than three)."""
+    pattern = pattern.strip()
+    return "*" in pattern and set(pattern) <= {"*", "?"} and pattern.count("?") < 3
+
+
 def is_wildcard_action(action: str) -> bool:
-    """``*`` or a whole service (``ec2:*``, ``*:*``)."""
-    if action.strip() == "*":
+    """``*`` or a whole service, however it is spelled: ``ec2:*``, ``EC2:*``, ``*:*``,
+    ``ec2:**``, ``ec2:?*``, ``e*:*``, `` s3 : * `` (IAM matches action names case-insensitively
+    with ``*`` and ``?`` wildcards)."""
+    if _all_names(action):
         return True
     _, sep, name = action.partition(":")
-    return bool(sep) and name.strip() == "*"
+    return bool(sep) and _all_names(name)
 
 
 def pattern_matches(pattern: str, value: str) -> bool:

@@ -11,7 +11,8 @@ from typing import Any, NamedTuple
 
 from ...config import LABEL_DOMAIN_ANNOTATION
 from ._base import StackResource
-from ._props import dig, mapping, number, sequence
+from ._gpu import is_nvidia_gpu_pool as is_nvidia_gpu_pool  # the one GPU-pool detector
+from ._props import dig, mapping, sequence
 
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 EC2NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -98,48 +99,6 @@ def capacity_types(nodepool: Mapping[str, Any]) -> frozenset[str]:
     """The capacity types a NodePool may launch (on-demand only when it does not say)."""
     allowed = allowed_values(requirements(nodepool), CAPACITY_TYPE, ALL_CAPACITY_TYPES)
     return DEFAULT_CAPACITY_TYPES if allowed is None else allowed
-
-
-def _positive_gpu_count(req: Requirement) -> bool:
-    numbers = [n for n in (number(v) for v in req.values) if n is not None]
-    if req.operator == "Exists":
-        return True
-    if req.operator == "In":
-        return any(n > 0 for n in numbers)
-    if req.operator == "Gt":
-        return any(n >= 0 for n in numbers)
-    if req.operator == "Gte":
-        return any(n >= 1 for n in numbers)
-    return False
-
-
-def is_nvidia_gpu_pool(nodepool: Mapping[str, Any]) -> bool:
-    """A NodePool that launches NVIDIA GPU nodes.
-
-    True when it caps ``nvidia.com/gpu``, or requires ``instance-gpu-manufacturer`` nvidia (In
-    or Exists), or (without a manufacturer requirement) requires a GPU name or a positive
-    GPU count.
-    """
-    if GPU_RESOURCE in mapping(dig(nodepool, "spec", "limits")):
-        return True
-    reqs = requirements(nodepool)
-    for req in reqs:
-        if req.key == GPU_MANUFACTURER:
-            if req.operator == "In":
-                return "nvidia" in req.values
-            if req.operator == "Exists":
-                return True
-            if req.operator == "DoesNotExist":
-                return False
-    for req in reqs:
-        if req.key == GPU_NAME:
-            if req.operator == "Exists":
-                return True
-            if req.operator == "In" and any(v not in NON_NVIDIA_GPU_NAMES for v in req.values):
-                return True
-        if req.key == GPU_COUNT and _positive_gpu_count(req):
-            return True
-    return False
 
 
 def gpu_limit(nodepool: Mapping[str, Any]) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,12 +16,30 @@ from ._kube import (
     of_type,
     pinned_zones,
 )
-from ._props import dig, is_true, mapping, sequence, show_list
+from ._props import dig, is_true, mapping, sequence, show, show_list
 
 VPC_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 VPC_EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 EC2_SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 ALL_PROTOCOLS = ("-1", "all")
+PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
+CLUSTER_STRATEGY = "cluster"
+
+
+def _group_of(selector: Mapping[str, Any], resources: Sequence[StackResource]) -> Any:
+    """The stack's ``aws.ec2.PlacementGroup`` a ``placementGroupSelector`` names (by name or
+    id), or ``None`` (a group made outside the stack, which the rule cannot see). Offline the
+    group's inputs carry no auto-name; Pulumi auto-names it ``<logical name>-<7 hex>``."""
+    wanted = {selector.get(k) for k in ("name", "id")} - {None, ""}
+    for group in of_type(resources, PLACEMENT_GROUP):
+        keys = {group.props.get(k) for k in ("name", "placementGroupId", "id")} - {None, ""}
+        autonamed = any(
+            isinstance(w, str) and re.fullmatch(rf"{re.escape(group.name)}-[0-9a-f]{{7}}", w)
+            for w in wanted
+        )
+        if wanted & keys or ("name" not in group.props and autonamed):
+            return group
+    return None
 
 
 def _self_rules(resources: Sequence[StackResource]) -> tuple[set[str], set[str]]:
@@ -52,7 +71,11 @@ def _self_rules(resources: Sequence[StackResource]) -> tuple[set[str], set[str]]
 
 
 def _class_problems(
-    nodeclass: StackResource, ingress: set[str], egress: set[str], efa: int
+    nodeclass: StackResource,
+    ingress: set[str],
+    egress: set[str],
+    efa: int,
+    resources: Sequence[StackResource],
 ) -> list[str]:
     name = object_name(nodeclass.props)
     out = []
@@ -63,6 +86,18 @@ def _class_problems(
                 f'EC2NodeClass "{name}" has {efa} efa-only interfaces but no '
                 "placementGroupSelector (name or id); EFA nodes must share a cluster "
                 "placement group",
+                nodeclass.urn,
+            )
+        )
+    elif (group := _group_of(selector, resources)) is not None and (
+        str(group.props.get("strategy")).lower() != CLUSTER_STRATEGY
+    ):
+        out.append(
+            Finding(
+                f'EC2NodeClass "{name}" has efa-only interfaces but its placement group '
+                f'"{group.name}" has strategy {show(group.props.get("strategy"))}, not '
+                '"cluster"; only a cluster group keeps EFA nodes on one low-latency network '
+                "spine",
                 nodeclass.urn,
             )
         )
@@ -92,7 +127,7 @@ def check_stack(resources: Sequence[StackResource], config: Mapping[str, Any]) -
         efa = efa_only_interfaces(nodeclass.props)
         if efa:
             efa_classes[object_name(nodeclass.props)] = nodeclass
-            out.extend(_class_problems(nodeclass, ingress, egress, efa))
+            out.extend(_class_problems(nodeclass, ingress, egress, efa, resources))
     for pool in of_type(resources, NODEPOOL):
         target = node_class_name(pool.props)
         if target not in efa_classes:

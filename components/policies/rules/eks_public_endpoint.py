@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._base import MANDATORY, Rule
-from ._props import is_false, mapping, sequence
+from ._props import is_false, mapping, sequence, show_list
 
 EKS_CLUSTER = "eks:index:Cluster"
 AWS_EKS_CLUSTER = "aws:eks/cluster:Cluster"
@@ -25,6 +25,7 @@ def _problems(where: str, public: Any, cidrs: Any) -> list[str]:
             "the public endpoint off"
         ]
     out = []
+    networks: dict[int, list[Any]] = {4: [], 6: []}
     for cidr in listed:
         try:
             network = ipaddress.ip_network(str(cidr).strip(), strict=False)
@@ -35,6 +36,18 @@ def _problems(where: str, public: Any, cidrs: Any) -> list[str]:
             out.append(
                 f'{where}publicAccessCidrs includes "{cidr}", which opens the API server to '
                 "the whole internet"
+            )
+        else:
+            networks[network.version].append((str(cidr), network))
+    for version, entries in networks.items():
+        # Several blocks that together cover the address space (0.0.0.0/1 + 128.0.0.0/1) are
+        # as open as 0.0.0.0/0: merge them and look at the result.
+        merged = list(ipaddress.collapse_addresses(n for _, n in entries))
+        if any(n.prefixlen == 0 for n in merged):
+            whole = "0.0.0.0/0" if version == 4 else "::/0"
+            out.append(
+                f"{where}publicAccessCidrs includes {show_list([c for c, _ in entries])}, which "
+                f"together cover {whole}: the API server is open to the whole internet"
             )
     return out
 

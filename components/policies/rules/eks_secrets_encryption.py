@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,10 +13,26 @@ EKS_CLUSTER = "eks:index:Cluster"
 AWS_EKS_CLUSTER = "aws:eks/cluster:Cluster"
 
 
+# AWS-managed keys are named "alias/aws/<service>" (KMS developer guide, "AWS managed keys":
+# https://docs.aws.amazon.com/kms/latest/developerguide/concepts.html#aws-managed-key); their
+# key policy cannot be edited, so access to them cannot be controlled or revoked.
+AWS_MANAGED_ALIAS = re.compile(r"(^|:)alias/aws/", re.IGNORECASE)
+
+
+def _aws_managed(where: str, key: str) -> list[str]:
+    if not AWS_MANAGED_ALIAS.search(key.strip()):
+        return []
+    return [
+        f'{where} is "{key}", an AWS-managed key (alias/aws/...): its key policy cannot be '
+        "changed, so who may decrypt Secrets cannot be controlled or revoked; use a "
+        "customer-managed key"
+    ]
+
+
 def check_eks_component(props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     key = props.get("encryptionConfigKeyArn")
     if isinstance(key, str) and key:
-        return []
+        return _aws_managed("encryptionConfigKeyArn", key)
     return [
         "encryptionConfigKeyArn is not set: Kubernetes Secrets are not envelope-encrypted with "
         "a customer-managed KMS key"
@@ -36,6 +53,8 @@ def check_aws_cluster(props: Mapping[str, Any], config: Mapping[str, Any]) -> li
     key = dig(encryption, "provider", "keyArn")
     if not (isinstance(key, str) and key):
         out.append("encryptionConfig.provider.keyArn is not set")
+    else:
+        out += _aws_managed("encryptionConfig.provider.keyArn", key)
     return out
 
 

@@ -18,6 +18,17 @@ from ._kube import (
 from ._props import dig, show_list
 
 INTERRUPTIBLE = ("spot", "reserved")
+SQS_QUEUE = "aws:sqs/queue:Queue"
+
+
+def _queue_name(queue: StackResource) -> str | None:
+    """The queue's name: its ``name`` (input offline, output in the engine), else the last
+    segment of its ``url`` output (``https://sqs.<region>.amazonaws.com/<account>/<name>``)."""
+    name = queue.props.get("name")
+    if isinstance(name, str) and name:
+        return name
+    url = queue.props.get("url")
+    return url.rstrip("/").rsplit("/", 1)[-1] if isinstance(url, str) and url else None
 
 
 def check_stack(resources: Sequence[StackResource], config: Mapping[str, Any]) -> list[str]:
@@ -29,9 +40,22 @@ def check_stack(resources: Sequence[StackResource], config: Mapping[str, Any]) -
     if not pools:
         return []
     out: list[str] = []
+    queues = {_queue_name(q) for q in of_type(resources, SQS_QUEUE)} - {None}
     for release in releases_of_chart(resources, KARPENTER_CHART):
         queue = dig(release.props, "values", "settings", "interruptionQueue")
+        if isinstance(queue, str) and queue.strip() in queues:
+            continue
         if isinstance(queue, str) and queue.strip():
+            out.append(
+                Finding(
+                    f'Karpenter release "{release_name(release)}" names interruption queue '
+                    f'"{queue}", but no SQS queue of that name is in this stack'
+                    + (f" (its queues: {show_list(sorted(queues))})" if queues else "")
+                    + f"; NodePools {show_list(pools)} allow spot or reserved capacity, and "
+                    "Karpenter would read interruptions from a queue nothing delivers them to",
+                    release.urn,
+                )
+            )
             continue
         out.append(
             Finding(
@@ -49,8 +73,9 @@ RULE = Rule(
     name="interruption-queue-for-spot-or-reserved",
     description=(
         "When any NodePool allows spot or reserved capacity, the Karpenter release must name "
-        "its SQS interruption queue (settings.interruptionQueue): without it, spot reclaims and "
-        "capacity-reservation expiries kill nodes without a graceful drain."
+        "its SQS interruption queue (settings.interruptionQueue), a queue this stack creates: "
+        "without it, spot reclaims and capacity-reservation expiries kill nodes without a "
+        "graceful drain."
     ),
     enforcement_level=MANDATORY,
     category="correctness",

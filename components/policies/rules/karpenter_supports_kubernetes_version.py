@@ -73,7 +73,9 @@ def check_stack(resources: Sequence[StackResource], config: Mapping[str, Any]) -
                         release.urn,
                     )
                 )
-    return out
+    # A cluster seen twice (the eks:index:Cluster component and its aws:eks/cluster:Cluster
+    # child) gives the same finding twice: report it once.
+    return list(dict.fromkeys(out))
 
 
 RULE = Rule(
