@@ -14,7 +14,7 @@ ifneq ($(OUT),)
 RENDER_ARGS += --out $(OUT)
 endif
 
-.PHONY: venv render test lint format snapshot bench clean docs
+.PHONY: venv render test lint format snapshot bench clean docs plan
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,23 @@ clean:
 
 docs: venv
 	$(PY) -m eks_gpu_platform.docs
+
+# What `pulumi up` would change against another git ref (default origin/main): the ref is
+# rendered from a git worktree (its own components/, put first on PYTHONPATH), this tree is
+# rendered with --compare; build/plan/<stack>/new holds plan.json and plan.md (offline.plan).
+BASE ?= origin/main
+PLAN_DIR := build/plan/$(STACK)
+plan: venv
+	rm -rf $(PLAN_DIR) && mkdir -p $(PLAN_DIR)/shim
+	git worktree add --detach $(PLAN_DIR)/worktree $(BASE)
+	ln -s $(CURDIR)/$(PLAN_DIR)/worktree/components $(PLAN_DIR)/shim/eks_gpu_platform
+	cd $(PLAN_DIR)/worktree && PYTHONPATH=$(CURDIR)/$(PLAN_DIR)/shim $(CURDIR)/$(PY) -m \
+		eks_gpu_platform.offline --stack $(STACK) --no-policy --out $(CURDIR)/$(PLAN_DIR)/base \
+		|| { git -C $(CURDIR) worktree remove --force $(PLAN_DIR)/worktree; exit 1; }
+	git worktree remove --force $(PLAN_DIR)/worktree
+	$(PY) -m eks_gpu_platform.offline --stack $(STACK) --no-policy --out $(PLAN_DIR)/new \
+		--compare $(PLAN_DIR)/base
+	@echo "plan: $(PLAN_DIR)/new/plan.md"
 
 # Rewrite the replacement-safety snapshots (snapshots/<stack>.json) on purpose.
 snapshot: venv

@@ -80,8 +80,57 @@ def registrations(resources: Sequence[Mapping[str, Any]]) -> list[mocks.Registra
     ]
 
 
+def remote_children(resources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The access entries pulumi-eks creates inside an ``eks:index:Cluster`` from its
+    ``accessEntries`` input (the mocks do not run the remote component): an
+    ``aws.eks.AccessEntry`` ``<cluster>-<key>`` per entry and an ``AccessPolicyAssociation``
+    ``<cluster>-<key>-<policy>`` under it (pulumi/pulumi-eks nodejs/eks/cluster/
+    authenticationMode.ts ``createAccessEntries``, v4.3.0), so a render from before issue 11's
+    move shows them, and the plan matches them to their aliased successors."""
+    out: list[dict[str, Any]] = []
+    for r in resources:
+        entries = (r.get("inputs") or {}).get("accessEntries")
+        if r["type"] != "eks:index:Cluster" or not isinstance(entries, dict):
+            continue
+        head = r["urn"].rsplit("::", 1)[0]
+        cluster = (r.get("inputs") or {}).get("name")
+        for key, entry in sorted(entries.items()):
+            name = f"{r['name']}-{key}"
+            urn = f"{head}$aws:eks/accessEntry:AccessEntry::{name}"
+            inputs = {"clusterName": cluster, "principalArn": entry.get("principalArn")}
+            inputs["type"] = entry.get("type")
+            out.append(
+                {
+                    "type": "aws:eks/accessEntry:AccessEntry",
+                    "name": name,
+                    "urn": urn,
+                    "parent": r["urn"],
+                    "custom": True,
+                    "inputs": inputs,
+                }
+            )
+            for policy, assoc in sorted((entry.get("accessPolicies") or {}).items()):
+                out.append(
+                    {
+                        "type": "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
+                        "name": f"{name}-{policy}",
+                        "urn": f"{head}$aws:eks/accessEntry:AccessEntry"
+                        f"$aws:eks/accessPolicyAssociation:AccessPolicyAssociation::{name}-{policy}",
+                        "parent": urn,
+                        "custom": True,
+                        "inputs": {
+                            "clusterName": cluster,
+                            "principalArn": entry.get("principalArn"),
+                            "policyArn": assoc.get("policyArn"),
+                            "accessScope": assoc.get("accessScope"),
+                        },
+                    }
+                )
+    return out
+
+
 def _recording(resources: Sequence[Mapping[str, Any]]) -> mocks.Recording:
-    return mocks.Recording(resources=registrations(resources))
+    return mocks.Recording(resources=registrations([*resources, *remote_children(resources)]))
 
 
 def changed_keys(

@@ -139,3 +139,40 @@ def test_create_delete_and_alias():
         ("new", "same", []),
     ]
     assert plan(old, [])[0]["action"] == "delete"
+
+
+def test_pulumi_eks_access_entries_match_their_aliased_successors():
+    """A render from before the move keeps the admins in eks.Cluster's accessEntries; the plan
+    expands them as pulumi-eks does and matches the new entry through its alias (item 2)."""
+    comp = "urn:pulumi:s::p::eks-gpu-platform:index:EksCluster::c"
+    eks = "urn:pulumi:s::p::eks-gpu-platform:index:EksCluster$eks:index:Cluster::c-eks"
+    arn = "arn:aws:iam::111122223333:role/A"
+    entry = {"principalArn": arn, "type": "STANDARD", "accessPolicies": {"cluster-admin": {}}}
+    base = [
+        {"type": "eks-gpu-platform:index:EksCluster", "name": "c", "urn": comp, "custom": False},
+        {
+            "type": "eks:index:Cluster",
+            "name": "c-eks",
+            "urn": eks,
+            "parent": comp,
+            "custom": False,
+            "inputs": {"name": "gpu", "accessEntries": {"admin-0": entry}},
+        },
+    ]
+    new_entry = "urn:pulumi:s::p::eks-gpu-platform:index:EksCluster$aws:eks/accessEntry:AccessEntry"
+    new = [
+        base[0],
+        {**base[1], "inputs": {"name": "gpu", "accessEntries": {}}},
+        {
+            "type": "aws:eks/accessEntry:AccessEntry",
+            "name": "c-admin-role-A",
+            "urn": f"{new_entry}::c-admin-role-A",
+            "parent": comp,
+            "inputs": {"clusterName": "gpu", "principalArn": arn, "type": "STANDARD"},
+            "aliases": [{"name": "c-eks-admin-0", "parentUrn": eks}],
+        },
+    ]
+    rows = {r["urn"].rsplit("::", 1)[1]: r for r in plan(base, new)}
+    assert rows["c-admin-role-A"]["action"] == "same"
+    assert rows["c-admin-role-A"]["aliasOf"].endswith("::c-eks-admin-0")
+    assert rows["c-eks-admin-0-cluster-admin"]["action"] == "delete"
