@@ -45,7 +45,8 @@ def queue_manifest(queue: QueueSpec, *, label_domain: str | None = None) -> dict
     """The ``scheduling.run.ai/v2`` Queue: all nine numbers explicit, in the CRD's units.
 
     With ``label_domain``, a leaf queue records the node pools it routes to in the annotation
-    ``<label_domain>/node-pools`` (read by the policy pack's GPU-limit check).
+    ``<label_domain>/node-pools``, and its explicit ``poolShares`` in ``<label_domain>/
+    pool-shares`` (``pool=share,...``), both read by the policy pack's GPU-limit check.
     """
     spec: dict = {}
     if queue.display_name is not None:
@@ -62,6 +63,10 @@ def queue_manifest(queue: QueueSpec, *, label_domain: str | None = None) -> dict
     metadata: dict = {"name": queue.name}
     if label_domain is not None and queue.node_pools:
         metadata["annotations"] = {f"{label_domain}/node-pools": ",".join(queue.node_pools)}
+        if queue.pool_shares:
+            metadata["annotations"][f"{label_domain}/pool-shares"] = ",".join(
+                f"{pool}={_num(share)}" for pool, share in queue.pool_shares.items()
+            )
     return {
         "apiVersion": versions.KAI_QUEUE_API,
         "kind": "Queue",

@@ -446,12 +446,12 @@ def compliant_stack() -> list[StackResource]:
         resource(
             KAI_QUEUE,
             "platform-queue-llm",
-            kai_queue("llm", "train-efa,train-spot", quota=24, limit=32, parent="research"),
+            kai_queue("llm", "train-spot", quota=24, limit=32, parent="research"),
         ),
         resource(
             KAI_QUEUE,
             "platform-queue-vision",
-            kai_queue("vision", "train-efa", quota=8, limit=8, parent="research"),
+            kai_queue("vision", "train-efa", quota=32, limit=32, parent="research"),
         ),
     ]
 

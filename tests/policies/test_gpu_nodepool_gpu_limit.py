@@ -40,3 +40,15 @@ def test_invalid_limit(value, shown):
         f'NodePool "inference": spec.limits["nvidia.com/gpu"] is {shown}; expected a positive '
         "whole number of GPUs"
     ]
+
+
+def test_a_mixed_mig_pool_is_capped_by_its_mig_resources():
+    """Issue 12: under MIG strategy mixed a pool's limits are its nvidia.com/mig-* devices."""
+    mig = change(gpu_nodepool(), LIMIT, DELETE)
+    mig["spec"]["limits"]["nvidia.com/mig-1g.10gb"] = "56"
+    assert check(mig, CONFIG) == []
+    mig["spec"]["limits"]["nvidia.com/mig-3g.40gb"] = "0"
+    assert check(mig, CONFIG) == [
+        'NodePool "inference": spec.limits["nvidia.com/mig-3g.40gb"] is "0"; expected a '
+        "positive whole number of MIG devices"
+    ]

@@ -38,19 +38,19 @@ def test_split_efa_pool_compares_the_sum_of_its_nodepools():
     findings = check_stack(stack, CONFIG)
     assert findings == [
         f'pool "train-efa" (NodePools {EFA_POOLS}) caps 40 GPUs, but the queues routed to this '
-        'non-preemptible pool ("llm", "vision") admit only 32 (sum of gpu.quota); Karpenter '
-        "would launch GPUs no queue can use"
+        'non-preemptible pool ("vision") admit only 32 (sum of gpu.quota); Karpenter would '
+        "launch GPUs no queue can use"
     ]
     assert findings[0].urn == urn_of(stack, "platform-pool-train-efa-p5-48xlarge")
 
 
 def test_non_preemptible_pool_uses_quota_not_limit():
     stack = compliant_stack()
-    change(props_of(stack, VISION), (*GPU, "quota"), 4)
+    change(props_of(stack, VISION), (*GPU, "quota"), 28)
     assert check_stack(stack, CONFIG) == [
         f'pool "train-efa" (NodePools {EFA_POOLS}) caps 32 GPUs, but the queues routed to this '
-        'non-preemptible pool ("llm", "vision") admit only 28 (sum of gpu.quota); Karpenter '
-        "would launch GPUs no queue can use"
+        'non-preemptible pool ("vision") admit only 28 (sum of gpu.quota); Karpenter would '
+        "launch GPUs no queue can use"
     ]
 
 
@@ -71,7 +71,7 @@ def test_preemptible_pool_uses_limit_not_quota():
             LLM,
             "limit",
             f'pool "train-efa" (NodePools {EFA_POOLS}) caps 80 GPUs, but the queues routed to '
-            'this non-preemptible pool ("llm", "vision") admit only 32 (sum of gpu.quota); '
+            'this non-preemptible pool ("vision") admit only 32 (sum of gpu.quota); '
             "Karpenter would launch GPUs no queue can use",
         ),
         (
@@ -95,13 +95,13 @@ def test_unlimited_queue_skips_the_pool(queue, field, expected):
 
 def test_fractional_admission_rounds_up_to_whole_gpus():
     stack = compliant_stack()
-    change(props_of(stack, VISION), (*GPU, "quota"), 7.5)
+    change(props_of(stack, VISION), (*GPU, "quota"), 31.5)
     assert check_stack(stack, CONFIG) == []
-    change(props_of(stack, VISION), (*GPU, "quota"), 6.5)
+    change(props_of(stack, VISION), (*GPU, "quota"), 30.5)
     assert check_stack(stack, CONFIG) == [
         f'pool "train-efa" (NodePools {EFA_POOLS}) caps 32 GPUs, but the queues routed to this '
-        'non-preemptible pool ("llm", "vision") admit only 30.5 (sum of gpu.quota); Karpenter '
-        "would launch GPUs no queue can use"
+        'non-preemptible pool ("vision") admit only 30.5 (sum of gpu.quota); Karpenter would '
+        "launch GPUs no queue can use"
     ]
 
 
@@ -113,11 +113,81 @@ def test_parent_queues_do_not_add_capacity():
         {f"{DOMAIN}/node-pools": "train-efa"},
     )
     change(props_of(stack, "platform-queue-research"), (*GPU, "quota"), 100)
-    change(props_of(stack, VISION), (*GPU, "quota"), 0)
+    change(props_of(stack, VISION), (*GPU, "quota"), 24)
     assert check_stack(stack, CONFIG) == [
         f'pool "train-efa" (NodePools {EFA_POOLS}) caps 32 GPUs, but the queues routed to this '
-        'non-preemptible pool ("llm", "vision") admit only 24 (sum of gpu.quota); Karpenter '
-        "would launch GPUs no queue can use"
+        'non-preemptible pool ("vision") admit only 24 (sum of gpu.quota); Karpenter would '
+        "launch GPUs no queue can use"
+    ]
+
+
+# --- issue 12: one budget across pools, advertised units, whole nodes --------------------------
+
+
+def test_a_queue_routed_to_two_pools_counts_its_share_in_each():
+    """llm (limit 32) routed to train-spot too: each pool gets half, as the platform sizes them;
+    train-spot's 32 is then twice what llm can use there."""
+    stack = compliant_stack()
+    change(props_of(stack, LLM), ("metadata", "annotations", f"{DOMAIN}/node-pools"), (
+        "train-spot,train-efa"))  # fmt: skip
+    change(props_of(stack, VISION), (*GPU, "quota"), 20)
+    assert check_stack(stack, CONFIG) == [
+        'pool "train-spot" (NodePools "train-spot") caps 32 GPUs, but the queues routed to this '
+        'preemptible pool ("llm") admit only 16 (sum of gpu.limit); Karpenter would launch GPUs '
+        "no queue can use"
+    ]
+    # Explicit shares (scheduler.queues[].poolShares, annotated by the platform) win.
+    change(
+        props_of(stack, LLM),
+        ("metadata", "annotations", f"{DOMAIN}/pool-shares"),
+        "train-spot=32,train-efa=0",
+    )
+    change(props_of(stack, VISION), (*GPU, "quota"), 32)
+    assert check_stack(stack, CONFIG) == []
+
+
+def overlay(pool: str, itype: str, capacity: dict) -> dict:
+    return {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": f"{pool}-{itype}"},
+        "spec": {
+            "requirements": [
+                {"key": f"{DOMAIN}/pool", "operator": "In", "values": [pool]},
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [itype]},
+            ],
+            "capacity": capacity,
+        },
+    }
+
+
+def sliced_stack(limit: str, quota: float) -> list:
+    """train-spot becomes a g6.xlarge pool time-sliced 4 ways (the NodeOverlay says so)."""
+    stack = compliant_stack()
+    requirements = ("spec", "template", "spec", "requirements")
+    change(props_of(stack, "platform-pool-train-spot"), requirements, [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g6.xlarge"]}
+    ])  # fmt: skip
+    change(props_of(stack, "platform-pool-train-spot"), LIMIT, limit)
+    change(props_of(stack, LLM), (*GPU, "limit"), quota)
+    change(props_of(stack, LLM), (*GPU, "quota"), quota)
+    stack.append(
+        resource(
+            "kubernetes:karpenter.sh/v1alpha1:NodeOverlay",
+            "platform-pool-train-spot-g6-xlarge-gpus",
+            overlay("train-spot", "g6.xlarge", {"nvidia.com/gpu": "4"}),
+        )
+    )
+    return stack
+
+
+def test_time_sliced_pool_is_counted_in_slices_and_whole_nodes():
+    # 2 slices admitted: one 4-slice node, so a limit of 4 is right (not 2, and not 1).
+    assert check_stack(sliced_stack("4", 2), CONFIG) == []
+    assert check_stack(sliced_stack("8", 4), CONFIG) == [
+        'pool "train-spot" (NodePools "train-spot") caps 8 GPUs (2 physical, 4 KAI units '
+        'each), but the queues routed to this preemptible pool ("llm") admit only 4 (sum of '
+        "gpu.limit); Karpenter would launch GPUs no queue can use"
     ]
 
 

@@ -151,3 +151,13 @@ def test_plan_problems_for_an_unlimited_guarantee():
         "scheduler.queues[0].gpu.quota: -1 of queue 'a' is not reachable: an unlimited "
         "guarantee (-1) can never be bought; set a finite gpu.quota"
     ]
+
+
+def test_explicit_shares_are_annotated_for_the_policy_pack():
+    from eks_gpu_platform.scheduler.manifests import queue_manifest
+
+    q = with_shares(queue("a", pools=("spot", "spot-2"), gpu=(2, 8)), spot=6, spot_2=2.5)
+    assert queue_manifest(q, label_domain="example.com")["metadata"]["annotations"] == {
+        "example.com/node-pools": "spot,spot-2",
+        "example.com/pool-shares": "spot=6,spot-2=2.5",
+    }
