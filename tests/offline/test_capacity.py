@@ -288,3 +288,28 @@ def test_a_shared_pool_is_a_warning_with_the_numbers():
 
 def test_generated_values_are_deterministic():
     assert generated_values(7) == generated_values(7)
+
+
+def test_the_policy_pack_splits_budgets_as_the_platform_does():
+    """The pack reads only resources: its copy of the split (and the shares annotation) gives
+    every generated queue the shares routing.queue_shares gives it."""
+    from eks_gpu_platform.policies.rules._base import StackResource
+    from eks_gpu_platform.policies.rules.nodepool_gpu_limit_within_queue_capacity import _shares
+    from eks_gpu_platform.scheduler.manifests import queue_manifest
+    from eks_gpu_platform.scheduler.routing import queue_shares
+
+    compared = 0
+    for config in GENERATED:
+        domain = config.cluster.label_domain
+        pools = {p.name: p.preemptible for p in config.gpu_pools}
+        routing = {p.name: r for p, r in zip(config.pools, config._routing().values(), strict=True)}
+        for queue in config.scheduler.queues:
+            if not queue.node_pools:
+                continue
+            props = queue_manifest(queue, label_domain=domain)
+            resource = StackResource("kubernetes:scheduling.run.ai/v2:Queue", queue.name, "", props)
+            assert _shares(resource, domain, pools) == pytest.approx(
+                queue_shares(queue, routing)
+            ), queue.name
+            compared += 1
+    assert compared >= 100
