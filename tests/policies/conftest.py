@@ -21,16 +21,11 @@ def policy_repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def rendered_stack_resources() -> Callable[[str], list[Any]]:
-    """``fn(stack)``: the shipped stack's recorded resources (rendered once per session)."""
-    from eks_gpu_platform.offline.render import load_stack_file, render
-
-    cache: dict[str, list[Any]] = {}
+def rendered_stack_resources(render_stack) -> Callable[[str], list[Any]]:
+    """``fn(stack)``: the shipped stack's recorded resources, from the suite's one render of
+    each stack per session (``render_stack`` in tests/conftest.py)."""
 
     def resources(stack: str) -> list[Any]:
-        if stack not in cache:
-            recording = render(POLICY_REPO_ROOT, load_stack_file(POLICY_REPO_ROOT, stack, None))
-            cache[stack] = list(recording.resources)
-        return cache[stack]
+        return list(render_stack(stack).resources)
 
     return resources
