@@ -452,8 +452,8 @@ BAD = [
         with_changes(karpenter={"cpu": "1 core", "memory": "1GB"}),
         REGION,
         [
-            "karpenter.cpu: '1 core' is not a Kubernetes quantity such as '1', '500m', '1Gi'",
-            "karpenter.memory: '1GB' is not a Kubernetes quantity such as '1', '500m', '1Gi'",
+            "karpenter.cpu: '1 core' is not a Kubernetes quantity such as '500m'",
+            "karpenter.memory: '1GB' is not a Kubernetes quantity such as '1Gi'",
         ],
         id="karpenter-quantities",
     ),

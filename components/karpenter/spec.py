@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .. import versions
-from ..spec import QUANTITY, Problem, Spec, check_pattern, check_range, doc, show
+from ..checks import check_positive_quantity
+from ..spec import Problem, Spec, check_range, doc, show
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
@@ -80,9 +81,8 @@ class KarpenterSpec(Spec):
                 )
         if msg := check_range(self.replicas, 1, 10):
             out.append((("replicas",), msg))
-        for name in ("cpu", "memory"):
-            if msg := check_pattern(
-                getattr(self, name), QUANTITY, "a Kubernetes quantity such as '1', '500m', '1Gi'"
-            ):
+        for name, example in (("cpu", "500m"), ("memory", "1Gi")):
+            # Requests and limits of zero: the controller would be throttled to nothing/OOM.
+            if msg := check_positive_quantity(getattr(self, name), example):
                 out.append(((name,), msg))
         return out

@@ -40,6 +40,11 @@ STABLE_BUDGETS = (
 )
 PREEMPTIBLE_BUDGETS = ({"nodes": "10%"},)
 BUDGET_REASONS = ("Underutilized", "Empty", "Drifted")
+# Floors for durations (issue 13): a GPU node takes minutes to boot, pull images and pass its
+# readiness checks, so expireAfter under an hour churns nodes (0s expires them at launch); a
+# terminationGracePeriod under a minute kills pods before they can drain.
+MIN_EXPIRE_AFTER = 3600
+MIN_TERMINATION_GRACE = 60
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$"
 ZONE_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$"
 RESERVED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws", "kubernetes.io", "k8s.io")

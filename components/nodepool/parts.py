@@ -1,12 +1,12 @@
 """The sub-specs of a pool spec: disruption budgets, limits, root volume, AMI, kubelet, taints
 and capacity reservations."""
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import versions
+from ..checks import check_cron, check_label_value, check_positive_quantity, check_qualified_key
 from ..spec import (
     DURATION_OR_NEVER,
     QUANTITY,
@@ -27,10 +27,6 @@ from .constants import (
     GP3_MAX_IOPS,
     GP3_MAX_THROUGHPUT,
     KUBELET_RESERVED_KEYS,
-    LABEL_VALUE,
-    LABEL_VALUE_TEXT,
-    QUALIFIED_NAME,
-    QUALIFIED_NAME_TEXT,
 )
 
 
@@ -59,13 +55,8 @@ class BudgetSpec(Spec):
                 out.append((("reasons", i), msg))
         if (self.schedule is None) != (self.duration is None):
             out.append((("schedule",), "and duration must be set together"))
-        if self.schedule is not None and not (
-            re.fullmatch(r"@(annually|yearly|monthly|weekly|daily|midnight|hourly)", self.schedule)
-            or len(self.schedule.split()) == 5
-        ):
-            out.append(
-                (("schedule",), f"{show(self.schedule)} is not a 5-field cron or an @daily macro")
-            )
+        if self.schedule is not None and (msg := check_cron(self.schedule)):
+            out.append((("schedule",), msg))
         if self.duration is not None and (
             msg := check_pattern(
                 self.duration,
@@ -122,11 +113,10 @@ class LimitsSpec(Spec):
         out: list[Problem] = []
         if self.gpus is not None and (msg := check_range(self.gpus, 1, 100000)):
             out.append((("gpus",), msg))
-        for name in ("cpu", "memory"):
+        for name, example in (("cpu", "1000"), ("memory", "4000Gi")):
             value = getattr(self, name)
-            if value is not None and (
-                msg := check_pattern(value, QUANTITY, "a Kubernetes quantity such as '1000'")
-            ):
+            # A zero cap launches nothing: the pool's pods would stay pending forever.
+            if value is not None and (msg := check_positive_quantity(value, example)):
                 out.append(((name,), msg))
         return out
 
@@ -244,12 +234,10 @@ class TaintSpec(Spec):
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
-        if len(self.key) > 316 or not re.fullmatch(QUALIFIED_NAME, self.key):
-            out.append((("key",), f"{show(self.key)} is not {QUALIFIED_NAME_TEXT}"))
-        if self.value is not None and (
-            len(self.value) > 63 or not re.fullmatch(LABEL_VALUE, self.value)
-        ):
-            out.append((("value",), f"{show(self.value)} is not {LABEL_VALUE_TEXT}"))
+        if msg := check_qualified_key(self.key, "taint key"):
+            out.append((("key",), msg))
+        if self.value is not None and (msg := check_label_value(self.value)):
+            out.append((("value",), msg))
         return out
 
     def manifest(self) -> dict[str, str]:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import catalog
-from ..spec import DURATION, DURATION_OR_NEVER, Problem, Spec, check_pattern, check_range, doc, show
+from ..checks import KAI_SHARD_LABEL, check_duration, check_label_value, check_qualified_key
+from ..spec import Problem, Spec, check_pattern, check_range, doc, show
 from .constants import (
     CAPACITY_PRIORITY,
     DEFAULT_CPU_POOL_NAME,
@@ -24,13 +25,11 @@ from .constants import (
     GP3_MAX_THROUGHPUT,
     GP3_MIBPS_PER_IOPS,
     GPU_RESOURCE,
-    LABEL_VALUE,
     LABEL_VALUE_TEXT,
+    MIN_EXPIRE_AFTER,
+    MIN_TERMINATION_GRACE,
     NAME_PATTERN,
     PREEMPTIBLE_BUDGETS,
-    QUALIFIED_NAME,
-    QUALIFIED_NAME_TEXT,
-    RESERVED_LABEL_DOMAINS,
     STABLE_BUDGETS,
     ZONE_PATTERN,
 )
@@ -158,28 +157,36 @@ class NodePoolSpec(Spec):
         out += self._selection_problems()
         out += self._volume_problems()
         if self.expire_after is not None and (
-            msg := check_pattern(self.expire_after, DURATION_OR_NEVER, "a duration or 'Never'")
+            msg := check_duration(
+                self.expire_after,
+                MIN_EXPIRE_AFTER,
+                never=True,
+                why="nodes would expire while (or soon after) they start",
+            )
         ):
             out.append((("expire_after",), msg))
         if self.termination_grace_period is not None and (
-            msg := check_pattern(self.termination_grace_period, DURATION, "a duration like '4h'")
+            msg := check_duration(
+                self.termination_grace_period,
+                MIN_TERMINATION_GRACE,
+                why="pods would be killed without a chance to drain",
+            )
         ):
             out.append((("termination_grace_period",), msg))
         if self.weight is not None and (msg := check_range(self.weight, 1, 100)):
             out.append((("weight",), msg))
         for key, value in self.labels.items():
-            domain = key.split("/", 1)[0] if "/" in key else ""
-            if any(domain == d or domain.endswith("." + d) for d in RESERVED_LABEL_DOMAINS):
+            if key == KAI_SHARD_LABEL:
                 out.append(
                     (
                         ("labels",),
-                        f"{show(key)} is in a domain Kubernetes or Karpenter reserves; use your "
-                        "own label domain",
+                        f"{show(key)} is KAI Scheduler's shard label; setting it on a pool moves "
+                        "its nodes into another scheduling shard",
                     )
                 )
-            elif len(key) > 316 or not re.fullmatch(QUALIFIED_NAME, key):
-                out.append((("labels",), f"{show(key)} is not {QUALIFIED_NAME_TEXT}"))
-            elif len(value) > 63 or not re.fullmatch(LABEL_VALUE, value):
+            elif msg := check_qualified_key(key, "label key"):
+                out.append((("labels",), msg))
+            elif check_label_value(value):
                 out.append(
                     (
                         ("labels",),

@@ -176,8 +176,8 @@ BAD_SPECS = [
     (
         "budget-cron",
         {**G, "disruption": {"budgets": [{"nodes": "1", "schedule": "0 8 * *", "duration": "1h"}]}},
-        "nodePools[0].disruption.budgets[0].schedule: '0 8 * *' is not a 5-field cron or an "
-        "@daily macro",
+        "nodePools[0].disruption.budgets[0].schedule: '0 8 * *' is not a 5-field cron schedule "
+        "(minute hour day-of-month month day-of-week) or an @daily macro",
     ),
     (
         "budget-duration-seconds",
@@ -193,12 +193,12 @@ BAD_SPECS = [
     (
         "expire-after-days",
         {**G, "expireAfter": "30d"},
-        "nodePools[0].expireAfter: '30d' is not a duration or 'Never'",
+        "nodePools[0].expireAfter: '30d' is not a duration such as '4h' or '1h30m' or 'Never'",
     ),
     (
         "grace-never",
         {**G, "terminationGracePeriod": "Never"},
-        "nodePools[0].terminationGracePeriod: 'Never' is not a duration like '4h'",
+        "nodePools[0].terminationGracePeriod: 'Never' is not a duration such as '4h' or '1h30m'",
     ),
     (
         "weight-0",
@@ -220,13 +220,14 @@ BAD_SPECS = [
         "label-karpenter-domain",
         {**G, "labels": {"karpenter.sh/nodepool": "p"}},
         "nodePools[0].labels: 'karpenter.sh/nodepool' is in a domain Kubernetes or Karpenter "
-        "reserves; use your own label domain",
+        "reserves (karpenter.sh, karpenter.k8s.aws, kubernetes.io, k8s.io); use your own domain",
     ),
     (
         "label-kubernetes-subdomain",
         {**G, "labels": {"node.kubernetes.io/instance-type": "x"}},
         "nodePools[0].labels: 'node.kubernetes.io/instance-type' is in a domain Kubernetes or "
-        "Karpenter reserves; use your own label domain",
+        "Karpenter reserves (karpenter.sh, karpenter.k8s.aws, kubernetes.io, k8s.io); use your "
+        "own domain",
     ),
     (
         "label-value-too-long",

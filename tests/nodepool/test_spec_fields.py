@@ -23,8 +23,9 @@ def test_cpu_pool_rejects_gpu_instance_types(itype):
     [
         (
             {"key": "bad key!", "value": "x"},
-            "nodePools[0].taints[0].key: 'bad key!' is not a label or taint key such as "
-            "'example.com/dedicated'",
+            "nodePools[0].taints[0].key: 'bad key!' is not a valid taint key: the name 'bad "
+            "key!' must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a "
+            "letter or digit",
         ),
         (
             {"key": "example.com/x", "value": "two words"},

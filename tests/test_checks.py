@@ -1,0 +1,237 @@
+"""Issue 13, class 3 (checked by pattern only): durations with floors, cron fields within their
+ranges, label and taint keys with the real Kubernetes syntax and reserved domains, KAI's shard
+label, and quantities greater than zero. Through the stack configuration, so every message
+carries its key path."""
+
+from typing import Any
+
+import pytest
+
+from eks_gpu_platform.checks import check_cron, check_qualified_key, duration_seconds
+from eks_gpu_platform.config import PlatformConfig
+from eks_gpu_platform.spec import SpecError
+
+GPU = {"name": "gpu", "gpus": ["l4"], "limits": {"gpus": 8}}
+KEY_NAME = (
+    "must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+)
+RESERVED = "(karpenter.sh, karpenter.k8s.aws, kubernetes.io, k8s.io); use your own domain"
+
+
+def pool_errors(**changes: Any) -> list[str]:
+    values = {"cluster": {"name": "gpu-dev"}, "nodePools": [{**GPU, **changes}]}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(values, "us-west-2")
+    return err.value.lines
+
+
+def budget(schedule: str) -> dict[str, Any]:
+    return {"budgets": [{"nodes": "1", "schedule": schedule, "duration": "1h"}]}
+
+
+DURATIONS = [
+    pytest.param(
+        {"expireAfter": "0s"},
+        "nodePools[0](gpu).expireAfter: '0s' is shorter than 1h; nodes would expire while (or "
+        "soon after) they start",
+        id="expire-at-launch",
+    ),
+    pytest.param(
+        {"expireAfter": "59m"},
+        "nodePools[0](gpu).expireAfter: '59m' is shorter than 1h; nodes would expire while (or "
+        "soon after) they start",
+        id="expire-in-59-minutes",
+    ),
+    pytest.param(
+        {"terminationGracePeriod": "30s"},
+        "nodePools[0](gpu).terminationGracePeriod: '30s' is shorter than 1m; pods would be "
+        "killed without a chance to drain",
+        id="grace-30s",
+    ),
+    pytest.param(
+        {"terminationGracePeriod": "0h0m"},
+        "nodePools[0](gpu).terminationGracePeriod: '0h0m' is shorter than 1m; pods would be "
+        "killed without a chance to drain",
+        id="grace-zero-spelled-out",
+    ),
+]
+
+
+@pytest.mark.parametrize(("changes", "line"), DURATIONS)
+def test_durations_have_floors(changes, line):
+    assert pool_errors(**changes) == [line]
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [({"expireAfter": "1h"}, "1h"), ({"expireAfter": "Never"}, "Never"), ({}, "720h")],
+)
+def test_durations_at_or_above_their_floor_pass(changes, expected):
+    values = {"cluster": {"name": "gpu-dev"}, "nodePools": [{**GPU, **changes}]}
+    assert PlatformConfig.load(values, "us-west-2").node_pools[0].expiry == expected
+
+
+def test_duration_seconds():
+    assert [duration_seconds(v) for v in ("1h30m", "90s", "2h0m5s", "1d", "")] == [
+        5400,
+        90,
+        7205,
+        None,
+        None,
+    ]
+
+
+CRON = [
+    pytest.param("60 8 * * *", "the minute field '60' is outside 0-59", id="minute-60"),
+    pytest.param("0 24 * * *", "the hour field '24' is outside 0-23", id="hour-24"),
+    pytest.param("0 8 0 * *", "the day of month field '0' is outside 1-31", id="day-0"),
+    pytest.param("0 8 * 13 *", "the month field '13' is outside 1-12 or JAN-DEC", id="month-13"),
+    pytest.param("0 8 * * 7-9", "the day of week field '7-9' is outside 0-6 or SUN-SAT", id="dow"),
+    pytest.param("0 8 * * FRI-MON", "the day of week range 'FRI-MON' runs backwards", id="back"),
+    pytest.param("*/0 * * * *", "the minute step '0' is not a positive number", id="step-0"),
+    pytest.param(
+        "0 8 * * MOON", "the day of week field 'MOON' is outside 0-6 or SUN-SAT", id="name"
+    ),
+]
+
+
+@pytest.mark.parametrize(("schedule", "problem"), CRON)
+def test_cron_fields_within_their_ranges(schedule, problem):
+    assert pool_errors(disruption=budget(schedule)) == [
+        f"nodePools[0](gpu).disruption.budgets[0].schedule: '{schedule}': {problem}"
+    ]
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    ["0 8 * * MON-FRI", "*/15 8-18 * JAN,jul ?", "0 0 1 1 0", "@daily", "@hourly", "5,10 * * * *"],
+)
+def test_valid_cron_schedules(schedule):
+    assert check_cron(schedule) is None
+
+
+def test_cron_macro_and_field_count():
+    assert check_cron("@sometimes") == (
+        "'@sometimes' is not a cron macro; expected one of @yearly, @annually, @monthly, "
+        "@weekly, @daily, @midnight, @hourly"
+    )
+    assert check_cron("0 8 * *") == (
+        "'0 8 * *' is not a 5-field cron schedule (minute hour day-of-month month day-of-week) "
+        "or an @daily macro"
+    )
+
+
+LABEL_KEYS = [
+    pytest.param(
+        "example.com/" + "n" * 64,
+        f"'example.com/{'n' * 64}' is not a valid label key: the name '{'n' * 64}' {KEY_NAME}",
+        id="name-64",
+    ),
+    pytest.param(
+        ("a" * 63 + ".") * 4 + "io/x",
+        "is not a valid label key: its prefix",
+        id="prefix-over-253",
+    ),
+    pytest.param(
+        "Example.com/team",
+        "'Example.com/team' is not a valid label key: its prefix 'Example.com' must be a DNS "
+        "subdomain of at most 253 lowercase letters, digits, '-' and '.'",
+        id="prefix-upper-case",
+    ),
+    pytest.param(
+        "example.com/",
+        f"'example.com/' is not a valid label key: the name {KEY_NAME}",
+        id="empty-name",
+    ),
+    pytest.param(
+        "kai.scheduler/node-pool",
+        "'kai.scheduler/node-pool' is KAI Scheduler's shard label; setting it on a pool moves "
+        "its nodes into another scheduling shard",
+        id="kai-shard-label",
+    ),
+    pytest.param(
+        "topology.k8s.io/zone",
+        f"'topology.k8s.io/zone' is in a domain Kubernetes or Karpenter reserves {RESERVED}",
+        id="k8s-io-subdomain",
+    ),
+]
+
+
+@pytest.mark.parametrize(("key", "message"), LABEL_KEYS)
+def test_label_keys(key, message):
+    (line,) = pool_errors(labels={key: "x"})
+    assert line.startswith("nodePools[0](gpu).labels: ")
+    assert message in line
+
+
+def test_label_key_of_253_and_63_passes():
+    prefix = ".".join(["a" * 63] * 3 + ["b" * 61])
+    assert len(prefix) == 253
+    assert check_qualified_key(f"{prefix}/{'n' * 63}", "label key") is None
+
+
+TAINTS = [
+    pytest.param(
+        {"key": "node.kubernetes.io/unschedulable"},
+        "nodePools[0](gpu).taints[0].key: 'node.kubernetes.io/unschedulable' is in a domain "
+        f"Kubernetes or Karpenter reserves {RESERVED}",
+        id="kubernetes-io",
+    ),
+    pytest.param(
+        {"key": "karpenter.sh/disrupted"},
+        f"nodePools[0](gpu).taints[0].key: 'karpenter.sh/disrupted' is in a domain Kubernetes or "
+        f"Karpenter reserves {RESERVED}",
+        id="karpenter-sh",
+    ),
+    pytest.param(
+        {"key": "example.com/" + "t" * 64},
+        f"nodePools[0](gpu).taints[0].key: 'example.com/{'t' * 64}' is not a valid taint key: "
+        f"the name '{'t' * 64}' {KEY_NAME}",
+        id="name-64",
+    ),
+    pytest.param(
+        {"key": "example.com/x", "value": "v" * 64},
+        f"nodePools[0](gpu).taints[0].value: '{'v' * 64}' is not a label value; expected at "
+        "most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+        id="value-64",
+    ),
+]
+
+
+@pytest.mark.parametrize(("taint", "line"), TAINTS)
+def test_taints(taint, line):
+    assert pool_errors(taints=[taint]) == [line]
+
+
+QUANTITIES = [
+    pytest.param(
+        {"karpenter": {"memory": "0"}},
+        "karpenter.memory: '0' is zero; expected a quantity greater than zero such as '1Gi'",
+        id="karpenter-memory-0",
+    ),
+    pytest.param(
+        {"karpenter": {"cpu": "0m"}},
+        "karpenter.cpu: '0m' is zero; expected a quantity greater than zero such as '500m'",
+        id="karpenter-cpu-0m",
+    ),
+    pytest.param(
+        {"nodePools": [{**GPU, "limits": {"gpus": 8, "memory": "0Gi"}}]},
+        "nodePools[0](gpu).limits.memory: '0Gi' is zero; expected a quantity greater than zero "
+        "such as '4000Gi'",
+        id="pool-memory-0",
+    ),
+    pytest.param(
+        {"nodePools": [{**GPU, "limits": {"gpus": 8, "cpu": "0.0"}}]},
+        "nodePools[0](gpu).limits.cpu: '0.0' is zero; expected a quantity greater than zero such "
+        "as '1000'",
+        id="pool-cpu-0.0",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sections", "line"), QUANTITIES)
+def test_quantities_greater_than_zero(sections, line):
+    values = {"cluster": {"name": "gpu-dev"}, "nodePools": [GPU], **sections}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(values, "us-west-2")
+    assert err.value.lines == [line]
