@@ -67,6 +67,7 @@ plan: venv
 snapshot: venv
 	$(PY) -m eks_gpu_platform.offline.snapshot
 
-# Render timings and memory per stack and per node pool, and the test suite's wall time.
+# Render timings against the SDK-import floor, per node pool and for 500 pools, and the test
+# suite's wall time; rewrites README's benchmark table.
 bench: venv
-	$(PY) benchmarks/bench.py
+	$(PY) benchmarks/bench.py --readme
