@@ -252,12 +252,17 @@ class NodePool(pulumi.ComponentResource):
         security_groups: pulumi.Output[list[str]] = pulumi.Output.from_input([])
         placement_group: pulumi.Output[str | None] = pulumi.Output.from_input(None)
         if spec.kind == "efa":
-            pg = aws.ec2.PlacementGroup(
-                f"{name}-pg",
-                strategy="cluster",
-                tags={**tags, "Name": f"{cluster_name}-{spec.name}"},
-                opts=pulumi.ResourceOptions(parent=self),
-            )
+            if spec.placement_group is not None:
+                # An existing group (capacity reservations made in it serve only it).
+                placement_group = pulumi.Output.from_input(spec.placement_group)
+            else:
+                pg = aws.ec2.PlacementGroup(
+                    f"{name}-pg",
+                    strategy="cluster",
+                    tags={**tags, "Name": f"{cluster_name}-{spec.name}"},
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+                placement_group = pg.name
             sg = aws.ec2.SecurityGroup(
                 f"{name}-efa",
                 description=f"EFA traffic between {spec.name} nodes of {cluster_name}",
@@ -282,7 +287,6 @@ class NodePool(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             security_groups = sg.id.apply(lambda i: [i])
-            placement_group = pg.name
 
         variants: list[tuple[str, str | None, int | None]]
         if spec.kind == "efa":

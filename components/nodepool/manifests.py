@@ -273,7 +273,9 @@ def ec2nodeclass_manifest(
         pre_pull=spec.pre_pull_images,
     )
     if placement_group is not None:
-        node_spec["placementGroupSelector"] = {"name": placement_group}
+        # By id (pg-...) or by name (karpenter-provider-aws v1.14.1 EC2NodeClass CRD).
+        key = "id" if re.fullmatch(r"pg-[0-9a-z]+", placement_group) else "name"
+        node_spec["placementGroupSelector"] = {key: placement_group}
     if spec.capacity_reservations:
         node_spec["capacityReservationSelectorTerms"] = [
             c.manifest() for c in spec.capacity_reservations

@@ -44,6 +44,7 @@ from .parts import (
     TaintSpec,
     article,
 )
+from .placement import placement_group_problems
 from .userdata import pre_pull_problems
 
 
@@ -83,6 +84,11 @@ class NodePoolSpec(Spec):
     zone: str | None = doc(None, "The single AZ of an EFA pool (required for efa).")
     capacity_reservations: tuple[CapacityReservationSpec, ...] = doc(
         (), "ODCRs / Capacity Blocks to use (with 'reserved' in capacityTypes)."
+    )
+    placement_group: str | None = doc(
+        None,
+        "An existing cluster placement group (name, or id pg-...) for an efa pool, instead of a "
+        "new one: capacity reservations created in a placement group serve only that group.",
     )
     mig_profile: str | None = doc(None, "GPU Operator MIG profile (label nvidia.com/mig.config).")
     time_slicing: str | None = doc(
@@ -213,6 +219,7 @@ class NodePoolSpec(Spec):
             msg := check_pattern(self.zone, ZONE_PATTERN, "an availability zone like 'us-west-2a'")
         ):
             out.append((("zone",), msg))
+        out += placement_group_problems(self.placement_group, self.kind)
         if not self.is_gpu:
             for name in ("mig_profile", "time_slicing"):
                 if getattr(self, name) is not None:
