@@ -485,7 +485,9 @@ def test_validating_admission_policy_before_kubernetes_1_36(repo, tmp_path):
     )
     assert kinds == [
         ("ValidatingAdmissionPolicy", POLICY_NAME),
+        ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
         ("ValidatingAdmissionPolicyBinding", POLICY_NAME),
+        ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
     ]
     binding = named(recording, "ValidatingAdmissionPolicyBinding", POLICY_NAME)
     assert binding["spec"] == {"policyName": POLICY_NAME, "validationActions": ["Deny"]}
