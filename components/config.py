@@ -11,7 +11,6 @@ as plain values: they decide the shape of the graph.
 
 from __future__ import annotations
 
-import re
 import typing
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
@@ -27,7 +26,14 @@ from .cluster.spec import (
     ClusterSpec,
     SystemNodeGroupSpec,
 )
-from .gpu_operator import GpuOperatorSpec, mig_devices_per_gpu, mig_profiles_for_family
+from .config_checks import (
+    KARPENTER_RESERVED_TAGS,
+    admin_problems,
+    device_plugin_problems,
+    mig_problems,
+    tag_problems,
+)
+from .gpu_operator import GpuOperatorSpec
 from .karpenter.spec import (
     MAX_KARPENTER_VERSION_EXCLUSIVE,
     MIN_KARPENTER_VERSION,
@@ -50,7 +56,6 @@ from .spec import (
     check_pattern,
     did_you_mean,
     doc,
-    is_output,
     load_value,
     show,
 )
@@ -81,13 +86,6 @@ __all__ = [
     "version_tuple",
 ]
 
-# Tag keys Karpenter sets and the EC2NodeClass CRD refuses (with kubernetes.io/cluster*).
-KARPENTER_RESERVED_TAGS = (
-    "eks:eks-cluster-name",
-    "karpenter.sh/nodepool",
-    "karpenter.sh/nodeclaim",
-    "karpenter.k8s.aws/ec2nodeclass",
-)
 # Node labels the platform sets from pool fields: <labelDomain>/<suffix>, and the operator's.
 PLATFORM_LABEL_SUFFIXES = ("pool", "preemptible", "efa", "system")
 OPERATOR_LABELS = ("nvidia.com/mig.config", "nvidia.com/device-plugin.config")
@@ -172,7 +170,7 @@ class PlatformConfig(Spec):
         zone outside the region)."""
         out: list[Problem] = []
         if "tags" in valid:
-            out += self._tag_problems()
+            out += tag_problems(self.tags)
         kube = self.cluster.kubernetes_version
         minimum = versions.KARPENTER_MIN_VERSION_FOR_KUBERNETES.get(kube)
         if (
@@ -203,47 +201,10 @@ class PlatformConfig(Spec):
             out += self._pool_problems(valid)
         if "scheduler" in valid:
             out += self._scheduler_problems(valid)
+        if {"node_pools", "gpu_operator"} <= valid:
+            out += device_plugin_problems(self.gpu_operator, [p.name for p in self.gpu_pools])
         if {"cluster", "region"} <= valid:
-            out += self._admin_problems()
-        return out
-
-    def _tag_problems(self) -> list[Problem]:
-        out: list[Problem] = []
-        for key, value in self.tags.items():
-            if key in KARPENTER_RESERVED_TAGS or key.startswith("kubernetes.io/cluster"):
-                out.append(
-                    (
-                        ("tags",),
-                        f"{show(key)} is a tag Karpenter sets on its nodes itself; EC2NodeClass "
-                        "tags may not include it",
-                    )
-                )
-            elif not re.fullmatch(TAG_KEY_PATTERN, key) or key.lower().startswith("aws:"):
-                out.append(
-                    (
-                        ("tags",),
-                        f"{show(key)} is not a valid tag key; expected 1-128 letters, digits, "
-                        "spaces or _.:/=+-@, not starting with 'aws:'",
-                    )
-                )
-            elif len(value) > 256:
-                out.append((("tags",), f"the value of {show(key)} is longer than 256 characters"))
-        return out
-
-    def _admin_problems(self) -> list[Problem]:
-        out: list[Problem] = []
-        for i, admin in enumerate(self.cluster.admins):
-            if is_output(admin):
-                continue  # known at deployment only; IAM checks the principal then
-            arn_partition = admin.split(":")[1] if admin.startswith("arn:") else None
-            if arn_partition and arn_partition != self.partition:
-                out.append(
-                    (
-                        ("cluster", "admins", i),
-                        f"{show(admin)} is in partition {arn_partition!r}, but region "
-                        f"{self.region} is in {self.partition!r}",
-                    )
-                )
+            out += admin_problems(self.cluster.admins, self.region, self.partition)
         return out
 
     def _pool_problems(self, valid: frozenset[str]) -> list[Problem]:
@@ -369,7 +330,9 @@ class PlatformConfig(Spec):
                         "needs the GPU Operator with migStrategy single or mixed",
                     )
                 )
-            out += [(("node_pools", i, "mig_profile"), m) for m in self._mig_problems(pool)]
+            out += [
+                (("node_pools", i, "mig_profile"), m) for m in mig_problems(pool, self.gpu_operator)
+            ]
         if pool.time_slicing is not None:
             names = sorted(self.gpu_operator.time_slicing)
             if not self.gpu_operator.enabled or pool.time_slicing not in names:
@@ -381,47 +344,6 @@ class PlatformConfig(Spec):
                     )
                 )
         out += pool_capacity_problems(i, pool, self.gpu_operator)
-        return out
-
-    def _mig_problems(self, pool: NodePoolSpec) -> list[str]:
-        """The pool's MIG profile against the GPUs it selects, in one message naming those GPUs
-        (name and memory, as the user selects them), not the EC2 families behind them."""
-        profile = pool.mig_profile
-        groups: dict[str, tuple[str, ...]] = {}
-        single: set[str] = set()
-        sizes: dict[str, set[int]] = {}
-        for t in pool.catalog_types:
-            sizes.setdefault(t.gpu_name, set()).add(t.gpu_memory_mib // 1024)
-        for t in pool.catalog_types:
-            gpu = t.gpu_name
-            if len(sizes[gpu]) > 1:  # a100: 40 GiB (p4d) and 80 GiB (p4de) take other profiles
-                gpu += f" {t.gpu_memory_mib // 1024} GiB"
-            allowed = groups.setdefault(gpu, mig_profiles_for_family(t.family))
-            if (
-                profile in allowed
-                and profile != "all-disabled"
-                and self.gpu_operator.mig_strategy == "single"
-            ):
-                try:
-                    mig_devices_per_gpu(profile, t.family)
-                except ValueError as err:
-                    single.add(str(err))
-        no_mig = [g for g, allowed in sorted(groups.items()) if not allowed]
-        other = [(g, allowed) for g, allowed in sorted(groups.items()) if allowed]
-        wrong = [f"{g} takes {', '.join(a)}" for g, a in other if profile not in a]
-        parts = []
-        if no_mig:
-            parts.append(f"{', '.join(no_mig)} {'has' if len(no_mig) == 1 else 'have'} no MIG")
-        parts += wrong
-        out = sorted(single)
-        if parts:
-            fits = len(groups) > len(no_mig) + len(wrong)
-            out.append(
-                f"{show(profile)} does not apply to "
-                + ("every GPU the pool selects: " if fits else "the pool's GPUs: ")
-                + "; ".join(parts)
-                + ("; select only GPUs it fits" if fits else "")
-            )
         return out
 
     @classmethod

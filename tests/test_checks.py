@@ -235,3 +235,108 @@ def test_quantities_greater_than_zero(sections, line):
     with pytest.raises(SpecError) as err:
         PlatformConfig.load(values, "us-west-2")
     assert err.value.lines == [line]
+
+
+def config_errors(**sections: Any) -> list[str]:
+    values = {"cluster": {"name": "gpu-dev"}, "nodePools": [GPU], **sections}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(values, "us-west-2")
+    return err.value.lines
+
+
+TAGS = [
+    pytest.param(
+        {f"t{i}": "x" for i in range(43)},
+        [
+            "tags: has 43 tags; at most 42: EC2 allows 50 per resource, and Karpenter's nodes "
+            "also carry 6 tags Karpenter adds and 2 the platform adds"
+        ],
+        id="43-tags",
+    ),
+    pytest.param(
+        {"team": "ml;prod"},
+        [
+            "tags: the value 'ml;prod' of 'team' has characters EC2 refuses; expected letters, "
+            "digits, spaces or _.:/=+-@"
+        ],
+        id="value-characters",
+    ),
+    pytest.param(
+        {"cost#center": "1"},
+        [
+            "tags: 'cost#center' is not a valid tag key; expected 1-128 letters, digits, spaces "
+            "or _.:/=+-@, not starting with 'aws:'"
+        ],
+        id="key-characters",
+    ),
+    pytest.param(
+        {"karpenter.k8s.aws/ec2nodeclass": "x", "AWS:owner": "me"},
+        [
+            "tags: 'karpenter.k8s.aws/ec2nodeclass' is a tag Karpenter sets on its nodes itself; "
+            "EC2NodeClass tags may not include it",
+            "tags: 'AWS:owner' is not a valid tag key; expected 1-128 letters, digits, spaces or "
+            "_.:/=+-@, not starting with 'aws:'",
+        ],
+        id="reserved-keys",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tags", "lines"), TAGS)
+def test_tags_within_ec2_limits(tags, lines):
+    assert config_errors(tags=tags) == lines
+
+
+def test_42_tags_and_unicode_values_pass():
+    tags = {f"t{i}": "Zürich team=ml+ops@x" for i in range(42)}
+    values = {"cluster": {"name": "gpu-dev"}, "tags": tags}
+    assert len(PlatformConfig.load(values, "us-west-2").tags) == 42
+
+
+DEVICE_PLUGIN = [
+    pytest.param(
+        {"gpuOperator": {"enabled": False}},
+        [
+            "gpuOperator.enabled: is false but GPU pools gpu need an NVIDIA device plugin "
+            "(without one their nodes advertise no nvidia.com/gpu and GPU pods never schedule); "
+            "keep the GPU Operator, or set gpuOperator.externalDevicePlugin: true if the cluster "
+            "brings its own"
+        ],
+        id="operator-off-with-a-gpu-pool",
+    ),
+    pytest.param(
+        {
+            "gpuOperator": {"enabled": False},
+            "nodePools": [GPU, {**GPU, "name": "train", "gpus": ["h100"], "limits": {"gpus": 16}}],
+        },
+        [
+            "gpuOperator.enabled: is false but GPU pools gpu, train need an NVIDIA device plugin "
+            "(without one their nodes advertise no nvidia.com/gpu and GPU pods never schedule); "
+            "keep the GPU Operator, or set gpuOperator.externalDevicePlugin: true if the cluster "
+            "brings its own"
+        ],
+        id="two-gpu-pools",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sections", "lines"), DEVICE_PLUGIN)
+def test_gpu_pools_need_a_device_plugin(sections, lines):
+    assert config_errors(**sections) == lines
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {"gpuOperator": {"enabled": False, "externalDevicePlugin": True}},
+        {"gpuOperator": {"enabled": False}, "nodePools": [{"name": "c", "kind": "cpu"}]},
+        {"gpuOperator": {"enabled": True}},
+    ],
+    ids=["brings-its-own", "no-gpu-pool", "operator-on"],
+)
+def test_device_plugin_controls(sections):
+    values = {"cluster": {"name": "gpu-dev"}, "nodePools": [GPU], **sections}
+    assert (
+        PlatformConfig.load(values, "us-west-2").gpu_operator.enabled
+        == (sections["gpuOperator"]["enabled"])
+    )

@@ -668,7 +668,7 @@ BAD_CONFIGS = [
         "mig-profile-without-the-operator",
         {
             "nodePools": [{**L4, "gpus": ["h100"], "migProfile": "all-1g.10gb"}],
-            "gpuOperator": {"enabled": False},
+            "gpuOperator": {"enabled": False, "externalDevicePlugin": True},
         },
         ["nodePools[0](gpu).migProfile: needs the GPU Operator with migStrategy single or mixed"],
     ),
@@ -692,7 +692,11 @@ BAD_CONFIGS = [
         },
         [
             "gpuOperator.enabled: is false but the KAI scheduler is on; KAI needs the GPU Operator "
-            "(RuntimeClass nvidia, GPU feature discovery labels)"
+            "(RuntimeClass nvidia, GPU feature discovery labels)",
+            "gpuOperator.enabled: is false but GPU pools gpu need an NVIDIA device plugin (without "
+            "one their nodes advertise no nvidia.com/gpu and GPU pods never schedule); keep the "
+            "GPU Operator, or set gpuOperator.externalDevicePlugin: true if the cluster brings its "
+            "own",
         ],
     ),
     (

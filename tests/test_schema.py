@@ -367,7 +367,7 @@ def test_hosted_bad_enum_list_value_is_a_spec_error(provider) -> None:
     with pytest.raises(Exception) as err:
         platform_config_from_args(mapped)
     assert str(err.value) == (
-        "nodePools[0].capacityTypes[1]: 'ondemand' is not allowed; expected one of reserved, "
+        "nodePools[0](l4).capacityTypes[1]: 'ondemand' is not allowed; expected one of reserved, "
         "spot, on-demand; did you mean 'on-demand'?"
     )
 

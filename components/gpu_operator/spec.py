@@ -40,6 +40,11 @@ class GpuOperatorSpec(Spec):
     """The NVIDIA GPU Operator: monitoring, MIG strategy and time-slicing configurations."""
 
     enabled: bool = doc(True, "Install the GPU Operator (needed by GPU pools and by KAI).")
+    external_device_plugin: bool = doc(
+        False,
+        "With enabled: false, the cluster brings its own NVIDIA device plugin (without one, GPU "
+        "nodes advertise no nvidia.com/gpu and GPU pods never schedule).",
+    )
     service_monitor: bool = doc(
         False,
         "Prometheus (Operator) is present: create the DCGM exporter's ServiceMonitor.",

@@ -63,7 +63,8 @@ BAD_CONFIG = [
     (
         {"serviceMonitors": True},
         "gpuOperator.serviceMonitors: unknown key; did you mean 'serviceMonitor'?; allowed keys "
-        "are enabled, migStrategy, prometheusRelease, serviceMonitor, timeSlicing",
+        "are enabled, externalDevicePlugin, migStrategy, prometheusRelease, serviceMonitor, "
+        "timeSlicing",
     ),
 ]
 
