@@ -313,3 +313,16 @@ def test_the_policy_pack_splits_budgets_as_the_platform_does():
             ), queue.name
             compared += 1
     assert compared >= 100
+
+
+def test_the_render_writes_the_plan(tmp_path, capsys):
+    from capacity_cases import REPO
+
+    from eks_gpu_platform.offline.render import main
+
+    out = tmp_path / "dev"
+    assert main(["--stack", "dev", "--out", str(out), "--project-dir", str(REPO)]) == 0
+    written = json.loads((out / "capacity.json").read_text())
+    assert written == capacity_document(stack_config("dev"))
+    assert (out / "summary.md").read_text().endswith(capacity_markdown(stack_config("dev")))
+    assert "warning:" not in capsys.readouterr().out
