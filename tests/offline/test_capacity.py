@@ -326,3 +326,34 @@ def test_the_render_writes_the_plan(tmp_path, capsys):
     assert written == capacity_document(stack_config("dev"))
     assert (out / "summary.md").read_text().endswith(capacity_markdown(stack_config("dev")))
     assert "warning:" not in capsys.readouterr().out
+
+
+def test_gpu_platform_logs_the_plans_warnings(tmp_path, caplog):
+    import yaml
+    from capacity_cases import REPO
+
+    from eks_gpu_platform.offline.run import load_stack_file, render
+
+    values = _values(
+        [SPOT],
+        [
+            {**BATCH, "nodePools": ["gpu-spot"]},
+            {
+                "name": "other",
+                "gpu": {"quota": 1, "limit": 3, "overQuotaWeight": 1},
+                "nodePools": ["gpu-spot"],
+            },
+        ],
+    )
+    config = {"aws:region": "us-east-1"}
+    config.update({f"eks-gpu-platform:{k}": v for k, v in values.items()})
+    path = tmp_path / "Pulumi.test.yaml"
+    path.write_text(yaml.safe_dump({"config": config}))
+    with caplog.at_level("WARNING"):
+        render(REPO, load_stack_file(REPO, "test", path))
+    logged = [r.getMessage() for r in caplog.records if "Karpenter can buy" in r.getMessage()]
+    assert logged == [
+        w.removeprefix("warning: ")
+        for w in capacity_warnings(PlatformConfig.load(values, "us-east-1"))
+    ]
+    assert len(logged) == 2
