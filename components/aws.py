@@ -16,6 +16,28 @@ KMS_KEY_ARN_PATTERN = (
     r"^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b):kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$"
 )
 TAG_KEY_PATTERN = r"^[\w .:/=+@-]{1,128}$"
+# What an EBS volume's KmsKeyId takes (EC2 API reference, EbsBlockDevice.KmsKeyId: key ID, key
+# ARN, alias name or alias ARN); multi-Region key ids start with 'mrk-'.
+KMS_KEY_REF_PATTERN = (
+    r"^((mrk-[0-9a-f]{32})|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+    r"|(alias/[A-Za-z0-9/_-]{1,250})"
+    r"|(arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b):kms:[a-z0-9-]+:[0-9]{12}:"
+    r"(key/(mrk-[0-9a-f]{32}|[0-9a-f-]{36})|alias/[A-Za-z0-9/_-]{1,250})))$"
+)
+
+
+def kms_region_problem(value: str, region: str, partition: str) -> str | None:
+    """Why a KMS key ARN cannot serve a stack in ``region`` (KMS keys are regional: EKS and EBS
+    use a key of the resource's own region and partition); ``None`` when it can, or when the
+    value is not an ARN (a key id or alias resolves in the stack's region)."""
+    parts = value.split(":")
+    if len(parts) < 6 or parts[0] != "arn" or parts[2] != "kms":
+        return None
+    if parts[1] != partition:
+        return f"{value!r} is in partition {parts[1]!r}, but region {region} is in {partition!r}"
+    if parts[3] != region:
+        return f"{value!r} is a key in {parts[3]}; the stack's resources are in {region}"
+    return None
 
 
 def partition_for_region(region: str) -> str:

@@ -30,6 +30,7 @@ from .config_checks import (
     KARPENTER_RESERVED_TAGS,
     admin_problems,
     device_plugin_problems,
+    kms_problems,
     mig_problems,
     tag_problems,
 )
@@ -205,6 +206,16 @@ class PlatformConfig(Spec):
             out += device_plugin_problems(self.gpu_operator, [p.name for p in self.gpu_pools])
         if {"cluster", "region"} <= valid:
             out += admin_problems(self.cluster.admins, self.region, self.partition)
+        keys: list[tuple[Any, Any]] = []
+        if "cluster" in valid:
+            keys.append((("cluster", "kms_key_arn"), self.cluster.kms_key_arn))
+        if "node_pools" in valid:
+            keys += [
+                (("node_pools", i, "root_volume", "kms_key_id"), p.root_volume.kms_key_id)
+                for i, p in enumerate(self.node_pools)
+            ]
+        if "region" in valid:
+            out += kms_problems(keys, self.region, self.partition)
         return out
 
     def _pool_problems(self, valid: frozenset[str]) -> list[Problem]:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .aws import TAG_KEY_PATTERN
+from .aws import TAG_KEY_PATTERN, kms_region_problem
 from .errors import Problem, is_output, show
 from .gpu_operator import mig_devices_per_gpu, mig_profiles_for_family
 
@@ -148,4 +148,14 @@ def mig_problems(pool: Any, operator: Any) -> list[str]:
             + "; ".join(parts)
             + ("; select only GPUs it fits" if fits else "")
         )
+    return out
+
+
+def kms_problems(keys: Sequence[tuple[Any, Any]], region: str, partition: str) -> list[Problem]:
+    """KMS key ARNs (``cluster.kmsKeyArn``, each pool's ``rootVolume.kmsKeyId``: ``(path,
+    value)`` pairs) in the stack's region and partition."""
+    out: list[Problem] = []
+    for path, key in keys:
+        if isinstance(key, str) and (msg := kms_region_problem(key, region, partition)):
+            out.append((path, msg))
     return out

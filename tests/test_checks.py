@@ -340,3 +340,88 @@ def test_device_plugin_controls(sections):
         PlatformConfig.load(values, "us-west-2").gpu_operator.enabled
         == (sections["gpuOperator"]["enabled"])
     )
+
+
+KEY = "1234abcd-12ab-34cd-56ef-1234567890ab"
+KMS = [
+    pytest.param(
+        {
+            "cluster": {
+                "name": "gpu-dev",
+                "kmsKeyArn": f"arn:aws:kms:us-east-1:111122223333:key/{KEY}",
+            }
+        },
+        [
+            f"cluster.kmsKeyArn: 'arn:aws:kms:us-east-1:111122223333:key/{KEY}' is a key in "
+            "us-east-1; the stack's resources are in us-west-2"
+        ],
+        id="cluster-key-in-another-region",
+    ),
+    pytest.param(
+        {
+            "cluster": {
+                "name": "gpu-dev",
+                "kmsKeyArn": f"arn:aws-cn:kms:us-west-2:111122223333:key/{KEY}",
+            }
+        },
+        [
+            f"cluster.kmsKeyArn: 'arn:aws-cn:kms:us-west-2:111122223333:key/{KEY}' is in "
+            "partition 'aws-cn', but region us-west-2 is in 'aws'"
+        ],
+        id="cluster-key-in-another-partition",
+    ),
+    pytest.param(
+        {
+            "nodePools": [
+                {
+                    **GPU,
+                    "rootVolume": {"kmsKeyId": "arn:aws:kms:eu-west-1:111122223333:alias/ebs"},
+                }
+            ]
+        },
+        [
+            "nodePools[0](gpu).rootVolume.kmsKeyId: 'arn:aws:kms:eu-west-1:111122223333:alias/ebs' "
+            "is a key in eu-west-1; the stack's resources are in us-west-2"
+        ],
+        id="volume-alias-arn-in-another-region",
+    ),
+    pytest.param(
+        {"nodePools": [{**GPU, "rootVolume": {"kmsKeyId": "my-key"}}]},
+        [
+            "nodePools[0](gpu).rootVolume.kmsKeyId: 'my-key' is not a KMS key id, key ARN, alias "
+            "('alias/NAME') or alias ARN"
+        ],
+        id="volume-key-malformed",
+    ),
+    pytest.param(
+        {"nodePools": [{**GPU, "rootVolume": {"kmsKeyId": "arn:aws:kms:us-west-2:1:key/x"}}]},
+        [
+            "nodePools[0](gpu).rootVolume.kmsKeyId: 'arn:aws:kms:us-west-2:1:key/x' is not a KMS "
+            "key id, key ARN, alias ('alias/NAME') or alias ARN"
+        ],
+        id="volume-arn-malformed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sections", "lines"), KMS)
+def test_kms_keys_well_formed_in_the_stacks_region(sections, lines):
+    assert config_errors(**sections) == lines
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        KEY,
+        "alias/aws/ebs",
+        "alias/team/ebs",
+        "mrk-" + "0" * 32,
+        f"arn:aws:kms:us-west-2:111122223333:key/{KEY}",
+    ],
+)
+def test_kms_volume_keys_accepted(key):
+    values = {
+        "cluster": {"name": "gpu-dev"},
+        "nodePools": [{**GPU, "rootVolume": {"kmsKeyId": key}}],
+    }
+    assert PlatformConfig.load(values, "us-west-2").node_pools[0].root_volume.kms_key_id == key

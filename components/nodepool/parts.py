@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import versions
+from ..aws import KMS_KEY_REF_PATTERN
 from ..checks import check_cron, check_label_value, check_positive_quantity, check_qualified_key
 from ..spec import (
     DURATION_OR_NEVER,
@@ -142,6 +143,14 @@ class RootVolumeSpec(Spec):
             msg := check_range(self.throughput, GP3_BASE_THROUGHPUT, GP3_MAX_THROUGHPUT)
         ):
             out.append((("throughput",), msg))
+        if self.kms_key_id is not None and (
+            msg := check_pattern(
+                self.kms_key_id,
+                KMS_KEY_REF_PATTERN,
+                "a KMS key id, key ARN, alias ('alias/NAME') or alias ARN",
+            )
+        ):
+            out.append((("kms_key_id",), msg))
         if self.iops is not None and self.size_gib is not None and self.iops > 500 * self.size_gib:
             out.append(
                 (
