@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         try:
             with spec_errors_made() as made:
-                recording = render(project_dir, stack)
+                recording = render(project_dir, stack, validated=True)
         except Exception as err:
             # A SpecError from the program (a spec, a component, the region), however the
             # engine or the program wrapped it: the same one-line-per-problem exit as above.
@@ -173,9 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: the offline render failed (see above)", file=sys.stderr)
         return EXIT_ERROR
     elapsed = time.perf_counter() - started
-    (out / "summary.md").write_text(
-        markdown_summary(recording, stack.name, lines, pack) + capacity
-    )
+    (out / "summary.md").write_text(markdown_summary(recording, stack.name, lines, pack) + capacity)
     (out / "policy.txt").write_text("".join(f"{line}\n" for line in lines))
     print(summary(recording, counts, out))
     for notice in recording.notices:

@@ -159,13 +159,16 @@ def print_spec_error(err: SpecError, header: str) -> None:
         print(f"  {line}", file=sys.stderr)
 
 
-def render(project_dir: Path, stack: StackFile) -> mocks.Recording:
+def render(project_dir: Path, stack: StackFile, *, validated: bool = False) -> mocks.Recording:
     """Run the project's ``__main__.py`` for ``stack`` under the recording mocks.
 
     The mocks are not strict: a type or invoke they do not model gets generic outputs and is
     listed in ``Recording.unmodelled`` (the test suite checks the shipped stacks have none).
+    ``validated``: the caller has run ``validate(stack)`` already (the command line does), so
+    the configuration is not parsed a second time before the program parses it.
     """
-    validate(stack)
+    if not validated:
+        validate(stack)
     program = project_dir / "__main__.py"
     cwd = os.getcwd()
     os.chdir(project_dir)

@@ -6,6 +6,7 @@ from ``examples`` and ``template_text`` writes each).
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -130,9 +131,11 @@ class _PlainDumper(yaml.SafeDumper):
 # The same dumper on libyaml (PyYAML's C emitter, about ten times faster; a render writes
 # thousands of YAML nodes per pool). It writes the same bytes as the pure-Python emitter except
 # in two cases (found by comparing both on every rendered file and on fuzzed documents): a long
-# double-quoted scalar (a string with a line break or a non-ASCII/non-printable character) is
-# folded at other points, and an empty-string key is written `'': v` instead of `? ''\n: v`.
-# Such documents (the GPU Operator's MIG ConfigMap, say) keep the pure-Python emitter.
+# double-quoted scalar is folded at other points, and an empty-string key is written `'': v`
+# instead of `? ''\n: v`. Documents with either keep the pure-Python emitter. Which scalars the
+# pure-Python emitter double-quotes is its own analysis: ``Emitter.analyze_scalar`` then
+# ``choose_scalar_style`` (yaml/emitter.py), which double-quotes a value exactly when it cannot
+# be single-quoted, and a key also when it spans lines.
 _CPlainDumper: type | None = None
 if getattr(yaml, "__with_libyaml__", False):
 
@@ -141,15 +144,27 @@ if getattr(yaml, "__with_libyaml__", False):
             return True
 
 
-_PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]*")
+_ANALYZER = yaml.emitter.Emitter(io.StringIO())
+_PLAIN_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/:@=,+-]*")
+
+
+def _double_quoted(text: str, *, key: bool = False) -> bool:
+    if _PLAIN_TEXT.fullmatch(text) and not text.endswith(" "):
+        return False  # printable ASCII, no break, no leading space: never double-quoted
+    analysis = _ANALYZER.analyze_scalar(text)
+    return not analysis.allow_single_quoted or (key and analysis.multiline)
 
 
 def _libyaml_safe(value: Any) -> bool:
-    """No string that libyaml writes differently: printable ASCII only, no empty-string key."""
+    """No scalar that libyaml writes differently (see above)."""
     if isinstance(value, str):
-        return _PRINTABLE_ASCII.fullmatch(value) is not None
+        return not _double_quoted(value)
     if isinstance(value, dict):
-        return all(k != "" and _libyaml_safe(k) and _libyaml_safe(v) for k, v in value.items())
+        return all(
+            (not isinstance(k, str) or (k != "" and not _double_quoted(k, key=True)))
+            and _libyaml_safe(v)
+            for k, v in value.items()
+        )
     if isinstance(value, list):
         return all(_libyaml_safe(v) for v in value)
     return True
