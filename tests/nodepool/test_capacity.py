@@ -326,3 +326,45 @@ def test_a_time_sliced_pool_turns_the_overlay_gate_on():
 
     assert needs_node_overlay(config(SLICED)) is True
     assert needs_node_overlay(config(NOTEBOOKS)) is False
+
+
+def test_a_time_sliced_pool_needs_karpenters_node_overlay_gate(run_program):
+    from eks_gpu_platform import (
+        ClusterSpec,
+        EksCluster,
+        EksClusterArgs,
+        Karpenter,
+        KarpenterArgs,
+        Network,
+        NetworkArgs,
+    )
+
+    def pool(gates: dict):
+        def run() -> None:
+            network = Network("net", NetworkArgs(cluster_name="gpu"))
+            cluster = EksCluster(
+                "eks", EksClusterArgs(spec=ClusterSpec(name="gpu"), network=network)
+            )
+            karpenter = Karpenter("karpenter", KarpenterArgs(cluster=cluster, feature_gates=gates))
+            NodePool(
+                "nb",
+                NodePoolArgs(
+                    spec=spec(SLICED),
+                    cluster=cluster,
+                    karpenter=karpenter,
+                    gpu_limit=2,
+                    capacity=pool_capacity(spec(SLICED), replicas=4),
+                ),
+            )
+
+        return run
+
+    with pytest.raises(SpecError) as err:
+        run_program(pool({}))
+    assert err.value.lines == [
+        "NodePoolArgs.karpenter: runs with the nodeOverlay feature gate off, but gpu pool "
+        "'notebooks' declares its advertised GPUs to Karpenter with a NodeOverlay; create "
+        "Karpenter with feature_gates={'nodeOverlay': True}"
+    ]
+    recording = run_program(pool({"nodeOverlay": True}))
+    assert len(recording.of_type("kubernetes:karpenter.sh/v1alpha1:NodeOverlay")) == 2
