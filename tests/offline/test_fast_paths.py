@@ -1,0 +1,99 @@
+"""The render's fast paths change no output: libyaml writes a document only when it gives the
+pure-Python emitter's bytes, and the command line's process (garbage collector off, exit
+without teardown) still runs ``atexit`` handlers, flushes its output and keeps its exit code.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from eks_gpu_platform.offline import write
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pure_python(data) -> str:
+    return yaml.dump(
+        data, Dumper=write._PlainDumper, sort_keys=False, default_flow_style=False, width=100
+    )
+
+
+LONG = "word " * 40
+CASES = {
+    "plain": ({"kind": "NodePool", "spec": {"limits": {"cpu": "64"}, "weight": 10}}, True),
+    "long-plain-value": ({"description": LONG.strip()}, True),
+    "quotes-and-indicators": ({"a": "x: y # z", "b": "'q'", "c": '"d"', "e": "- f"}, True),
+    "multi-line-single-quotable": ({"script": "line one\nline two\n"}, True),
+    "booleans-numbers-null-strings": ({"a": "true", "b": "1.0", "c": "", "d": "~"}, True),
+    "break-then-space": ({"userData": "spec:\n  kubelet:\n    config: {}\n" + LONG}, False),
+    "non-ascii": ({"name": "café " + LONG}, False),
+    "tab": ({"value": "a\tb " + LONG}, False),
+    "empty-key": ({"": "value"}, False),
+    "multi-line-key": ({"two\nlines": 1}, False),
+}
+
+
+@pytest.mark.parametrize(("data", "libyaml"), CASES.values(), ids=CASES.keys())
+def test_yaml_bytes_are_the_pure_python_emitters(data, libyaml):
+    assert write._libyaml_safe(data) is libyaml
+    assert write._dump_yaml(data) == pure_python(data)
+
+
+def test_the_cases_that_keep_the_pure_python_emitter_would_differ_on_libyaml():
+    """Why the fallback exists: libyaml folds long double-quoted scalars elsewhere and writes an
+    empty key another way (a test that fails if a PyYAML upgrade makes the two agree)."""
+    differ = []
+    for name, (data, libyaml) in CASES.items():
+        if not libyaml:
+            text = yaml.dump(
+                data,
+                Dumper=write._CPlainDumper,
+                sort_keys=False,
+                default_flow_style=False,
+                width=100,
+            )
+            differ.append((name, text != pure_python(data)))
+    assert differ == [
+        ("break-then-space", True),
+        ("non-ascii", True),
+        ("tab", True),
+        ("empty-key", True),
+        ("multi-line-key", False),
+    ]
+
+
+def test_the_command_line_runs_atexit_handlers_flushes_and_keeps_its_exit_code(tmp_path):
+    program = (
+        "import atexit, gc, sys\n"
+        "from eks_gpu_platform.offline.render import cli\n"
+        "atexit.register(lambda: print('atexit ran'))\n"
+        "print('before', end='')\n"  # no newline: only an explicit flush writes it
+        "cli(['--stack', 'nope', '--out', sys.argv[1]])\n"
+        "print('not reached')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program, str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == "beforeatexit ran\n"
+    assert proc.stderr == f"error: stack file {REPO / 'Pulumi.nope.yaml'} does not exist\n"
+
+
+def test_the_module_turns_the_cyclic_collector_off_before_importing_the_render():
+    source = (REPO / "components" / "offline" / "__main__.py").read_text()
+    body = [line for line in source.split('"""')[2].splitlines() if line.strip()]
+    assert body == [
+        "import gc",
+        "gc.disable()",
+        "from .render import cli  # noqa: E402  (after gc.disable: the imports allocate most "
+        "objects)",
+        "cli()",
+    ]
