@@ -335,3 +335,30 @@ def test_registered_outputs_without_a_queue(run_program):
     (component,) = rec.of_type(COMPONENT)
     assert component.registered_outputs["queue_name"] == ""
     assert component.registered_outputs["queue_arn"] == ""
+
+
+@pytest.mark.parametrize(("spec", "pod_identity", "interruption", "spot", "count"), VARIANTS)
+def test_chart_release_depends_on_everything_the_controller_needs(
+    run_program, spec, pod_identity, interruption, spot, count
+):
+    """Issue 11, item 3 (fails on the old code: the node role's attachments and access entry,
+    the queue's policy and rules were not among the release's dependencies, so `pulumi
+    destroy` could delete them while Karpenter still drained the node pools)."""
+    rec = karpenter(run_program, spec)
+    chart = find(rec, "kubernetes:helm.sh/v3:Release", "k-chart")
+    needed = [
+        find(rec, "aws:iam/role:Role", "k-node"),
+        find(rec, "aws:iam/role:Role", "k-controller"),
+        find(rec, "aws:eks/accessEntry:AccessEntry", "k-node"),
+        *[
+            find(rec, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", f"k-node-{p}")
+            for p in NODE_POLICIES
+        ],
+        *rec.of_type("aws:sqs/queue:Queue"),
+        *rec.of_type("aws:sqs/queuePolicy:QueuePolicy"),
+        *rec.of_type("aws:cloudwatch/eventRule:EventRule"),
+        *rec.of_type("aws:cloudwatch/eventTarget:EventTarget"),
+        *rec.of_type("aws:iam/serviceLinkedRole:ServiceLinkedRole"),
+    ]
+    assert len(rec.of_type("aws:cloudwatch/eventTarget:EventTarget")) == (5 if interruption else 0)
+    assert [n.name for n in needed if n.urn not in chart.dependencies] == []

@@ -249,3 +249,29 @@ def test_subnet_tagging_only_for_an_existing_vpc():
         "VpcSpec.subnet_tagging: 'shared' only applies to an existing VPC (vpcId); a new VPC's "
         "subnets are always this stack's"
     ]
+
+
+def test_egress_lists_routes_associations_and_nat_gateways(run_program):
+    """Issue 11, item 3: what whatever runs on the nodes depends on (Karpenter's release), so
+    `pulumi destroy` removes the routes and NAT gateways only after it."""
+    from eks_gpu_platform.network.component import Network, NetworkArgs
+
+    found: dict = {}
+
+    def program():
+        net = Network("n", NetworkArgs(cluster_name="gpu", spec=VpcSpec(az_count=2)))
+        found["egress"] = net.egress
+
+    rec = run_program(program)
+    names = sorted(r._name for r in found["egress"])
+    assert names == [
+        "n-nat-a",
+        "n-private-a",
+        "n-private-a-default",
+        "n-private-b",
+        "n-private-b-default",
+        "n-public-a",
+        "n-public-b",
+        "n-public-default",
+    ]
+    assert len(rec.of_type("aws:ec2/natGateway:NatGateway")) == 1
