@@ -60,8 +60,8 @@ def test_the_readme_table_is_rewritten_between_its_markers(tmp_path, monkeypatch
     readme = tmp_path / "README.md"
     readme.write_text("head\n<!-- BEGIN BENCH -->\nold\n<!-- END BENCH -->\ntail\n")
     monkeypatch.setattr(bench, "REPO", tmp_path)
-    bench.write_readme(bench.table([("stack prod", "1.00", "140")]))
+    bench.write_readme(bench.table([("stack prod", "1.00", "140", "0.90")]))
     assert readme.read_text() == (
-        "head\n<!-- BEGIN BENCH -->\n| Case | Wall (s) | Peak RSS (MB) |\n|---|---:|---:|\n"
-        "| stack prod | 1.00 | 140 |\n<!-- END BENCH -->\ntail\n"
+        "head\n<!-- BEGIN BENCH -->\n| Case | Wall (s) | Peak RSS (MB) | CPU (s) |\n"
+        "|---|---:|---:|---:|\n| stack prod | 1.00 | 140 | 0.90 |\n<!-- END BENCH -->\ntail\n"
     )
