@@ -6,14 +6,20 @@ PARTITIONS = {
     "us-gov-": "aws-us-gov",
     "us-iso-": "aws-iso",
     "us-isob-": "aws-iso-b",
+    "eu-isoe-": "aws-iso-e",
+    "us-isof-": "aws-iso-f",
+    "eusc-": "aws-eusc",
 }
-REGION_PATTERN = r"^(us|eu|ap|sa|ca|me|af|il|mx|cn|us-gov|us-iso|us-isob)-[a-z]+-[0-9]$"
-IAM_PRINCIPAL_PATTERN = (
-    r"^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b):iam::[0-9]{12}:(role|user)/[\w+=,.@/-]+$"
+REGION_PATTERN = (
+    r"^(us|eu|ap|sa|ca|me|af|il|mx|cn|us-gov|us-iso|us-isob|us-isof|eu-isoe|eusc-[a-z]+)"
+    r"-[a-z]+-[0-9]$"
 )
+# Every partition of PARTITIONS, and "aws".
+PARTITION_ALTERNATIVES = "(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc)"
+IAM_PRINCIPAL_PATTERN = rf"^arn:{PARTITION_ALTERNATIVES}:iam::[0-9]{{12}}:(role|user)/[\w+=,.@/-]+$"
 IAM_SHORTHAND_PATTERN = r"^(role|user)/[\w+=,.@/-]+$"
 KMS_KEY_ARN_PATTERN = (
-    r"^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b):kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$"
+    rf"^arn:{PARTITION_ALTERNATIVES}:kms:[a-z0-9-]+:[0-9]{{12}}:key/[0-9a-f-]{{36}}$"
 )
 TAG_KEY_PATTERN = r"^[\w .:/=+@-]{1,128}$"
 # What an EBS volume's KmsKeyId takes (EC2 API reference, EbsBlockDevice.KmsKeyId: key ID, key
@@ -21,7 +27,7 @@ TAG_KEY_PATTERN = r"^[\w .:/=+@-]{1,128}$"
 KMS_KEY_REF_PATTERN = (
     r"^((mrk-[0-9a-f]{32})|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
     r"|(alias/[A-Za-z0-9/_-]{1,250})"
-    r"|(arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b):kms:[a-z0-9-]+:[0-9]{12}:"
+    rf"|(arn:{PARTITION_ALTERNATIVES}:kms:[a-z0-9-]+:[0-9]{{12}}:"
     r"(key/(mrk-[0-9a-f]{32}|[0-9a-f-]{36})|alias/[A-Za-z0-9/_-]{1,250})))$"
 )
 

@@ -32,6 +32,7 @@ from .config_checks import (
     device_plugin_problems,
     kms_problems,
     mig_problems,
+    region_problem,
     tag_problems,
 )
 from .gpu_operator import GpuOperatorSpec
@@ -54,7 +55,6 @@ from .spec import (
     Spec,
     SpecError,
     camel,
-    check_pattern,
     did_you_mean,
     doc,
     load_value,
@@ -159,7 +159,7 @@ class PlatformConfig(Spec):
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
-        if msg := check_pattern(self.region, REGION_PATTERN, "an AWS region such as 'us-west-2'"):
+        if msg := region_problem(self.region):
             out.append((("region",), msg))
         return out + self.cross_problems(SECTIONS)
 
@@ -380,7 +380,7 @@ class PlatformConfig(Spec):
         elif not isinstance(region, str):
             problems.append(f"aws:region: {show(region)} is not an AWS region such as 'us-west-2'")
             valid.discard("region")
-        elif msg := check_pattern(region, REGION_PATTERN, "an AWS region such as 'us-west-2'"):
+        elif msg := region_problem(region):
             problems.append(f"aws:region: {msg}")
             valid.discard("region")
         for key, f in known.items():

@@ -8,9 +8,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .aws import TAG_KEY_PATTERN, kms_region_problem
-from .errors import Problem, is_output, show
+from .aws import REGION_PATTERN, TAG_KEY_PATTERN, kms_region_problem
+from .errors import Problem, did_you_mean, is_output, show
 from .gpu_operator import mig_devices_per_gpu, mig_profiles_for_family
+from .regions import REGIONS
 
 # Tag keys Karpenter sets and the EC2NodeClass CRD refuses (with kubernetes.io/cluster*).
 KARPENTER_RESERVED_TAGS = (
@@ -159,3 +160,16 @@ def kms_problems(keys: Sequence[tuple[Any, Any]], region: str, partition: str) -
         if isinstance(key, str) and (msg := kms_region_problem(key, region, partition)):
             out.append((path, msg))
     return out
+
+
+def region_problem(region: Any) -> str | None:
+    """Why ``region`` is not a region the AWS provider knows (``regions.REGIONS``)."""
+    if is_output(region):
+        return None
+    if not isinstance(region, str) or not re.fullmatch(REGION_PATTERN, region):
+        return f"{show(region)} is not an AWS region such as 'us-west-2'"
+    if region not in REGIONS:
+        return f"{show(region)} is not a region the AWS provider (pulumi-aws) knows" + did_you_mean(
+            region, REGIONS
+        )
+    return None

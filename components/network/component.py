@@ -1,6 +1,7 @@
 """The ``Network`` component and its ``NetworkArgs``: a new VPC with its subnets, gateways and
 route tables, or an existing VPC's private subnets tagged for Karpenter discovery."""
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -9,7 +10,7 @@ import pulumi_aws as aws
 
 from ..naming import DISCOVERY_TAG, TYPE_PREFIX
 from ..spec import SpecError, require_instance, show
-from .layout import subnet_layout, subnet_tags
+from .layout import subnet_layout, subnet_tags, zone_at
 from .spec import VpcSpec
 
 
@@ -134,7 +135,8 @@ class Network(pulumi.ComponentResource):
         self.egress.append(public_default)
         public, private, nats = [], [], []
         for i in range(spec.azs):
-            az = azs.names[i]
+            # Checked against the region's real zones at run time (vpc.azCount).
+            az = azs.names.apply(functools.partial(zone_at, index=i, az_count=spec.azs))
             suffix = chr(ord("a") + i)
             pub = aws.ec2.Subnet(
                 f"{name}-public-{suffix}",

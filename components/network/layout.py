@@ -5,7 +5,9 @@ Private subnets are large (nodes and pods: the VPC CNI gives every pod a VPC add
 ones small (load balancers, NAT)."""
 
 import ipaddress
+from collections.abc import Sequence
 
+from ..errors import SpecError
 from ..naming import DISCOVERY_TAG
 
 # A new VPC is cut into eighths: one eighth per AZ for private subnets (up to 6 AZs), and the
@@ -31,3 +33,22 @@ def subnet_tags(cluster_name: str, *, private: bool) -> dict[str, str]:
     if private:
         return {DISCOVERY_TAG: cluster_name, "kubernetes.io/role/internal-elb": "1"}
     return {"kubernetes.io/role/elb": "1"}
+
+
+def zone_at(names: Sequence[str], index: int, az_count: int) -> str:
+    """The ``index``-th of the region's zones (``aws.getAvailabilityZones`` names); a
+    ``SpecError`` naming ``vpc.azCount`` when the region has fewer zones than the VPC spans."""
+    if len(names) < az_count:
+        region = names[0][:-1] if names else "the region"
+        raise SpecError(
+            "vpc",
+            [
+                (
+                    ("az_count",),
+                    f"{az_count} is more than the {len(names)} availability zones of {region} "
+                    f"that need no opt-in; expected at most {len(names)}",
+                )
+            ],
+            config=True,
+        )
+    return names[index]

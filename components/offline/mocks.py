@@ -31,6 +31,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import resource_pb2
 
 from ..config import partition_for_region
+from ..regions import modelled_zone_count
 from ..spec import SpecError
 from .mock_outputs import GLOBAL_SERVICES, KNOWN_ARNS, MockOutputs
 from .mock_types import DIRECTIONS, Registration, Scope, _hex, region_short_code
@@ -171,7 +172,8 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
             if token == "aws:index/getRegion:getRegion":
                 return {"name": scope.region, "region": scope.region, "id": scope.region}
             if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-                letters = "abcdef"
+                # The region's real zone count where it is modelled (regions.py).
+                letters = "abcdef"[: modelled_zone_count(scope.region)]
                 short = region_short_code(scope.region)
                 return {
                     "names": [f"{scope.region}{c}" for c in letters],
