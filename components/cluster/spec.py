@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import versions
+from .. import catalog, versions
 from ..aws import IAM_PRINCIPAL_PATTERN, IAM_SHORTHAND_PATTERN, KMS_KEY_ARN_PATTERN
+from ..catalog_cpu import cpu_arch, cpu_type_problem
 from ..spec import (
     Problem,
     Spec,
@@ -36,6 +37,14 @@ LABEL_DOMAIN_PATTERN = (
     r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$"
 )
 GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
+
+
+def _node_arch(family: str) -> str:
+    """The AMI architecture of a family: the CPU catalogue's, else by the Graviton name shape."""
+    arch = cpu_arch(family)
+    if arch is not None:
+        return "arm64" if arch == "arm64" else "x86_64"
+    return "arm64" if GRAVITON_FAMILY.match(family) else "x86_64"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,7 +183,7 @@ class SystemNodeGroupSpec(Spec):
     @property
     def arch(self) -> str:
         family = self.instance_types[0].split(".")[0] if self.instance_types else ""
-        return "arm64" if GRAVITON_FAMILY.match(family) else "x86_64"
+        return _node_arch(family)
 
     @property
     def ami_type(self) -> str:
@@ -189,10 +198,17 @@ class SystemNodeGroupSpec(Spec):
                 itype, r"^[a-z][a-z0-9-]*\.[a-z0-9]+$", "an instance type such as 'm7i.xlarge'"
             ):
                 out.append((("instance_types", i), msg))
-        arches = {
-            "arm64" if GRAVITON_FAMILY.match(t.split(".")[0]) else "x86_64"
-            for t in self.instance_types
-        }
+            elif catalog.is_gpu_family(itype.split(".")[0]):
+                out.append(
+                    (
+                        ("instance_types", i),
+                        f"{show(itype)} has GPUs; the system node group runs controllers, GPU "
+                        "capacity belongs in a gpu pool",
+                    )
+                )
+            elif msg := cpu_type_problem(itype):
+                out.append((("instance_types", i), msg))
+        arches = {_node_arch(t.split(".")[0]) for t in self.instance_types}
         if len(arches) > 1:
             out.append(
                 (

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import catalog, versions
+from ..catalog_cpu import cpu_arch
 from ..cluster.spec import DEFAULT_LABEL_DOMAIN, LABEL_DOMAIN_ANNOTATION
 from ..naming import DISCOVERY_TAG
 from .constants import (
@@ -33,8 +34,9 @@ GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
 
 
 def family_arch(family: str) -> str:
-    """The ``kubernetes.io/arch`` of an instance family: arm64 for Graviton, else amd64."""
-    return "arm64" if GRAVITON_FAMILY.match(family) else "amd64"
+    """The ``kubernetes.io/arch`` of an instance family: the CPU catalogue's, else arm64 for
+    Graviton-style names and amd64 for the rest."""
+    return cpu_arch(family) or ("arm64" if GRAVITON_FAMILY.match(family) else "amd64")
 
 
 def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:

@@ -5,9 +5,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .. import catalog
+from .. import catalog, catalog_cpu
 from ..checks import KAI_SHARD_LABEL, check_duration, check_label_value, check_qualified_key
-from ..spec import Problem, Spec, check_pattern, check_range, doc, show
+from ..spec import Problem, Spec, check_pattern, check_range, did_you_mean, doc, show
 from .constants import (
     CAPACITY_PRIORITY,
     DEFAULT_CPU_POOL_NAME,
@@ -320,6 +320,14 @@ class NodePoolSpec(Spec):
                             f"{show(family)} is a GPU family; GPU capacity belongs in a gpu pool",
                         )
                     )
+                elif not catalog_cpu.is_cpu_family(family):
+                    out.append(
+                        (
+                            ("instance_families", i),
+                            f"{show(family)} is not an instance family Karpenter knows"
+                            + did_you_mean(family, catalog_cpu.CPU_FAMILIES),
+                        )
+                    )
             for i, itype in enumerate(self.instance_types):
                 if not re.fullmatch(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$", itype):
                     out.append(
@@ -335,6 +343,8 @@ class NodePoolSpec(Spec):
                             f"{show(itype)} has GPUs; GPU capacity belongs in a gpu pool",
                         )
                     )
+                elif msg := catalog_cpu.cpu_type_problem(itype):
+                    out.append((("instance_types", i), msg))
             return out
         for i, gpu in enumerate(self.gpus):
             if gpu not in catalog.GPU_NAMES:
