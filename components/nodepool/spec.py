@@ -1,5 +1,6 @@
 """``NodePoolSpec``: one pool of Karpenter capacity, validated, with its derived settings."""
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -104,7 +105,7 @@ class NodePoolSpec(Spec):
     def is_gpu(self) -> bool:
         return self.kind in ("gpu", "efa")
 
-    @property
+    @functools.cached_property  # read many times per pool; the spec is frozen
     def catalog_types(self) -> tuple[catalog.InstanceType, ...]:
         """The catalogued GPU types this pool may launch (GPU and EFA pools)."""
         if not self.is_gpu:

@@ -156,23 +156,81 @@ def _double_quoted(text: str, *, key: bool = False) -> bool:
 
 
 def _libyaml_safe(value: Any) -> bool:
-    """No scalar that libyaml writes differently (see above)."""
+    """No scalar that libyaml writes differently (see above): libyaml writes all of it."""
+    found: list[tuple] = []
+    return _holes(value, (), found) and not found
+
+
+def _holes(value: Any, path: tuple, found: list[tuple]) -> bool:
+    """Collect in ``found`` the paths of the string values the pure-Python emitter
+    double-quotes; False when such a scalar is not a mapping value reached through string keys
+    from the root (a key, an empty key, a list item), which the splice below cannot place."""
     if isinstance(value, str):
-        return not _double_quoted(value)
+        if _double_quoted(value):
+            if not path or not all(isinstance(p, str) for p in path):
+                return False
+            found.append(path)
+        return True
     if isinstance(value, dict):
-        return all(
-            (not isinstance(k, str) or (k != "" and not _double_quoted(k, key=True)))
-            and _libyaml_safe(v)
-            for k, v in value.items()
-        )
+        for k, v in value.items():
+            if isinstance(k, str) and (k == "" or _double_quoted(k, key=True)):
+                return False
+            if not _holes(v, (*path, k), found):
+                return False
+        return True
     if isinstance(value, list):
-        return all(_libyaml_safe(v) for v in value)
+        return all(_holes(v, (*path, i), found) for i, v in enumerate(value))
     return True
 
 
-def _dump_yaml(data: Any) -> str:
-    dumper = _CPlainDumper if _CPlainDumper is not None and _libyaml_safe(data) else _PlainDumper
+def _dump(data: Any, dumper: type) -> str:
     return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=100)
+
+
+def _nested(path: tuple, value: Any) -> Any:
+    for key in reversed(path):
+        value = {key: value}
+    return value
+
+
+def _replaced(data: Any, path: tuple, value: Any) -> Any:
+    if not path:
+        return value
+    return {**data, path[0]: _replaced(data[path[0]], path[1:], value)}
+
+
+def _dump_yaml(data: Any) -> str:
+    """``data`` as YAML, byte for byte what ``_PlainDumper`` writes, on libyaml where possible.
+
+    A document whose only libyaml-incompatible scalars are double-quoted mapping values (an
+    EC2NodeClass's ``userData``, a ConfigMap's script) is written by libyaml with a plain token in
+    each such value's place; each token's line is then replaced by the pure-Python emitter's
+    lines for that value alone, nested under the same keys: the emitter folds a scalar by its
+    column and indentation, which depend only on the keys above it (two spaces per level in a
+    block mapping), so the lines are the ones it writes in the whole document.
+    """
+    paths: list[tuple] = []
+    if _CPlainDumper is None or not _holes(data, (), paths):
+        return _dump(data, _PlainDumper)
+    if not paths:
+        return _dump(data, _CPlainDumper)
+    tokens = [f"eksgpuplatformyamlhole{i}" for i in range(len(paths))]
+    patched = data
+    for path, token in zip(paths, tokens, strict=True):
+        patched = _replaced(patched, path, token)
+    text = _dump(patched, _CPlainDumper)
+    for path, token in zip(paths, tokens, strict=True):
+        value = data
+        for key in path:
+            value = value[key]
+        depth = len(path) - 1
+        # The token's whole line, and the value's lines, each from its start.
+        placeholder = "\n" + _dump(_nested(path, token), _CPlainDumper).split("\n", depth)[depth]
+        lines = "\n" + _dump(_nested(path, value), _PlainDumper).split("\n", depth)[depth]
+        if text.count(token) != 1 or ("\n" + text).count(placeholder) != 1:
+            return _dump(data, _PlainDumper)
+        text = ("\n" + text).replace(placeholder, lines)[1:]
+    return text
 
 
 class _TemplateDumper(_PlainDumper):

@@ -97,3 +97,26 @@ def test_the_module_turns_the_cyclic_collector_off_before_importing_the_render()
         "objects)",
         "cli()",
     ]
+
+
+def test_double_quoted_mapping_values_are_spliced_into_the_libyaml_text():
+    value = "MIME-Version: 1.0\n\n--//\n  indented: line\n" + LONG
+    data = {"kind": "EC2NodeClass", "spec": {"role": "r", "userData": value, "tags": {"a": "b"}}}
+    paths: list[tuple] = []
+    assert write._holes(data, (), paths) is True
+    assert paths == [("spec", "userData")]
+    assert write._dump_yaml(data) == pure_python(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"items": ["two\n  lines " + LONG]},  # a list item: no key path to splice under
+        {"script\n  x": "v"},  # a key that would be double-quoted
+        "top level\n  scalar " + LONG,
+    ],
+    ids=["list-item", "key", "root"],
+)
+def test_what_cannot_be_spliced_keeps_the_pure_python_emitter(data):
+    assert write._holes(data, (), []) is False
+    assert write._dump_yaml(data) == pure_python(data)
