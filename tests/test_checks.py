@@ -425,3 +425,30 @@ def test_kms_volume_keys_accepted(key):
         "nodePools": [{**GPU, "rootVolume": {"kmsKeyId": key}}],
     }
     assert PlatformConfig.load(values, "us-west-2").node_pools[0].root_volume.kms_key_id == key
+
+
+@pytest.mark.parametrize(
+    ("cidrs", "line"),
+    [
+        (
+            ["0.0.0.0/1", "128.0.0.0/1"],
+            "cluster.publicAccessCidrs: ['0.0.0.0/1', '128.0.0.0/1'] together cover 0.0.0.0/0, "
+            "which opens the API server to the internet; list specific CIDRs",
+        ),
+        (
+            ["203.0.113.0/24", "::/1", "8000::/1"],
+            "cluster.publicAccessCidrs: ['::/1', '8000::/1'] together cover ::/0, which opens the "
+            "API server to the internet; list specific CIDRs",
+        ),
+    ],
+    ids=["two-ipv4-halves", "two-ipv6-halves"],
+)
+def test_public_cidrs_that_cover_the_internet(cidrs, line):
+    cluster = {"name": "gpu-dev", "endpointPublicAccess": True, "publicAccessCidrs": cidrs}
+    assert config_errors(cluster=cluster) == [line]
+
+
+def test_half_the_internet_is_not_all_of_it():
+    cluster = {"name": "gpu-dev", "endpointPublicAccess": True, "publicAccessCidrs": ["0.0.0.0/1"]}
+    values = {"cluster": cluster}
+    assert PlatformConfig.load(values, "us-west-2").cluster.public_access_cidrs == ("0.0.0.0/1",)

@@ -3,6 +3,7 @@ admins, encryption, logs, label domain) and ``SystemNodeGroupSpec`` (the control
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -45,6 +46,29 @@ def _node_arch(family: str) -> str:
     if arch is not None:
         return "arm64" if arch == "arm64" else "x86_64"
     return "arm64" if GRAVITON_FAMILY.match(family) else "x86_64"
+
+
+def _union_problems(cidrs: tuple[str, ...]) -> list[Problem]:
+    """Blocks that together cover the whole address space (0.0.0.0/1 and 128.0.0.0/1) open
+    the API server as much as 0.0.0.0/0 does (the policy pack checks the same)."""
+    networks: dict[int, list[ipaddress.IPv4Network | ipaddress.IPv6Network]] = {4: [], 6: []}
+    for cidr in cidrs:
+        if is_output(cidr) or check_cidr(cidr) or cidr in ("0.0.0.0/0", "::/0"):
+            continue  # reported one by one above
+        network = ipaddress.ip_network(cidr)
+        networks[network.version].append(network)
+    out: list[Problem] = []
+    for version, listed in networks.items():
+        if any(n.prefixlen == 0 for n in ipaddress.collapse_addresses(listed)):
+            out.append(
+                (
+                    ("public_access_cidrs",),
+                    f"{show([str(n) for n in listed])} together cover "
+                    f"{'0.0.0.0/0' if version == 4 else '::/0'}, which opens the API server to "
+                    "the internet; list specific CIDRs",
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,6 +149,7 @@ class ClusterSpec(Spec):
                         f"{show(cidr)} opens the API server to the internet; list specific CIDRs",
                     )
                 )
+        out += _union_problems(self.public_access_cidrs)
         for i, admin in enumerate(self.admins):
             if not is_output(admin) and not (
                 re.fullmatch(IAM_PRINCIPAL_PATTERN, admin)
