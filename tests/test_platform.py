@@ -394,9 +394,9 @@ def test_queue_derived_efa_limit_leaves_room_for_a_node_per_type():
     with pytest.raises(SpecError) as err:
         PlatformConfig.load(values, "us-east-1")
     assert err.value.lines == [
-        "nodePools[0](train): the GPU limit its queues allow (8) is split over 2 instance type(s) and "
-        "leaves 0 for p5e.48xlarge, less than one 8-GPU node; raise the routed queues' gpu "
-        "quota/limit or select fewer types"
+        "nodePools[0](train): the GPU limit its queues allow (8) is split over 2 instance "
+        "type(s) and leaves 0 for p5e.48xlarge, less than one 8-GPU node; raise the routed "
+        "queues' gpu quota/limit or select fewer types"
     ]
     ok = {**values, "scheduler": {"queues": [queue("train", ["train"], 16, 16)]}}
     config = PlatformConfig.load(ok, "us-east-1")
@@ -679,8 +679,8 @@ BAD_CONFIGS = [
             "gpuOperator": {"timeSlicing": {"shared-4": 4}},
         },
         [
-            "nodePools[0](gpu).timeSlicing: 'shared-8' is not a gpuOperator.timeSlicing configuration; "
-            "expected one of shared-4"
+            "nodePools[0](gpu).timeSlicing: 'shared-8' is not a gpuOperator.timeSlicing "
+            "configuration; expected one of shared-4"
         ],
     ),
     (
@@ -714,8 +714,8 @@ BAD_CONFIGS = [
         "gpu-pool-without-limits-and-no-scheduler",
         {"nodePools": [{"name": "gpu", "gpus": ["l4"]}]},
         [
-            "nodePools[0](gpu).limits.gpus: is not set; GPU pool 'gpu' needs a GPU cap (or scheduler "
-            "queues routed to it, which size it)"
+            "nodePools[0](gpu).limits.gpus: is not set; GPU pool 'gpu' needs a GPU cap (or "
+            "scheduler queues routed to it, which size it)"
         ],
     ),
     (
@@ -732,8 +732,8 @@ BAD_CONFIGS = [
             ]
         },
         [
-            "nodePools[1](train-p5-48xlarge).name: 'train-p5-48xlarge' collides with nodePools[0] (Karpenter object "
-            "'train-p5-48xlarge')"
+            "nodePools[1](train-p5-48xlarge).name: 'train-p5-48xlarge' collides with "
+            "nodePools[0] (Karpenter object 'train-p5-48xlarge')"
         ],
     ),
     (
@@ -799,8 +799,8 @@ def test_a_gpu_pool_named_like_the_default_cpu_pool():
     with pytest.raises(SpecError) as err:
         PlatformConfig.load(values, "us-east-1")
     assert err.value.lines == [
-        "nodePools[0](general).name: 'general' is the default cpu pool's name (added because no pool is "
-        "kind: cpu); rename this pool or define a cpu pool"
+        "nodePools[0](general).name: 'general' is the default cpu pool's name (added because no "
+        "pool is kind: cpu); rename this pool or define a cpu pool"
     ]
 
 

@@ -358,15 +358,16 @@ LOAD_ERRORS = [
     pytest.param(
         {"serviceName": "api", "ports": [{"name": "a", "portNumbr": 1}]},
         [
-            "service.ports[0](a).portNumbr: unknown key; did you mean 'portNumber'?; allowed keys are "
-            "name, portNumber"
+            "service.ports[0](a).portNumbr: unknown key; did you mean 'portNumber'?; allowed "
+            "keys are name, portNumber"
         ],
         id="nested-unknown-key",
     ),
     pytest.param(
         {"serviceName": "api", "ports": [{"name": "a"}, {"name": "b", "portNumber": 70000}]},
         [
-            "service.ports[1](b).portNumber: 70000 is out of range; expected a number from 1 to 65535"
+            "service.ports[1](b).portNumber: 70000 is out of range; expected a number from 1 "
+            "to 65535"
         ],
         id="nested-validation",
     ),

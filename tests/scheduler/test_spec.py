@@ -116,8 +116,8 @@ BAD_SCHEDULER = [
     ),
     (
         {"queues": [raw_queue("a", gpu=raw_res(0, 0))]},
-        "scheduler.queues[0](a).gpu.limit: 0 admits nothing: the queue's pods would stay pending and "
-        "Karpenter would keep scaling up for them; use -1 for no limit or a positive number",
+        "scheduler.queues[0](a).gpu.limit: 0 admits nothing: the queue's pods would stay pending "
+        "and Karpenter would keep scaling up for them; use -1 for no limit or a positive number",
     ),
     (
         {"queues": [raw_queue("a", cpu=raw_res(-2, -1))]},
