@@ -408,10 +408,26 @@ class PlatformConfig(Spec):
                 value = f.default if f.default is not MISSING else f.default_factory()
             object.__setattr__(partial, f.name, value)
         cross = partial.cross_problems(frozenset(valid))
+        if "node_pools" not in valid:
+            # Pools that are valid on their own still meet the checks that read one pool and
+            # the other sections (a zone outside the region, spot without the queue, ...).
+            for i, pool in _valid_items(NodePoolSpec, values.get("nodePools")):
+                cross += partial._one_pool_problems(i, pool, frozenset(valid))
         problems += SpecError("", cross, config=True, data=values).lines
         if problems:
             raise SpecError.from_lines(problems)
         return cls(region=region, **sections)
+
+
+def _valid_items(tp: type, raw: Any) -> list[tuple[int, Any]]:
+    """The items of a configuration list that load on their own, with their indexes."""
+    out = []
+    for i, item in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            out.append((i, load_value(tp, item, "")))
+        except SpecError:
+            continue
+    return out
 
 
 SECTIONS = frozenset(f.name for f in fields(PlatformConfig))

@@ -163,6 +163,33 @@ ALL_AT_ONCE = [
 ]
 
 
+ALL_AT_ONCE.append(
+    pytest.param(
+        stack(
+            karpenter={"interruptionHandling": False},
+            nodePools=[
+                {**GPU, "weight": 0},
+                {
+                    "name": "b",
+                    "kind": "efa",
+                    "gpus": ["h100"],
+                    "zone": "eu-west-1a",
+                    "limits": {"gpus": 16},
+                },
+                {"name": "c", "kind": "cpu", "capacityTypes": ["spot"], "preemptible": True},
+            ],
+        ),
+        [
+            "nodePools[0](gpu).weight: 0 is out of range; expected a number from 1 to 100",
+            "nodePools[1](b).zone: 'eu-west-1a' is not in region us-west-2",
+            "karpenter.interruptionHandling: is false but nodePools[2] (c) uses spot capacity; "
+            "Karpenter needs the interruption queue to drain those nodes before EC2 reclaims them",
+        ],
+        id="one-bad-pool-does-not-hide-the-others",
+    )
+)
+
+
 @pytest.mark.parametrize(("values", "lines"), ALL_AT_ONCE)
 def test_every_problem_in_one_run(values, lines):
     assert errors(values) == lines
