@@ -57,6 +57,16 @@ DURATIONS = [
 ]
 
 
+DURATIONS.append(
+    pytest.param(
+        {"disruption": {"budgets": [{"nodes": "1", "schedule": "@daily", "duration": "0h"}]}},
+        "nodePools[0](gpu).disruption.budgets[0].duration: '0h' is zero: the budget would never "
+        "be active; give it a length such as '8h'",
+        id="budget-duration-zero",
+    )
+)
+
+
 @pytest.mark.parametrize(("changes", "line"), DURATIONS)
 def test_durations_have_floors(changes, line):
     assert pool_errors(**changes) == [line]

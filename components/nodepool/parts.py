@@ -7,7 +7,13 @@ from typing import Any, Literal
 
 from .. import versions
 from ..aws import KMS_KEY_REF_PATTERN
-from ..checks import check_cron, check_label_value, check_positive_quantity, check_qualified_key
+from ..checks import (
+    check_cron,
+    check_label_value,
+    check_positive_quantity,
+    check_qualified_key,
+    duration_seconds,
+)
 from ..spec import (
     DURATION_OR_NEVER,
     QUANTITY,
@@ -66,6 +72,14 @@ class BudgetSpec(Spec):
             )
         ):
             out.append((("duration",), msg))
+        elif self.duration is not None and duration_seconds(self.duration) == 0:
+            out.append(
+                (
+                    ("duration",),
+                    f"{show(self.duration)} is zero: the budget would never be active; give it "
+                    "a length such as '8h'",
+                )
+            )
         return out
 
     def manifest(self) -> dict[str, Any]:
