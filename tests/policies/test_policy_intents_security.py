@@ -353,6 +353,40 @@ CASES: list[Any] = [
     ),
     (
         "iam-no-passrole-on-wildcard",
+        "any-partition-double-star",
+        document(
+            {"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:*:iam::*:role/**"}, 0
+        ),
+        V,
+    ),
+    (
+        "iam-no-passrole-on-wildcard",
+        "role-prefix-without-slash",
+        document(
+            {
+                "Effect": "Allow",
+                "Action": "iam:PassRole",
+                "Resource": ["arn:aws:iam::123456789012:role*"],
+            },
+            0,
+        ),
+        V,
+    ),
+    (
+        "iam-no-passrole-on-wildcard",
+        "control-role-name-prefix",
+        document(
+            {
+                "Effect": "Allow",
+                "Action": "iam:PassRole",
+                "Resource": "arn:aws:iam::123456789012:role/KarpenterNodeRole-*",
+            },
+            0,
+        ),
+        [],
+    ),
+    (
+        "iam-no-passrole-on-wildcard",
         "control-one-role",
         document({"Effect": "Allow", "Action": "iam:PassRole", "Resource": ROLE}, 0),
         [],
@@ -531,6 +565,14 @@ EXPECTED: dict[str, list[str]] = {
     "iam-no-passrole-on-wildcard/every-role-by-prefix-action": [
         'statement #1 allows iam:PassRole (via "iam:Pass*") on '
         '"arn:aws:iam::123456789012:role/*"; scope Resource to the roles it must pass',
+    ],
+    "iam-no-passrole-on-wildcard/any-partition-double-star": [
+        'statement #1 allows iam:PassRole on "arn:*:iam::*:role/**"; scope Resource to the '
+        "roles it must pass",
+    ],
+    "iam-no-passrole-on-wildcard/role-prefix-without-slash": [
+        'statement #1 allows iam:PassRole on "arn:aws:iam::123456789012:role*"; scope Resource '
+        "to the roles it must pass",
     ],
     "iam-no-passrole-on-wildcard/not-resource": [
         "statement #1 allows iam:PassRole with NotResource, i.e. on every other role; scope "

@@ -24,6 +24,24 @@ from ._iam import (
 PASS_ROLE = "iam:PassRole"
 # "*", "arn:aws:iam::*:*", "arn:aws:iam::123456789012:role/*": any role of the account(s).
 ANY_ROLE = re.compile(r"^(\*|arn:[^:]+:iam::[^:]*:(\*|role/\*))$")
+# A role no one would name: a Resource pattern that matches it (in the pattern's own partition
+# and account) matches every role: "arn:*:iam::*:role/**", "arn:aws:iam::1:role*", "*:*" ...
+UNLIKELY_ROLE = "role/zz9-unlikely/Zz9UnlikelyRole"
+
+
+def every_role(resource: str) -> bool:
+    """Whether an IAM Resource pattern covers every role of the account(s) it names."""
+    resource = resource.strip()
+    if ANY_ROLE.match(resource):
+        return True
+    fields = resource.split(":", 5)
+    if len(fields) == 6 and fields[0] == "arn":
+        partition = fields[1] if "*" not in fields[1] and "?" not in fields[1] else "aws"
+        account = fields[4] if fields[4] and not set("*?") & set(fields[4]) else "123456789012"
+        target = f"arn:{partition}:iam::{account}:{UNLIKELY_ROLE}"
+    else:
+        target = f"arn:aws:iam::123456789012:{UNLIKELY_ROLE}"
+    return pattern_matches(resource, target)
 
 
 def _passes_roles(statement: Statement) -> str | None:
@@ -53,7 +71,7 @@ def check(resource_type: str, props: Mapping[str, Any], config: Mapping[str, Any
                     "i.e. on every other role; scope Resource to the roles it must pass"
                 )
             for resource in resources(statement):
-                if ANY_ROLE.match(resource.strip()):
+                if every_role(resource):
                     out.append(
                         f'{doc.where}{statement.label} allows iam:PassRole{how} on "{resource}"; '
                         "scope Resource to the roles it must pass"
