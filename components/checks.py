@@ -77,8 +77,9 @@ _VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 # website/content/en/v1.14/concepts/nodepools.md, "Well-Known Labels": karpenter.sh,
 # kubernetes.io and k8s.io are restricted; karpenter-provider-aws adds karpenter.k8s.aws).
 RESERVED_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws", "kubernetes.io", "k8s.io")
-# KAI Scheduler shards the cluster by this node label (kai-scheduler v0.16.8, the scheduler's
-# nodePoolLabelKey default): a pool label with this key would move nodes between shards.
+# KAI Scheduler shards the cluster by this node label (kai-scheduler pkg/common/constants/
+# constants.go line 26, DefaultNodePoolLabelKey; scheduler.constants.KAI_SHARD_LABEL_KEY): a pool
+# label with this key would move nodes between shards.
 KAI_SHARD_LABEL = "kai.scheduler/node-pool"
 
 
@@ -118,10 +119,11 @@ def check_label_value(value: str) -> str | None:
 
 
 # --- cron ---------------------------------------------------------------------------------------
-# Karpenter disruption budgets take a standard 5-field cron schedule or a macro (Karpenter v1.14
-# concepts/disruption.md, "Schedule"; parsed with robfig/cron's standard parser): minute 0-59,
-# hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, day of week 0-6 or SUN-SAT; each field
-# '*', '?', a value, a range 'a-b', a step '/n', or a comma-separated list of those.
+# Karpenter parses a disruption budget's schedule with robfig/cron v3 ``ParseStandard`` in UTC
+# (kubernetes-sigs/karpenter v1.14 pkg/apis/v1/nodepool.go line 417): 5 fields, minute 0-59,
+# hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, day of week 0-6 or SUN-SAT (names in any
+# case), each '*', '?', a value, a range 'a-b', a step '/n', or a comma-separated list of those;
+# or a descriptor (@yearly ... @hourly, @every <duration>).
 
 CRON_MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
@@ -168,10 +170,18 @@ def check_cron(schedule: str) -> str | None:
     """A 5-field cron schedule (UTC) or one of its macros, every field within its range."""
     if is_output(schedule):
         return None
+    if schedule.startswith("@every "):
+        seconds = duration_seconds(schedule.removeprefix("@every ").strip())
+        if seconds:
+            return None
+        return f"{show(schedule)} is not '@every' and a positive duration such as '@every 6h'"
     if schedule.startswith("@"):
         if schedule in CRON_MACROS:
             return None
-        return f"{show(schedule)} is not a cron macro; expected one of {', '.join(CRON_MACROS)}"
+        return (
+            f"{show(schedule)} is not a cron macro; expected one of {', '.join(CRON_MACROS)} "
+            "or @every <duration>"
+        )
     parts = schedule.split()
     if len(parts) != 5:
         return (

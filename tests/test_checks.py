@@ -123,7 +123,11 @@ def test_valid_cron_schedules(schedule):
 def test_cron_macro_and_field_count():
     assert check_cron("@sometimes") == (
         "'@sometimes' is not a cron macro; expected one of @yearly, @annually, @monthly, "
-        "@weekly, @daily, @midnight, @hourly"
+        "@weekly, @daily, @midnight, @hourly or @every <duration>"
+    )
+    assert check_cron("@every 6h") is None
+    assert check_cron("@every 0s") == (
+        "'@every 0s' is not '@every' and a positive duration such as '@every 6h'"
     )
     assert check_cron("0 8 * *") == (
         "'0 8 * *' is not a 5-field cron schedule (minute hour day-of-month month day-of-week) "
