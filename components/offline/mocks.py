@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,6 +87,9 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
         # Unmodelled type or invoke token -> "resource" or "invoke", in first-seen order.
         self.unmodelled: dict[str, str] = {}
         self._builder_cache: dict[Scope, dict[str, Callable]] = {}
+        # The inputs the SDK's MockMonitor deserialized for the registration this thread is
+        # answering (RecordingMonitor records them instead of deserializing them again).
+        self.answering = threading.local()
 
     # -- regions ----------------------------------------------------------------------------
 
@@ -193,6 +197,7 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
     # -- resources --------------------------------------------------------------------------
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.answering.inputs = args.inputs
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
         if not args.custom:
             return self._component(typ, name, inputs, args.provider)
@@ -250,21 +255,28 @@ class RecordingMonitor(_mocks.MockMonitor):
             answered = type(request)()
             answered.CopyFrom(request)
             answered.provider = request.providers["aws"]
+        answering = getattr(self.mocks, "answering", None)
+        if answering is not None:
+            answering.inputs = None
         response = super().RegisterResource(answered)
         if request.type == "pulumi:pulumi:Stack":
             return response
         registered = self.resources[response.urn]
+        # The SDK's MockMonitor deserialized request.object for the mocks (pulumi/runtime/
+        # mocks.py ``RegisterResource``: ``rpc.deserialize_properties(request.object)`` into
+        # ``MockResourceArgs.inputs``); the mocks copy it before building outputs.
+        inputs = getattr(answering, "inputs", None)
+        if inputs is None:
+            inputs = rpc.deserialize_properties(request.object)
         if request.type == AWS_PROVIDER:
-            self.mocks.register_provider(
-                f"{response.urn}::{response.id}", rpc.deserialize_properties(request.object)
-            )
+            self.mocks.register_provider(f"{response.urn}::{response.id}", inputs)
         self.registrations[response.urn] = Registration(
             type=request.type,
             name=request.name,
             urn=response.urn,
             parent=request.parent,
             custom=bool(request.custom),
-            inputs=rpc.deserialize_properties(request.object),
+            inputs=inputs,
             outputs=dict(registered.state),
             id=registered.id or "",
             dependencies=list(request.dependencies),
