@@ -22,7 +22,7 @@ from intent_cases import (
     params,
     req,
 )
-from policy_baselines import NODEPOOL, cpu_nodepool
+from policy_baselines import EC2NODECLASS, NODEPOOL, cpu_nodepool, efa_nodeclass, gpu_nodepool
 
 CASES: list[Any] = [
     # gpu-nodepool-taint-and-pool-label
@@ -79,6 +79,12 @@ CASES: list[Any] = [
         V,
     ),
     ("nodepool-nodeclass-exists", "class-removed", drop(SPOT_NC), V),
+    (
+        "nodepool-nodeclass-exists",
+        "control-second-pool-on-a-defined-class",
+        add(NODEPOOL, "platform-pool-z", gpu_nodepool("z", node_class="train-spot")),
+        [],
+    ),
     # efa-nodepool-topology
     (
         "efa-nodepool-topology",
@@ -137,6 +143,22 @@ CASES: list[Any] = [
         "control-non-efa-class",
         at(SPOT_NC, "spec", "associatePublicIPAddress", value=True),
         [],
+    ),
+    (
+        "efa-nodeclass-no-public-ip",
+        "new-single-efa-class-with-public-ip",
+        add(
+            EC2NODECLASS,
+            "platform-pool-extra-class",
+            {
+                **efa_nodeclass("extra", cards=1),
+                "spec": {
+                    **efa_nodeclass("extra", cards=1)["spec"],
+                    "associatePublicIPAddress": True,
+                },
+            },
+        ),
+        V,
     ),
     # interruption-queue-for-spot-or-reserved
     (
@@ -201,6 +223,15 @@ CASES: list[Any] = [
         at("platform-karpenter-chart", "version", value="latest"),
         V,
     ),
+    (
+        "karpenter-supports-kubernetes-version",
+        "control-older-kubernetes",
+        both(
+            at("platform-cluster-eks", "version", value="1.30"),
+            at("platform-cluster-eks-cluster", "version", value="1.30"),
+        ),
+        [],
+    ),
     # karpenter-crd-matches-controller
     (
         "karpenter-crd-matches-controller",
@@ -243,6 +274,15 @@ CASES: list[Any] = [
     ),
     (
         "gpu-operator-preinstalled-driver",
+        "bottlerocket-and-driver-default",
+        both(
+            at("platform-gpu-operator-chart", "values", "driver", delete=True),
+            at(SPOT_NC, "spec", "amiSelectorTerms", value=[{"alias": "bottlerocket@v1.65.0"}]),
+        ),
+        V,
+    ),
+    (
+        "gpu-operator-preinstalled-driver",
         "control-custom-ami",
         both(
             at("platform-gpu-operator-chart", "values", "driver", "enabled", value=True),
@@ -252,6 +292,17 @@ CASES: list[Any] = [
     ),
 ]
 EXPECTED: dict[str, list[str]] = {
+    "efa-nodeclass-no-public-ip/new-single-efa-class-with-public-ip": [
+        'EC2NodeClass "extra" has 1 efa-only interfaces and associatePublicIPAddress: true; EC2 '
+        "rejects such launches (InvalidParameterCombination), so set it to false and use private "
+        "subnets",
+    ],
+    "gpu-operator-preinstalled-driver/bottlerocket-and-driver-default": [
+        'GPU Operator release "gpu-operator" has values.driver.enabled not set (the chart '
+        'defaults to true), but every GPU EC2NodeClass ("train-efa-p5-48xlarge", '
+        '"train-efa-p5e-48xlarge", "train-spot") uses an AL2023 or Bottlerocket AMI alias whose '
+        "NVIDIA AMI already ships the NVIDIA driver; set driver.enabled: false",
+    ],
     "gpu-nodepool-taint-and-pool-label/no-taint": [
         'NodePool "train-spot" launches NVIDIA GPU nodes without the nvidia.com/gpu:NoSchedule '
         "taint in spec.template.spec.taints; pods that need no GPU would land on (and keep "
