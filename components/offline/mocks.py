@@ -28,8 +28,9 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import resource as _sdk_resource
 from pulumi.runtime import rpc, settings
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 
 from ..config import partition_for_region
 from ..regions import modelled_zone_count
@@ -403,9 +404,20 @@ def run(
             ]
         )
 
+    # Every registration walks the whole Python stack for the request's source position and
+    # stack trace (pulumi/runtime/resource.py ``_get_stack_trace``, called from
+    # ``register_resource`` and ``read_resource``), which only the real engine reads: the mock
+    # monitor (pulumi/runtime/mocks.py ``MockMonitor.RegisterResource``) and the recording use
+    # neither. For the run, the SDK gets an empty trace, as it does itself when it finds no
+    # user frame; ``_get_source_position`` then answers None.
+    saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
+    if saved_stack_trace is not None:
+        _sdk_resource._get_stack_trace = _empty_stack_trace
     try:
         execute()
     finally:
+        if saved_stack_trace is not None:
+            _sdk_resource._get_stack_trace = saved_stack_trace
         # Leave no state for the next run in this process (tests run many programs).
         settings.reset_options()
         _drain_loop()
@@ -416,6 +428,10 @@ def run(
         calls=mocks.calls,
         unmodelled=dict(mocks.unmodelled),
     )
+
+
+def _empty_stack_trace() -> source_pb2.StackTrace:
+    return source_pb2.StackTrace()
 
 
 def _drain_loop() -> None:

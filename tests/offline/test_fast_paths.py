@@ -120,3 +120,29 @@ def test_double_quoted_mapping_values_are_spliced_into_the_libyaml_text():
 def test_what_cannot_be_spliced_keeps_the_pure_python_emitter(data):
     assert write._holes(data, (), []) is False
     assert write._dump_yaml(data) == pure_python(data)
+
+
+def test_the_offline_engine_skips_the_sdks_stack_walk_only_while_a_program_runs(run_program):
+    import inspect
+
+    import pulumi
+    from pulumi.runtime import mocks as sdk_mocks
+    from pulumi.runtime import resource as sdk_resource
+
+    from eks_gpu_platform.offline import mocks
+
+    original = sdk_resource._get_stack_trace
+    seen = []
+
+    def program():
+        seen.append(sdk_resource._get_stack_trace)
+        pulumi.ComponentResource("test:index:Thing", "thing")
+
+    recording = run_program(program)
+    assert [r.name for r in recording.resources] == ["thing"]
+    assert seen == [mocks._empty_stack_trace]
+    assert sdk_resource._get_stack_trace is original
+    assert list(mocks._empty_stack_trace().frames) == []
+    # Nothing the mock engine runs reads what the walk produces.
+    source = inspect.getsource(sdk_mocks.MockMonitor.RegisterResource)
+    assert "sourcePosition" not in source and "stackTrace" not in source
