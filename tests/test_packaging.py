@@ -68,7 +68,7 @@ def test_package_schema_publishes_the_platform_component() -> None:
         "tags",
         "vpc",
     ]
-    assert resource["requiredInputs"] == ["cluster", "region"]
+    assert resource["requiredInputs"] == ["cluster"]  # region falls back to aws:region
     # Outputs, descriptions and enums in detail: tests/test_schema.py.
     assert len(resource["properties"]) == 11
     pool = schema["types"]["eks-gpu-platform:index:NodePoolInputs"]
