@@ -1,8 +1,9 @@
 """Component provider host: serves GpuPlatform to programs in any Pulumi language.
 
 The schema is the one the component analyzer of pulumi 3.272.0 infers from ``GpuPlatform``
-(descriptions, enums, outputs: see ``eks_gpu_platform.platform``), with three corrections the
-stock ``ComponentProvider`` (pulumi/provider/experimental/component.py) does not make:
+(descriptions and enums: ``eks_gpu_platform.schema``; outputs: ``eks_gpu_platform.platform``),
+with three corrections the stock ``ComponentProvider``
+(pulumi/provider/experimental/component.py) does not make:
 
 - outputs listed in a component's ``secret_outputs`` are marked ``secret: true`` (a field of
   Pulumi's metaschema, pkg/codegen/schema/pulumi.json ``propertySpec.secret``, that the SDK's

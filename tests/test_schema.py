@@ -26,13 +26,9 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from eks_gpu_platform.config import PlatformConfig
-from eks_gpu_platform.platform import (
-    GpuPlatform,
-    field_description,
-    plain_text,
-    platform_config_from_args,
-)
+from eks_gpu_platform.platform import GpuPlatform, platform_config_from_args
 from eks_gpu_platform.scheduler import QueueResourceSpec
+from eks_gpu_platform.schema import field_description, plain_text
 from eks_gpu_platform.spec import camel
 
 REPO = Path(__file__).resolve().parents[1]
