@@ -3,6 +3,8 @@ ranges, label and taint keys with the real Kubernetes syntax and reserved domain
 label, and quantities greater than zero. Through the stack configuration, so every message
 carries its key path."""
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ from eks_gpu_platform.checks import check_cron, check_qualified_key, duration_se
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.spec import SpecError
 
+REPO = Path(__file__).resolve().parents[1]
 GPU = {"name": "gpu", "gpus": ["l4"], "limits": {"gpus": 8}}
 KEY_NAME = (
     "must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
@@ -123,16 +126,43 @@ def test_valid_cron_schedules(schedule):
 def test_cron_macro_and_field_count():
     assert check_cron("@sometimes") == (
         "'@sometimes' is not a cron macro; expected one of @yearly, @annually, @monthly, "
-        "@weekly, @daily, @midnight, @hourly or @every <duration>"
-    )
-    assert check_cron("@every 6h") is None
-    assert check_cron("@every 0s") == (
-        "'@every 0s' is not '@every' and a positive duration such as '@every 6h'"
+        "@weekly, @daily, @midnight, @hourly or a 5-field cron schedule"
     )
     assert check_cron("0 8 * *") == (
         "'0 8 * *' is not a 5-field cron schedule (minute hour day-of-month month day-of-week) "
         "or an @daily macro"
     )
+
+
+# The NodePool CRD pattern on spec.disruption.budgets[].schedule (kubernetes-sigs/karpenter
+# v1.14.1 pkg/apis/v1/nodepool.go L143, vendored reference/karpenter/karpenter.sh_nodepools.yaml
+# L134) admits only the listed macros or five whitespace-separated fields: '@every' never.
+EVERY = (
+    "'@every <duration>' is refused by the NodePool CRD's schedule pattern (Karpenter v1.14.1); "
+    "use one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or a 5-field "
+    "cron schedule such as '0 */6 * * *'"
+)
+
+
+@pytest.mark.parametrize("schedule", ["@every 6h", "@every 0s", "@every 1h 2h 3h 4h"])
+def test_cron_every_is_refused(schedule):
+    assert check_cron(schedule) == f"'{schedule}': {EVERY}"
+    assert pool_errors(disruption=budget(schedule)) == [
+        f"nodePools[0](gpu).disruption.budgets[0].schedule: '{schedule}': {EVERY}"
+    ]
+
+
+def test_cron_every_is_outside_the_crd_pattern():
+    crd = (REPO / "reference/karpenter/karpenter.sh_nodepools.yaml").read_text()
+    pattern = re.search(r"^ +pattern: (\^\(@\(annually.*)$", crd, re.M).group(1)
+    assert pattern == (
+        r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
+    )
+    assert [bool(re.search(pattern, s)) for s in ("@every 6h", "@daily", "0 */6 * * *")] == [
+        False,
+        True,
+        True,
+    ]
 
 
 LABEL_KEYS = [
