@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .gpu_operator import GpuOperatorSpec, mig_layout
 from .nodepool import NodePoolSpec, PoolCapacity, pool_capacity
+from .nodepool.capacity import uneven_density_problem
 from .scheduler.plan import QueuePlan, plan_problems, plan_warnings, queue_plans
 from .scheduler.routing import PoolRouting
 from .spec import Problem, show
@@ -104,6 +105,15 @@ def pool_capacity_problems(i: int, pool: NodePoolSpec, operator: GpuOperatorSpec
                     "them; select GPUs of one class (one pool per class)",
                 )
             )
+            return out
+    if pool.mig_profile and operator.mig_strategy in ("single", "mixed"):
+        # Only where every type takes the profile (else mig_problems reports it): the same
+        # devices, but a different count per GPU (p4d + p4de under all-1g.10gb: 4 and 7).
+        per_type = [mig_layout(pool.mig_profile, t.family) for t in pool.catalog_types]
+        mixed = operator.mig_strategy == "mixed"
+        fits = all(lay and (len(lay) == 1 or mixed) for lay in per_type)
+        if fits and (msg := uneven_density_problem(capacity_of(pool, operator))):
+            out.append((("node_pools", i, "mig_profile"), f"{show(pool.mig_profile)}: {msg}"))
     return out
 
 

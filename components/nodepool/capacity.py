@@ -147,6 +147,43 @@ def pool_capacity(
     return PoolCapacity(spec.name, mode, per_gpu, sizing, most, tuple(rows))
 
 
+def uneven_density_problem(capacity: PoolCapacity) -> str | None:
+    """A MIG pool whose instance types carry different devices per GPU (``all-1g.10gb``: 4 on an
+    A100 40GB of a p4d, 7 on an A100 80GB of a p4de; ``gpu_operator.mig``, from the operator's
+    default mig-parted config), or ``None``.
+
+    Its one NodePool limit per resource is ``gpus x per_gpu``, ``per_gpu`` the smallest count, and
+    Karpenter launches a type only while usage plus its overlaid capacity stays within the limit
+    (kubernetes-sigs/karpenter v1.14.1 ``scheduler.go`` L1068-1085): the denser type gets only a
+    share of the GPU budget, none when that is one node of it. Time-sliced and whole-GPU pools
+    count the same per GPU on every type.
+    """
+    if capacity.mode not in ("mig-single", "mig-mixed"):
+        return None
+
+    def per_gpu(t: TypeCapacity) -> dict[str, int]:
+        return {r: n // t.gpus for r, n in sorted(t.advertised.items()) if n}
+
+    if len({tuple(per_gpu(t).items()) for t in capacity.types}) < 2:
+        return None
+    details = "; ".join(
+        f"{t.name}: "
+        + " + ".join(f"{n} {r}" for r, n in sorted(t.advertised.items()) if n)
+        + " per node, "
+        + " + ".join(str(n) for n in per_gpu(t).values())
+        + " per GPU"
+        for t in capacity.types
+    )
+    smallest = ", ".join(f"{n} {r}" for r, n in sorted(capacity.per_gpu.items()))
+    denser = [t.name for t in capacity.types if per_gpu(t) != dict(capacity.per_gpu)]
+    return (
+        f"the pool's instance types carry different MIG devices per GPU ({details}), so one "
+        f"NodePool limit cannot hold its GPU budget for all of them: sized at the smallest "
+        f"({smallest} per GPU), it leaves {', '.join(denser)} only part of the budget (none "
+        "when the budget is one node); select GPUs of one class (one pool per class)"
+    )
+
+
 def gpu_overlay_manifests(
     spec: NodePoolSpec, capacity: PoolCapacity, *, label_domain: str
 ) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from ..spec import (
     set_derived,
     show,
 )
-from .capacity import PoolCapacity, gpu_overlay_manifests
+from .capacity import PoolCapacity, gpu_overlay_manifests, uneven_density_problem
 from .manifests import ec2nodeclass_manifest, nodeoverlay_manifest, nodepool_manifest, type_slug
 from .spec import NodePoolSpec, split_gpu_limit
 
@@ -147,6 +147,8 @@ class NodePoolArgs:
                     "type has GPUs; pass pool_capacity(spec, replicas=... or mig_layouts=...)",
                 )
             )
+        if self.capacity is not None and (msg := uneven_density_problem(self.capacity)):
+            out.append((("capacity",), f"of {pool}: {msg}"))
         overlays = []
         if spec.kind == "efa":
             overlays.append("its hugepages")

@@ -13,6 +13,7 @@ from eks_gpu_platform.nodepool.capacity import (
     GPU_OVERLAY_WEIGHT,
     gpu_overlay_manifests,
     pool_capacity,
+    uneven_density_problem,
 )
 from eks_gpu_platform.nodepool.component import NodePool, NodePoolArgs
 from eks_gpu_platform.nodepool.manifests import nodepool_manifest
@@ -109,6 +110,60 @@ def test_mig_mixed_pool_advertises_each_profile_and_no_whole_gpu():
         "nvidia.com/mig-3g.40gb": "16",
     }
     assert validate(manifest) == []
+
+
+A100S = {"name": "a100", "instanceTypes": ["p4d.24xlarge", "p4de.24xlarge"]}
+UNEVEN = (
+    "the pool's instance types carry different MIG devices per GPU (p4d.24xlarge: 32 {r} per "
+    "node, 4 per GPU; p4de.24xlarge: 56 {r} per node, 7 per GPU), so one NodePool limit cannot "
+    "hold its GPU budget for all of them: sized at the smallest (4 {r} per GPU), it leaves "
+    "p4de.24xlarge only part of the budget (none when the budget is one node); select GPUs of "
+    "one class (one pool per class)"
+)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "resource"),
+    [("single", "nvidia.com/gpu"), ("mixed", "nvidia.com/mig-1g.10gb")],
+)
+def test_mig_pool_of_uneven_densities_is_refused(strategy, resource):
+    """Review S3: A100 40GB (p4d) takes 4 1g.10gb devices per GPU, A100 80GB (p4de) 7 (the
+    operator's default mig-parted config, gpu_operator/mig.py). The limit follows the smallest:
+    a budget of 8 GPUs gives 32, and a p4de node (56) never fits (scheduler.go L1068-1085)."""
+    raw = {**A100S, "migProfile": "all-1g.10gb"}
+    capacity = pool_capacity(
+        spec(raw), mig_strategy=strategy, mig_layouts=layouts("all-1g.10gb", "p4d", "p4de")
+    )
+    assert capacity.limits(8) == {resource: "32"}
+    assert [dict(t.advertised) for t in capacity.types][1] == {
+        **({"nvidia.com/gpu": 0} if strategy == "mixed" else {}),
+        resource: 56,
+    }
+    assert uneven_density_problem(capacity) == UNEVEN.format(r=resource)
+    with pytest.raises(SpecError) as err:
+        load([raw], migStrategy=strategy)
+    assert err.value.lines == [
+        f"nodePools[0](a100).migProfile: 'all-1g.10gb': {UNEVEN.format(r=resource)}"
+    ]
+    with pytest.raises(SpecError) as err:
+        NodePoolArgs(
+            spec=spec(raw), cluster_name=CLUSTER, label_domain=DOMAIN, node_role=ROLE,
+            k8s_provider=object(), gpu_limit=8, capacity=capacity, depends_on=[object()],
+        )  # fmt: skip
+    assert err.value.lines == [
+        f"NodePoolArgs.capacity: of gpu pool 'a100': {UNEVEN.format(r=resource)}"
+    ]
+
+
+def test_even_densities_pass_the_density_check():
+    raw = {"name": "h", "instanceTypes": ["p4de.24xlarge", "p5.48xlarge"]}
+    raw["migProfile"] = "all-1g.10gb"
+    capacity = pool_capacity(spec(raw), mig_layouts=layouts("all-1g.10gb", "p4de", "p5"))
+    assert capacity.per_gpu == {"nvidia.com/gpu": 7}
+    assert uneven_density_problem(capacity) is None
+    load([raw], migStrategy="single")
+    sliced = pool_capacity(spec(SLICED), replicas=4)  # g6.xlarge 4, g6.12xlarge 16: 4 per GPU
+    assert uneven_density_problem(sliced) is None
 
 
 def test_b200_mig_profiles_are_counted():
