@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import json
 import os
 import sys
@@ -206,6 +207,7 @@ def cli(argv: list[str] | None = None) -> NoReturn:
     still run, as at a normal exit. An exception ``main`` does not handle ends the process the
     ordinary way, with its traceback.
     """
+    gc.disable()  # as __main__ does before its imports (see there); the console script lands here
     status = main(argv)
     atexit._run_exitfuncs()
     sys.stdout.flush()
