@@ -3,16 +3,27 @@ out): a ``batch/v1`` Indexed Job whose pods start ``torchrun`` with c10d rendezv
 reached by name through a headless Service (no training operator needed).
 
 - Indexed Job: each pod gets its index in ``JOB_COMPLETION_INDEX`` and the hostname
-  ``<job>-<index>``; with ``subdomain`` naming a headless Service, the pods resolve each other as
-  ``<job>-<index>.<service>`` (https://kubernetes.io/docs/concepts/workloads/controllers/job/
-  #completion-mode, https://kubernetes.io/docs/tasks/job/job-with-pod-to-pod-communication/,
+  ``<job>-<index>``; with ``subdomain`` naming a headless Service, each pod's fully qualified
+  name is ``<job>-<index>.<service>.<namespace>.svc.<cluster domain>``
+  (https://kubernetes.io/docs/concepts/workloads/controllers/job/#completion-mode,
+  https://kubernetes.io/docs/tasks/job/job-with-pod-to-pod-communication/,
   https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/
-  #pod-s-hostname-and-subdomain-fields).
+  #pod-s-hostname-and-subdomain-fields). The kubelet writes that name into the pod's own
+  ``/etc/hosts`` as ``<ip> <fqdn> <hostname>`` (kubernetes pkg/kubelet/kubelet_pods.go:
+  ``GeneratePodHostNameAndDomain`` builds ``<subdomain>.<namespace>.svc.<clusterDomain>``,
+  ``managedHostsFileContent`` writes the line); the other pods resolve it through the headless
+  Service's DNS records.
 - torchrun (https://docs.pytorch.org/docs/stable/elastic/run.html): ``--nnodes`` is the number
   of pods, ``--nproc-per-node`` the GPUs per pod, ``--rdzv-id`` the job's id, and
   ``--rdzv-backend=c10d --rdzv-endpoint=<host>:<port>`` hosts the rendezvous store on the node
-  whose address ``host`` resolves to: pod 0 (torch/distributed/elastic/rendezvous/utils.py
-  ``_matches_machine_hostname`` compares the endpoint's addresses with the machine's). The c10d
+  that ``host`` names: pod 0. torch/distributed/elastic/rendezvous/utils.py
+  ``_matches_machine_hostname`` compares ``host`` with ``gethostname()`` (``<job>-0``), with the
+  canonical name of ``gethostname()`` (``getaddrinfo(..., AI_CANONNAME)``: the first name of
+  the ``/etc/hosts`` line, the FQDN) and with the addresses ``host`` resolves to, a DNS lookup
+  whose failure (``gaierror``) it swallows. The endpoint is therefore the FQDN: pod 0 recognises
+  it from ``/etc/hosts`` even before the Service's record is published, where the short
+  ``<job>-0.<service>`` matched only through DNS (a pod 0 started before the record existed did
+  not host the store and every rank timed out). The c10d
   backend assigns node ranks at the rendezvous; torch/distributed/run.py hands ``--node-rank``
   (here ``$(JOB_COMPLETION_INDEX)``) to the rendezvous only for the ``static`` backend, so it
   documents the pod's index and keeps the command right if the backend is switched to static.
@@ -43,6 +54,14 @@ from .podsecurity import WRITABLE_HOME, restricted_pod_security_context
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 RENDEZVOUS_PORT = 29400  # torchrun's default c10d port (docs: "defaults to 29400")
 RENDEZVOUS_PORT_NAME = "rendezvous"
+# The cluster's DNS domain (the kubelet's ``clusterDomain``), the last part of a pod's FQDN. EKS
+# nodes use the Kubernetes default: AL2023's nodeadm writes ``clusterDomain: cluster.local``
+# (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go ``defaultKubeletSubConfig``), and
+# Bottlerocket's ``settings.kubernetes.cluster-domain`` "Defaults to `cluster.local`"
+# (bottlerocket-os/bottlerocket README.md, Kubernetes settings); Karpenter's bootstrap sets
+# neither (reference/karpenter/bootstrap-*.go-1.14.1). A cluster built with another domain needs
+# this constant changed.
+CLUSTER_DOMAIN = "cluster.local"
 # Set by the Job controller in every container of an Indexed Job's pods; Kubernetes expands
 # ``$(VAR)`` in command and args from the container's environment.
 COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
@@ -69,10 +88,23 @@ dist.destroy_process_group()
 """
 
 
+def rendezvous_host(*, name: str, service: str, namespace: str) -> str:
+    """Pod 0's fully qualified name, ``<job>-0.<service>.<namespace>.svc.<cluster domain>``
+    (see the module docstring for why not the short ``<job>-0.<service>``)."""
+    return f"{name}-0.{service}.{namespace}.svc.{CLUSTER_DOMAIN}"
+
+
 def torchrun_command(
-    *, name: str, service: str, nodes: int, gpus_per_pod: int, script: Sequence[str]
+    *,
+    name: str,
+    service: str,
+    namespace: str,
+    nodes: int,
+    gpus_per_pod: int,
+    script: Sequence[str],
 ) -> list[str]:
     """``torchrun`` for pod ``$(JOB_COMPLETION_INDEX)`` of ``nodes``, rendezvous at pod 0."""
+    host = rendezvous_host(name=name, service=service, namespace=namespace)
     return [
         "torchrun",
         f"--nnodes={nodes}",
@@ -80,7 +112,7 @@ def torchrun_command(
         f"--node-rank=$({COMPLETION_INDEX_VARIABLE})",
         f"--rdzv-id={name}",
         "--rdzv-backend=c10d",
-        f"--rdzv-endpoint={name}-0.{service}:{RENDEZVOUS_PORT}",
+        f"--rdzv-endpoint={host}:{RENDEZVOUS_PORT}",
         *script,
     ]
 
@@ -103,7 +135,10 @@ def training_service_template(*, name: str, namespace: str, queue: str) -> dict:
     """The headless Service giving the Job's pods their DNS names (``clusterIP: None``).
 
     ``publishNotReadyAddresses`` publishes pod 0's name as soon as it has an address: the other
-    pods need it to reach the rendezvous before any pod could pass a readiness check.
+    pods need it to reach the rendezvous before any pod could pass a readiness check (ServiceSpec
+    ``publishNotReadyAddresses``: the endpoint controllers consider every endpoint ready; its
+    primary use is a headless Service's DNS records for peer discovery,
+    https://kubernetes.io/docs/reference/kubernetes-api/service-resources/service-v1/#ServiceSpec).
     """
     check_workload("training_service_template", name=name, namespace=namespace, queue=queue)
     return {
@@ -210,6 +245,7 @@ def training_job_template(
         command=torchrun_command(
             name=name,
             service=service,
+            namespace=namespace,
             nodes=replicas,
             gpus_per_pod=gpus_per_pod,
             script=script,

@@ -53,7 +53,12 @@ def pool_affinity(pool: str) -> dict:
 
 def test_torchrun_command_rendezvous_at_pod_0():
     assert torchrun_command(
-        name="llama", service="llama-svc", nodes=4, gpus_per_pod=8, script=["train.py", "--lr=1"]
+        name="llama",
+        service="llama-svc",
+        namespace="research",
+        nodes=4,
+        gpus_per_pod=8,
+        script=["train.py", "--lr=1"],
     ) == [
         "torchrun",
         "--nnodes=4",
@@ -61,7 +66,7 @@ def test_torchrun_command_rendezvous_at_pod_0():
         "--node-rank=$(JOB_COMPLETION_INDEX)",
         "--rdzv-id=llama",
         "--rdzv-backend=c10d",
-        "--rdzv-endpoint=llama-0.llama-svc:29400",
+        "--rdzv-endpoint=llama-0.llama-svc.research.svc.cluster.local:29400",
         "train.py",
         "--lr=1",
     ]
@@ -137,7 +142,8 @@ def test_training_job_template_exactly():
                                 "--node-rank=$(JOB_COMPLETION_INDEX)",
                                 "--rdzv-id=llama-pretrain",
                                 "--rdzv-backend=c10d",
-                                "--rdzv-endpoint=llama-pretrain-0.llama-pretrain:29400",
+                                "--rdzv-endpoint="
+                                "llama-pretrain-0.llama-pretrain.research.svc.cluster.local:29400",
                                 "train.py",
                             ],
                             "env": HOME,
@@ -219,13 +225,47 @@ def test_training_job_without_script_config_map_or_efa():
     assert pod["tolerations"] == [GPU_TOLERATION]
     (trainer,) = pod["containers"]
     assert "workingDir" not in trainer
-    assert trainer["command"][6] == "--rdzv-endpoint=job-0.rdzv:29400"
+    assert trainer["command"][6] == "--rdzv-endpoint=job-0.rdzv.ns.svc.cluster.local:29400"
     assert trainer["volumeMounts"] == [{"name": "shm", "mountPath": "/dev/shm"}]
     assert pod["volumes"] == [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}]
     assert trainer["resources"] == {
         "requests": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"},
         "limits": {"memory": "8Gi", "nvidia.com/gpu": "1"},
     }
+
+
+def kubelet_hosts_line(pod: dict, namespace: str, index: int, ip: str) -> str:
+    """The line the kubelet writes for the pod itself into its ``/etc/hosts``: kubernetes
+    pkg/kubelet/kubelet_pods.go ``GeneratePodHostNameAndDomain`` (domain
+    ``<subdomain>.<namespace>.svc.<clusterDomain>``) and ``managedHostsFileContent``
+    (``"%s\\t%s.%s\\t%s\\n"``: ip, hostname.domain, hostname); the Job controller names an
+    Indexed Job's pod ``<job>-<index>`` (https://kubernetes.io/docs/concepts/workloads/
+    controllers/job/#completion-mode)."""
+    hostname = f"{pod['job']}-{index}"
+    domain = f"{pod['subdomain']}.{namespace}.svc.cluster.local"
+    return f"{ip}\t{hostname}.{domain}\t{hostname}\n"
+
+
+@pytest.mark.parametrize("service", [None, "rdzv"])
+def test_rendezvous_host_is_pod_0s_canonical_name_from_its_hosts_file(service):
+    # torch/distributed/elastic/rendezvous/utils.py _matches_machine_hostname: the endpoint host
+    # matches without DNS when it equals gethostname()'s AI_CANONNAME, which the "files" source
+    # answers with the line's canonical_hostname, its first name (hosts(5): "IP_address
+    # canonical_hostname [aliases...]"): the FQDN.
+    rendered = job(**({"service": service} if service else {}))
+    pod = rendered["spec"]["template"]["spec"]
+    (trainer,) = pod["containers"]
+    endpoint = trainer["command"][6].removeprefix("--rdzv-endpoint=")
+    host, port = endpoint.rsplit(":", 1)
+    line = kubelet_hosts_line(
+        {"job": rendered["metadata"]["name"], "subdomain": pod["subdomain"]},
+        rendered["metadata"]["namespace"],
+        index=0,
+        ip="10.0.0.7",
+    )
+    canonical_name = line.split("\t")[1]
+    assert host == canonical_name == f"job-0.{service or 'job'}.ns.svc.cluster.local"
+    assert port == "29400"
 
 
 def test_training_job_env_follows_home():
