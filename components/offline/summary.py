@@ -29,7 +29,7 @@ def component_counts(recording: mocks.Recording) -> dict[str, int]:
 def node_pool_rows(recording: mocks.Recording) -> list[dict[str, str]]:
     """One row per Karpenter NodePool: what it launches, on which capacity, with what caps."""
     rows = []
-    pools = [o for o in kubernetes_objects(recording) if o["kind"] == "NodePool"]
+    pools = kubernetes_objects(recording, "NodePool")
     for obj in sorted(pools, key=lambda o: o["metadata"]["name"]):
         spec = obj["spec"]
         template = spec["template"]

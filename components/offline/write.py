@@ -58,14 +58,17 @@ def _sorted(value: Any) -> Any:
 HEAD_KEYS = ("apiVersion", "kind", "metadata")
 
 
-def kubernetes_objects(recording: mocks.Recording) -> list[dict[str, Any]]:
-    """Every Kubernetes object the program registers (CustomResources and typed kinds)."""
+def kubernetes_objects(recording: mocks.Recording, kind: str | None = None) -> list[dict[str, Any]]:
+    """Every Kubernetes object the program registers (CustomResources and typed kinds), or only
+    those of ``kind``."""
     objects = []
     for r in recording.resources:
         if not r.type.startswith("kubernetes:") or r.type == HELM_RELEASE:
             continue
         inputs = r.inputs
         if "apiVersion" not in inputs or "kind" not in inputs:
+            continue
+        if kind is not None and inputs["kind"] != kind:
             continue
         obj = {key: _sorted(inputs[key]) for key in HEAD_KEYS if key in inputs}
         for key in sorted(inputs):
