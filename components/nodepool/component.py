@@ -301,6 +301,39 @@ class NodePool(pulumi.ComponentResource):
         else:
             variants = [(spec.name, None, args.gpu_limit)]
 
+        # The NodeOverlays first, and every NodePool of the pool depends on them: Pulumi creates a
+        # resource only after its depends_on (the SDK awaits their URNs before registering it:
+        # pulumi 3.272.0 runtime/resource.py L213-216, runtime/rpc.py L334-337) and deletes it
+        # before them (https://www.pulumi.com/docs/iac/concepts/resources/options/dependson/:
+        # "creation, update, and deletion operations are executed in the correct order"). So
+        # Karpenter never sees a NodePool's limits in slices or MIG devices (or an EFA pool) while
+        # the instance types still count whole GPUs (no hugepages): review S4.
+        overlays: list[pulumi.Resource] = []
+        if spec.kind == "efa":
+            overlay = nodeoverlay_manifest(spec, label_domain=label_domain)
+            overlays.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-hugepages",
+                    api_version=versions.NODEOVERLAY_API,
+                    kind="NodeOverlay",
+                    metadata=overlay["metadata"],
+                    spec=overlay["spec"],
+                    opts=k8s_opts,
+                )
+            )
+        if args.capacity is not None:
+            for overlay in gpu_overlay_manifests(spec, args.capacity, label_domain=label_domain):
+                overlays.append(
+                    k8s.apiextensions.CustomResource(
+                        f"{name}-{overlay['metadata']['name'].removeprefix(spec.name + '-')}",
+                        api_version=versions.NODEOVERLAY_API,
+                        kind="NodeOverlay",
+                        metadata=overlay["metadata"],
+                        spec=overlay["spec"],
+                        opts=k8s_opts,
+                    )
+                )
+
         # Outputs inside the manifest (a KMS key, a reservation id) resolve with it.
         resolve: Any = pulumi.Output.from_input if _has_outputs(spec) else (lambda m: m)
         pools, classes = [], []
@@ -346,32 +379,12 @@ class NodePool(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=args.k8s_provider,
-                    depends_on=[*args.depends_on, klass],
+                    depends_on=[*args.depends_on, klass, *overlays],
                     custom_timeouts=until_drained,
                 ),
             )
             pools.append(pool)
             classes.append(klass)
-        if spec.kind == "efa":
-            overlay = nodeoverlay_manifest(spec, label_domain=label_domain)
-            k8s.apiextensions.CustomResource(
-                f"{name}-hugepages",
-                api_version=versions.NODEOVERLAY_API,
-                kind="NodeOverlay",
-                metadata=overlay["metadata"],
-                spec=overlay["spec"],
-                opts=k8s_opts,
-            )
-        if args.capacity is not None:
-            for overlay in gpu_overlay_manifests(spec, args.capacity, label_domain=label_domain):
-                k8s.apiextensions.CustomResource(
-                    f"{name}-{overlay['metadata']['name'].removeprefix(spec.name + '-')}",
-                    api_version=versions.NODEOVERLAY_API,
-                    kind="NodeOverlay",
-                    metadata=overlay["metadata"],
-                    spec=overlay["spec"],
-                    opts=k8s_opts,
-                )
         self.node_pool_names = pulumi.Output.from_input([v[0] for v in variants])
         self.node_class_names = pulumi.Output.from_input([v[0] for v in variants])
         self.register_outputs(

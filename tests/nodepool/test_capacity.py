@@ -291,6 +291,68 @@ def test_component_registers_the_overlays_and_limits_in_slices(run_program):
     assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": "8"}
 
 
+def test_the_nodepool_depends_on_its_gpu_overlays(run_program):
+    """Review S4: the overlays are registered first and the NodePool depends on them, so Pulumi
+    creates it after them and deletes it before them (pulumi.com/docs/iac/concepts/resources/
+    options/dependson/): Karpenter never sees the limit in slices with whole-GPU types."""
+    recording = run_program(program(SLICED, pool_capacity(spec(SLICED), replicas=4)))
+    overlays = recording.of_type("kubernetes:karpenter.sh/v1alpha1:NodeOverlay")
+    (pool,) = recording.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    order = [r.urn for r in recording.resources]
+    assert sorted(r.name for r in overlays if r.urn in pool.dependencies) == [
+        "nb-g6-12xlarge-gpus",
+        "nb-g6-xlarge-gpus",
+    ]
+    assert all(order.index(r.urn) < order.index(pool.urn) for r in overlays)
+
+
+DEV_NOTEBOOK_TYPES = [
+    "g6-12xlarge",
+    "g6-16xlarge",
+    "g6-24xlarge",
+    "g6-2xlarge",
+    "g6-48xlarge",
+    "g6-4xlarge",
+    "g6-8xlarge",
+    "g6-xlarge",
+    "gr6-4xlarge",
+    "gr6-8xlarge",
+]
+RENDERED_OVERLAY_DEPENDENCIES = {
+    "dev": {
+        "platform-pool-notebooks-pool": [
+            f"platform-pool-notebooks-{t}-gpus" for t in DEV_NOTEBOOK_TYPES
+        ]
+    },
+    "prod": {
+        "platform-pool-train-efa-p5-48xlarge-pool": ["platform-pool-train-efa-hugepages"],
+        "platform-pool-train-efa-p5e-48xlarge-pool": ["platform-pool-train-efa-hugepages"],
+    },
+}
+
+
+@pytest.mark.parametrize("stack", sorted(RENDERED_OVERLAY_DEPENDENCIES))
+def test_rendered_nodepools_depend_on_their_overlays(render_stack, stack):
+    """resources.json of the shipped stacks: each NodePool lists its pool's NodeOverlays (GPU
+    and hugepages) in its dependencies, and ``pulumi destroy`` deletes it in an earlier
+    antichain than them (the engine's ScheduleDeletes, offline.teardown)."""
+    from eks_gpu_platform.offline.teardown import delete_step
+
+    rec = render_stack(stack)
+    overlays = rec.of_type("kubernetes:karpenter.sh/v1alpha1:NodeOverlay")
+    pools = rec.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    got = {
+        p.name: sorted(o.name for o in overlays if o.urn in p.dependencies)
+        for p in pools
+        if any(o.parent == p.parent for o in overlays)
+    }
+    assert got == RENDERED_OVERLAY_DEPENDENCIES[stack]
+    step = delete_step([r.to_json() for r in rec.resources])
+    pairs = [(p, o) for p in pools for o in overlays if o.parent == p.parent]
+    assert len(pairs) == sum(map(len, RENDERED_OVERLAY_DEPENDENCIES[stack].values()))
+    assert [(p.name, o.name) for p, o in pairs if step[p.urn] >= step[o.urn]] == []
+
+
 def test_component_refuses_a_time_sliced_pool_without_capacity():
     with pytest.raises(SpecError) as err:
         NodePoolArgs(

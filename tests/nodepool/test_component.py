@@ -155,6 +155,8 @@ def test_efa_pool_component(run_program):
         assert pool.inputs == pool_manifest(EFA, 32, itype)
         assert pool.inputs["spec"]["limits"] == {GPU_RESOURCE: "32"}
         assert node_class.urn in pool.dependencies
+        # Review S4: created after the hugepages overlay, deleted before it.
+        assert by_name[(OVERLAY, "pool-hugepages")].urn in pool.dependencies
 
     overlay = by_name[(OVERLAY, "pool-hugepages")]
     assert overlay.inputs == nodeoverlay_manifest(spec(EFA), label_domain=DOMAIN)
