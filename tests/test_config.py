@@ -175,7 +175,11 @@ BAD = [
     pytest.param(
         with_changes(cluster=cluster(admins=["role/PlatformAdmin", "role/PlatformAdmin"])),
         REGION,
-        ["cluster.admins: lists the same principal twice"],
+        [
+            "cluster.admins[1]: 'role/PlatformAdmin' names the same IAM principal as admins[0] "
+            "'role/PlatformAdmin' (IAM names are unique per account whatever their path, and "
+            "not distinguished by case); list it once"
+        ],
         id="admins-duplicate",
     ),
     pytest.param(

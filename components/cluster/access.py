@@ -8,11 +8,25 @@ Why the deployer is left out: pulumi-eks 4.4.0 creates the cluster with
 turns it off, pulumi_eks/cluster.py), so EKS itself gives the creating identity an access entry
 with cluster-admin. A second entry for the same principal fails with ``409
 ResourceInUseException`` (pulumi/pulumi-eks#2373).
+
+Only the identity that CREATED the cluster has that entry: "Explicitely grants the principal
+creating the cluster admin access" (cluster.ts L735-738), the ``bootstrapClusterCreatorAdmin
+Permissions`` flag of CreateCluster. Whoever deploys later is an ordinary admin and needs its own
+entry. So the creator is recorded on the cluster as the tag ``CREATOR_TAG`` when the cluster is
+created, and read back from it on later runs (``creator_from_tags``).
+
+Principals are compared as IAM compares them: "IAM user, group, role, and policy names must be
+unique within the account. Names are not distinguished by case"
+(https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html, ``RoleName``); the
+path is not part of that uniqueness, so ``role/a/X`` and ``role/X`` name the same role.
 """
 
 import re
+from collections.abc import Mapping, Sequence
 
 ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+# The tag on the EKS cluster naming the principal whose access entry EKS bootstrapped.
+CREATOR_TAG = "eks-gpu-platform/creator"
 _ARN = re.compile(r"^arn:[^:]+:(iam|sts)::([0-9]{12}):(.+)$")
 
 
@@ -70,3 +84,58 @@ def is_deployer(principal_arn: str, deployer_arn: str | None) -> bool:
         return False
     admin, deployer = principal_identity(principal_arn), principal_identity(deployer_arn)
     return admin is not None and admin == deployer
+
+
+def short_identity(principal: str) -> tuple[str | None, str, str] | None:
+    """``(account or None, kind, lower-case name)`` of an admin as configured: a full ARN
+    (``principal_identity``) or ``role/NAME`` / ``user/NAME`` in the deploying account (account
+    None). None for anything else."""
+    if principal.startswith("arn:"):
+        return principal_identity(principal)
+    kind, _, rest = principal.partition("/")
+    if kind not in ("role", "user") or not rest:
+        return None
+    return None, kind, rest.rsplit("/", 1)[-1].lower()
+
+
+def duplicate_admins(admins: Sequence[object], account: str | None = None) -> list[tuple[int, int]]:
+    """``(first, later)`` index pairs of admins naming the same IAM principal: the same name
+    whatever its path or case, and, once ``account`` (the deploying account) is known, a short
+    form and the full ARN in that account. Outputs (not plain strings) are skipped."""
+    seen: dict[tuple[str | None, str, str], int] = {}
+    pairs = []
+    for i, admin in enumerate(admins):
+        if not isinstance(admin, str) or (ident := short_identity(admin)) is None:
+            continue
+        if ident[0] is None and account is not None:
+            ident = (account, ident[1], ident[2])
+        if ident in seen:
+            pairs.append((seen[ident], i))
+        else:
+            seen[ident] = i
+    return pairs
+
+
+def cluster_missing(error: Exception) -> bool:
+    """Whether a failed ``aws:eks/getCluster`` invoke means that no cluster has that name.
+
+    The data source reads with ``findClusterByName``, which turns ``ResourceNotFoundException``
+    (or the ``ClientException`` "No cluster found for name:") into a ``retry.NotFoundError``
+    whose text is "couldn't find resource" (hashicorp/terraform-provider-aws
+    internal/service/eks/cluster.go ``findClusterByName``; terraform-plugin-sdk helper/retry
+    error.go ``NotFoundError.Error``); the data source fails with "reading EKS Cluster (NAME):
+    ..." (cluster_data_source.go), the bridge returns it as the invoke's error
+    (pulumi-terraform-bridge pkg/tfbridge/provider.go L1990-1993, v3.136.0) and the SDK raises
+    ``Exception("invoke of <token> failed: ...")`` (pulumi/runtime/invoke.py L351-356, 3.272.0).
+    Any other failure (throttling, access denied) is not a missing cluster."""
+    text = str(error)
+    return "reading EKS Cluster" in text and (
+        "couldn't find resource" in text
+        or "ResourceNotFoundException" in text
+        or "No cluster found for name" in text
+    )
+
+
+def creator_from_tags(tags: Mapping[str, str] | None) -> str | None:
+    """The creator recorded on an existing cluster, or None when it carries no such tag."""
+    return (tags or {}).get(CREATOR_TAG) or None

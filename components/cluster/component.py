@@ -14,13 +14,8 @@ from ..iam import attach_managed_policies, ec2_trust_policy
 from ..naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
 from ..network.component import Network
 from ..spec import SpecError, derived, require_instance, required_problem, set_derived, show
-from .access import (
-    admin_entry_key,
-    admin_policy_arn,
-    admin_principal_arn,
-    is_deployer,
-    needs_session_context,
-)
+from .access import CREATOR_TAG, admin_entry_key, admin_policy_arn, admin_principal_arn, is_deployer
+from .identity import AdminIdentity, resolve_identity
 from .lifecycle import kubeconfig_with_profile, placeholder_cidrs, placeholder_message
 from .nodegroup import (
     SYSTEM_NODE_POLICIES,
@@ -126,6 +121,8 @@ class EksCluster(pulumi.ComponentResource):
         partition = aws.get_partition_output(opts=scoped).partition
         dns_suffix = aws.get_partition_output(opts=scoped).dns_suffix
         account_id = aws.get_caller_identity_output(opts=scoped).account_id
+        # Who has EKS's bootstrap admin entry; resolved before the cluster is declared (its tag).
+        identity = resolve_identity(self, spec)
 
         if spec.kms_key_arn:
             self.kms_key_arn = pulumi.Output.from_input(spec.kms_key_arn)
@@ -170,6 +167,9 @@ class EksCluster(pulumi.ComponentResource):
             coredns_addon_options={"enabled": False},
             kube_proxy_addon_options={"enabled": False},
             deletion_protection=spec.protect,
+            # `clusterTags` tag the aws.eks.Cluster only (pulumi-eks cluster.ts L724-731:
+            # `{Name, ...clusterTags, ...tags}`); `tags` go on every resource it makes.
+            cluster_tags={CREATOR_TAG: identity.tag} if identity.tag else None,
             tags=tags,
             opts=protected,
         )
@@ -182,7 +182,9 @@ class EksCluster(pulumi.ComponentResource):
         self.endpoint = cluster.core.endpoint
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
 
-        self.admin_entries = self._admin_entries(name, spec, cluster, partition, account_id, tags)
+        self.admin_entries = self._admin_entries(
+            name, spec, cluster, identity, partition, account_id, tags
+        )
 
         aws.ec2.Tag(
             f"{name}-primary-sg-discovery",
@@ -298,35 +300,17 @@ class EksCluster(pulumi.ComponentResource):
             }
         )
 
-    def _deployer(self) -> tuple[str, str, str]:
-        """``(partition, account, deploying principal ARN)``, as plain values.
-
-        Which access entries exist must be known when the program registers them, in preview
-        too, so these are the synchronous invokes (pulumi/runtime/invoke.py ``invoke``: it
-        awaits the result). Invokes run in preview: with a provider created by this program,
-        the engine configures it during preview under the unknown ID and serves invokes from
-        it (pulumi/pulumi pkg/resource/deploy/providers/registry.go L947-965, v3.259.0). An
-        assumed-role session is mapped to its role (``iam.getSessionContext``: "IAM source role
-        ARN if `arn` corresponds to an STS assumed role", pulumi_aws/iam/get_session_context.py).
-        """
-        caller = aws.get_caller_identity(opts=pulumi.InvokeOptions(parent=self))
-        arn = caller.arn
-        if needs_session_context(arn):
-            context = aws.iam.get_session_context(arn=arn, opts=pulumi.InvokeOptions(parent=self))
-            arn = context.issuer_arn
-        partition = aws.get_partition(opts=pulumi.InvokeOptions(parent=self)).partition
-        return partition, caller.account_id, arn
-
     def _admin_entries(
         self,
         name: str,
         spec: ClusterSpec,
         cluster: eks.Cluster,
+        identity: AdminIdentity,
         partition: pulumi.Output[str],
         account_id: pulumi.Output[str],
         tags: dict[str, str],
     ) -> list[aws.eks.AccessEntry]:
-        """One access entry (with cluster-admin) per admin, except the deploying identity.
+        """One access entry (with cluster-admin) per admin, except the cluster's creator.
 
         Named after the principal (``admin_entry_key``), so removing or reordering admins leaves
         the others alone. Each entry aliases the name pulumi-eks gave it when the entries were
@@ -338,25 +322,29 @@ class EksCluster(pulumi.ComponentResource):
         """
         if not spec.admins:
             return []
-        plain_partition, plain_account, deployer = self._deployer()
         policy_arn = partition.apply(admin_policy_arn)
         entries = []
         for i, admin in enumerate(spec.admins):
-            if isinstance(admin, str):
+            if isinstance(admin, str) and identity.account:
                 principal: pulumi.Input[str] = admin_principal_arn(
-                    admin, plain_partition, plain_account
+                    admin, identity.partition, identity.account
                 )
-                if is_deployer(str(principal), deployer):
+                if is_deployer(str(principal), identity.creator):
                     pulumi.log.info(
-                        f"cluster.admins[{i}]: {admin} is the identity deploying this stack "
-                        f"({deployer}); EKS already made it a cluster admin "
+                        f"cluster.admins[{i}]: {admin} created this cluster "
+                        f"({identity.creator}, tag {CREATOR_TAG}); EKS made it a cluster admin "
                         "(bootstrapClusterCreatorAdminPermissions), so it gets no access entry "
                         "of its own (a second one fails with 409 ResourceInUseException)",
                         resource=self,
                     )
                     continue
                 key = admin_entry_key(admin)
-            else:  # a role created by this program: never the deployer; no name to key by
+            elif isinstance(admin, str):  # identity unknown (preview only: _identity)
+                principal = pulumi.Output.all(partition, account_id).apply(
+                    lambda a, admin=admin: admin_principal_arn(admin, a[0], a[1])
+                )
+                key = admin_entry_key(admin)
+            else:  # a role created by this program: never the creator; no name to key by
                 principal = pulumi.Output.all(partition, account_id, admin).apply(
                     lambda a: admin_principal_arn(a[2], a[0], a[1])
                 )

@@ -22,6 +22,7 @@ from ..spec import (
     is_output,
     show,
 )
+from .access import duplicate_admins
 
 DEFAULT_LABEL_DOMAIN = "eks-gpu-platform.io"
 # On the NodePools of a stack whose labelDomain is not the default: the domain their labels use,
@@ -162,8 +163,15 @@ class ClusterSpec(Spec):
                         "'arn:<partition>:iam::<account>:role/NAME' or 'role/NAME'",
                     )
                 )
-        if len(set(self.admins)) != len(self.admins):
-            out.append((("admins",), "lists the same principal twice"))
+        for first, later in duplicate_admins(self.admins):
+            out.append(
+                (
+                    ("admins", later),
+                    f"{show(self.admins[later])} names the same IAM principal as "
+                    f"admins[{first}] {show(self.admins[first])} (IAM names are unique per "
+                    "account whatever their path, and not distinguished by case); list it once",
+                )
+            )
         if self.kms_key_arn is not None and (
             msg := check_pattern(
                 self.kms_key_arn,

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 import pulumi
 from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import resource as _sdk_resource
@@ -60,6 +61,21 @@ PLACEHOLDER_ACCOUNT_ID = "123456789012"
 AWS_PROVIDER = "pulumi:providers:aws"
 # The same line PlatformConfig.load gives when neither the stack nor the code names a region.
 MISSING_REGION = "aws:region: is required; set it with `pulumi config set aws:region`"
+
+
+class InvokeFailed(grpc.RpcError):
+    """An invoke the provider fails: the engine returns its error over gRPC, and the SDK raises
+    ``Exception("invoke of <token> failed: <details>")`` (pulumi/runtime/invoke.py L340-356)."""
+
+    def __init__(self, details: str):
+        super().__init__(details)
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNKNOWN
+
+    def details(self) -> str:
+        return self._details
 
 
 class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
@@ -125,12 +141,30 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
         return Scope(region, partition_for_region(region), self.account_id)
 
     # The deploying identity getCallerIdentity answers with: an IAM path ("user/NAME",
-    # "role/NAME") or an STS one ("assumed-role/NAME/SESSION"). Tests set it on the class.
-    caller = "user/offline-render"
+    # "role/NAME") or an STS one ("assumed-role/NAME/SESSION"). Tests set it on the class; None:
+    # the engine answers it unknown (a provider configured from unknown outputs in preview;
+    # RecordingMonitor.Invoke).
+    caller: str | None = "user/offline-render"
+    # The tags of the EKS cluster getCluster finds (any name), or None: no cluster yet, and
+    # getCluster fails the way the provider does for a missing one (a new cluster, the
+    # render's default). Tests set it on the class.
+    existing_cluster_tags: dict[str, str] | None = None
 
     def caller_arn(self, scope: Scope) -> str:
         service = "sts" if self.caller.startswith("assumed-role/") else "iam"
         return scope.arn(service, self.caller, region=False)
+
+    def _get_cluster(self, scope: Scope, name: str) -> dict[str, Any]:
+        """An existing cluster's name, ARN and tags; a missing one fails as the provider's
+        invoke does (a gRPC error carrying the data source's "couldn't find resource":
+        cluster/access.py ``cluster_missing`` cites the chain)."""
+        if self.existing_cluster_tags is None:
+            raise InvokeFailed(
+                f"invoking aws:eks/getCluster:getCluster: 1 error occurred:\n\t* reading EKS "
+                f"Cluster ({name}): couldn't find resource\n\n"
+            )
+        arn = scope.arn("eks", f"cluster/{name}")
+        return {"name": name, "arn": arn, "tags": dict(self.existing_cluster_tags), "id": name}
 
     def _unmodelled(self, token: str, kind: str, message: str) -> None:
         if self.strict:
@@ -161,6 +195,8 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                     role = arn.split(":assumed-role/", 1)[1].split("/")[0]
                     issuer = scope.arn("iam", f"role/{role}", region=False)
                 return {"arn": arn, "issuerArn": issuer, "id": arn}
+            if token == "aws:eks/getCluster:getCluster":
+                return self._get_cluster(scope, args.args["name"])
             if token == "aws:eks/getAddonVersion:getAddonVersion":
                 # EKS's default version for the minor is only known at deploy time: a marker
                 # that says so (the render shows which minor each add-on follows).
@@ -231,6 +267,18 @@ class RecordingMonitor(_mocks.MockMonitor):
     def __init__(self, mocks: RecordingMocks):
         super().__init__(mocks)
         self.registrations: dict[str, Registration] = {}
+
+    def Invoke(self, request):
+        """As the stock monitor, except that an identity lookup with no caller set is answered
+        unknown, as the engine answers an invoke of a provider whose configuration is unknown
+        (``resp.unknown``: pulumi/runtime/invoke.py L366-369)."""
+        if (
+            request.tok == "aws:index/getCallerIdentity:getCallerIdentity"
+            and getattr(self.mocks, "caller", "") is None
+        ):
+            self.mocks.calls.append((request.tok, {}))
+            return resource_pb2.ResourceInvokeResponse(unknown=True)
+        return super().Invoke(request)
 
     def GetDeploymentInfo(self, request):
         info = super().GetDeploymentInfo(request)

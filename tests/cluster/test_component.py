@@ -123,6 +123,10 @@ def test_eks_cluster_inputs(run_program):
         "corednsAddonOptions": {"enabled": False},
         "kubeProxyAddonOptions": {"enabled": False},
         "deletionProtection": False,
+        # A new cluster records its creator, the deploying identity (tests/cluster/test_admins.py).
+        "clusterTags": {
+            "eks-gpu-platform/creator": "arn:aws:iam::111122223333:user/offline-render"
+        },
         "tags": {"team": "ml"},
     }
     assert key.urn in cluster.dependencies
