@@ -10,10 +10,13 @@ from pulumi_aws._utilities import get_invoke_opts_defaults as aws_invoke_default
 from ..spec import SpecError
 from .access import (
     CREATOR_TAG,
+    admin_principal_arn,
     cluster_missing,
     creator_from_tags,
     duplicate_admins,
+    is_deployer,
     needs_session_context,
+    principal_identity,
 )
 from .spec import ClusterSpec
 
@@ -105,6 +108,23 @@ def resolve_identity(component: pulumi.Resource, spec: ClusterSpec) -> AdminIden
         )
         return AdminIdentity(partition, account, deployer, deployer)
     if creator := creator_from_tags(found.get("tags")):
+        if principal_identity(creator) is None:
+            pulumi.log.warn(
+                f"cluster {spec.name}: its tag {CREATOR_TAG}={creator} is not an IAM role or "
+                "user ARN, so no admin is recognised as its creator; set it to the creator's "
+                "role ARN",
+                component,
+            )
+        elif not is_deployer(deployer, creator) and not any(
+            isinstance(a, str) and is_deployer(admin_principal_arn(a, partition, account), deployer)
+            for a in spec.admins
+        ):
+            pulumi.log.warn(
+                f"the deploying identity {deployer} neither created cluster {spec.name} "
+                f"({creator}) nor is in cluster.admins: unless an access entry made elsewhere "
+                "lets it in, EKS refuses its Kubernetes steps (Unauthorized)",
+                component,
+            )
         return AdminIdentity(partition, account, deployer, creator, tag=creator)
     pulumi.log.warn(
         f"cluster {spec.name} exists but has no tag {CREATOR_TAG} (created before the tag "

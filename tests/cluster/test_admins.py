@@ -400,3 +400,51 @@ def test_no_admins_no_lookups(run_program):
     rec = cluster(run_program, [])
     assert not [t for t, _ in rec.calls if t == "aws:eks/getCluster:getCluster"]
     assert cluster_tags(rec) is None
+
+
+def test_deployer_outside_the_admins_is_warned(run_program, monkeypatch, caplog):
+    caplog.set_level(logging.WARNING)
+    rec = cluster(
+        run_program,
+        ["role/PlatformAdmin"],
+        caller="user/bob",
+        monkeypatch=monkeypatch,
+        existing_tags={CREATOR_TAG: CI},
+    )
+    assert entries(rec) == {"c-admin-role-PlatformAdmin": ADMIN}
+    assert (
+        "the deploying identity arn:aws:iam::111122223333:user/bob neither created cluster "
+        f"gpu-prod ({CI}) nor is in cluster.admins: unless an access entry made elsewhere lets "
+        "it in, EKS refuses its Kubernetes steps (Unauthorized)"
+    ) in caplog.text
+
+
+def test_deployer_in_the_admins_is_not_warned(run_program, monkeypatch, caplog):
+    caplog.set_level(logging.WARNING)
+    cluster(
+        run_program,
+        PROD_ADMINS,
+        caller="assumed-role/PlatformAdmin/alice",
+        monkeypatch=monkeypatch,
+        existing_tags={CREATOR_TAG: CI},
+    )
+    assert caplog.text == ""
+
+
+def test_creator_tag_that_is_not_a_principal_is_warned(run_program, monkeypatch, caplog):
+    caplog.set_level(logging.WARNING)
+    rec = cluster(
+        run_program,
+        PROD_ADMINS,
+        caller="role/PlatformAdmin",
+        monkeypatch=monkeypatch,
+        existing_tags={CREATOR_TAG: "ci"},
+    )
+    assert entries(rec) == {
+        "c-admin-role-PlatformAdmin": ADMIN,
+        "c-admin-role-GitHubActionsDeploy": CI,
+    }
+    assert (
+        f"cluster gpu-prod: its tag {CREATOR_TAG}=ci is not an IAM role or user ARN, so no admin "
+        "is recognised as its creator; set it to the creator's role ARN"
+    ) in caplog.text
