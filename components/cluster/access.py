@@ -1,8 +1,8 @@
 """Cluster admin access: the admins' principal ARNs, the stable names of their access entries,
-the deploying identity EKS already made an admin, and the EKS access policy they are granted.
+the cluster creator EKS already made an admin, and the EKS access policy they are granted.
 Pure: built from the partition, the account and the caller's identity.
 
-Why the deployer is left out: pulumi-eks 4.4.0 creates the cluster with
+Why the creator is left out: pulumi-eks 4.4.0 creates the cluster with
 ``bootstrapClusterCreatorAdminPermissions: true`` whenever an authentication mode is set
 (pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts L733-741 at v4.3.0 == 4.4.0; no Python input
 turns it off, pulumi_eks/cluster.py), so EKS itself gives the creating identity an access entry
@@ -10,10 +10,11 @@ with cluster-admin. A second entry for the same principal fails with ``409
 ResourceInUseException`` (pulumi/pulumi-eks#2373).
 
 Only the identity that CREATED the cluster has that entry: "Explicitely grants the principal
-creating the cluster admin access" (cluster.ts L735-738), the ``bootstrapClusterCreatorAdmin
-Permissions`` flag of CreateCluster. Whoever deploys later is an ordinary admin and needs its own
-entry. So the creator is recorded on the cluster as the tag ``CREATOR_TAG`` when the cluster is
-created, and read back from it on later runs (``creator_from_tags``).
+creating the cluster admin access" (cluster.ts L736-739 at v4.3.0), the
+``bootstrapClusterCreatorAdminPermissions`` flag of CreateCluster. Whoever deploys later is an
+ordinary admin and needs its own entry. So the creator is recorded on the cluster as the tag
+``CREATOR_TAG`` when the cluster is created, and read back from it on later runs
+(``creator_from_tags``).
 
 Principals are compared as IAM compares them: "IAM user, group, role, and policy names must be
 unique within the account. Names are not distinguished by case"
@@ -79,7 +80,8 @@ def admin_entry_key(principal: str) -> str:
 
 
 def is_deployer(principal_arn: str, deployer_arn: str | None) -> bool:
-    """Whether an admin's full ARN names the deploying identity (role or user)."""
+    """Whether an admin's full ARN names the same role or user as ``deployer_arn`` (the deploying
+    identity, or the cluster's creator)."""
     if not deployer_arn:
         return False
     admin, deployer = principal_identity(principal_arn), principal_identity(deployer_arn)

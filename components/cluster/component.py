@@ -167,8 +167,9 @@ class EksCluster(pulumi.ComponentResource):
             coredns_addon_options={"enabled": False},
             kube_proxy_addon_options={"enabled": False},
             deletion_protection=spec.protect,
-            # `clusterTags` tag the aws.eks.Cluster only (pulumi-eks cluster.ts L724-731:
-            # `{Name, ...clusterTags, ...tags}`); `tags` go on every resource it makes.
+            # `clusterTags` tag the aws.eks.Cluster only (pulumi-eks v4.3.0
+            # nodejs/eks/cluster/cluster.ts L724-731: `{Name, ...clusterTags, ...tags}`);
+            # `tags` go on every resource it makes.
             cluster_tags={CREATOR_TAG: identity.tag} if identity.tag else None,
             tags=tags,
             opts=protected,

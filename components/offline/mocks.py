@@ -65,7 +65,8 @@ MISSING_REGION = "aws:region: is required; set it with `pulumi config set aws:re
 
 class InvokeFailed(grpc.RpcError):
     """An invoke the provider fails: the engine returns its error over gRPC, and the SDK raises
-    ``Exception("invoke of <token> failed: <details>")`` (pulumi/runtime/invoke.py L340-356)."""
+    ``Exception("invoke of <token> failed: <details>")`` (pulumi/runtime/invoke.py L340-356,
+    3.272.0)."""
 
     def __init__(self, details: str):
         super().__init__(details)
@@ -271,7 +272,7 @@ class RecordingMonitor(_mocks.MockMonitor):
     def Invoke(self, request):
         """As the stock monitor, except that an identity lookup with no caller set is answered
         unknown, as the engine answers an invoke of a provider whose configuration is unknown
-        (``resp.unknown``: pulumi/runtime/invoke.py L366-369)."""
+        (``resp.unknown``: pulumi/runtime/invoke.py L368-369, 3.272.0)."""
         if (
             request.tok == "aws:index/getCallerIdentity:getCallerIdentity"
             and getattr(self.mocks, "caller", "") is None
