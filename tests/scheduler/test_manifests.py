@@ -399,9 +399,9 @@ def test_apply_configuration_expression_parses():
 
 
 def test_custom_priority_classes():
-    policy = disruption_admission_policy(
-        kubernetes_version="1.36", priority_classes=("critical",)
-    )[0]
+    policy = disruption_admission_policy(kubernetes_version="1.36", priority_classes=("critical",))[
+        0
+    ]
     condition = policy["spec"]["matchConditions"][0]["expression"]
     assert "labels['priorityClassName'] in ['critical']" in condition
     assert evaluate(condition, pod("critical"))
