@@ -261,6 +261,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     node_role=self.karpenter.node_role_name,
                     k8s_provider=self.cluster.provider,
                     vpc_id=self.network.vpc_id,
+                    subnet_selector=self.network.subnet_selector,
                     gpu_limit=gpu_limits.get(pool.name),
                     capacity=capacity_of(pool, config.gpu_operator) if pool.is_gpu else None,
                     depends_on=karpenter_ready,

@@ -110,6 +110,10 @@ class EksCluster(pulumi.ComponentResource):
         self.spec = spec
         self.node_group_spec = system
         self.vpc_id = pulumi.Output.from_input(args.vpc_id)
+        # The tag Karpenter selects the private subnets by (NodePoolArgs.subnet_selector).
+        self.subnet_selector = (
+            args.network.subnet_selector if args.network else {DISCOVERY_TAG: spec.name}
+        )
         label_key, label_value = system_node_label(spec.label_domain)
         self.system_node_selector = {label_key: label_value}
         self.system_tolerations = system_tolerations()

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from ..naming import DISCOVERY_TAG, TYPE_PREFIX
+from ..naming import TYPE_PREFIX
 from ..spec import SpecError, require_instance, show
-from .layout import subnet_layout, subnet_tags, zone_at
+from .layout import subnet_layout, subnet_selector, subnet_tags, zone_at
 from .spec import VpcSpec
 
 
@@ -48,6 +48,11 @@ class Network(pulumi.ComponentResource):
         spec, tags = args.spec, dict(args.tags)
         # The cluster the subnets are tagged for (EksClusterArgs checks it is its own).
         self.discovery_cluster_name = args.cluster_name
+        # The tag Karpenter selects the private subnets by (EC2NodeClass subnetSelectorTerms):
+        # the per-cluster key in 'shared' mode, so clusters sharing subnets do not collide.
+        self.subnet_selector = subnet_selector(
+            args.cluster_name, create=spec.create, subnet_tagging=spec.subnet_tagging
+        )
         child = pulumi.ResourceOptions(parent=self)
         # What nodes and controllers need to reach AWS and the internet (routes, their table
         # associations, NAT gateways) or to find the subnets (discovery tags). Whatever runs
@@ -65,20 +70,22 @@ class Network(pulumi.ComponentResource):
             # the key and this stack's value, so the key goes unless another stack changed the
             # value since (terraform-provider-aws resourceAwsEc2TagDelete; the version pulumi-aws
             # 7.51.1 pins is unverified). A value that was there before is not restored.
-            # 'shared' keeps the tag on destroy (retain_on_delete: "the providers Delete method
-            # will not be called", pulumi/resource.py L572, 3.272.0); 'none' leaves the subnets
-            # alone: their owner tagged them for this cluster.
+            # 'shared' writes the per-cluster key kubernetes.io/cluster/<name>=shared instead
+            # (layout.subnet_selector), which no other cluster writes, and keeps it on destroy
+            # (retain_on_delete: "the providers Delete method will not be called",
+            # pulumi/resource.py L572, 3.272.0): shared subnets keep their tags. 'none' leaves
+            # the subnets alone: their owner tagged them for this cluster.
+            shared = spec.subnet_tagging == "shared"
+            ((key, value),) = self.subnet_selector.items()
             for i, subnet_id in enumerate(
                 spec.private_subnet_ids if spec.subnet_tagging != "none" else ()
             ):
                 tag = aws.ec2.Tag(
-                    f"{name}-private-{i}-discovery",
+                    f"{name}-private-{i}-{'cluster' if shared else 'discovery'}",
                     resource_id=subnet_id,
-                    key=DISCOVERY_TAG,
-                    value=args.cluster_name,
-                    opts=pulumi.ResourceOptions(
-                        parent=self, retain_on_delete=spec.subnet_tagging == "shared"
-                    ),
+                    key=key,
+                    value=value,
+                    opts=pulumi.ResourceOptions(parent=self, retain_on_delete=shared),
                 )
                 self.egress.append(tag)
         self.register_outputs(

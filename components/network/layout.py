@@ -35,6 +35,32 @@ def subnet_tags(cluster_name: str, *, private: bool) -> dict[str, str]:
     return {"kubernetes.io/role/elb": "1"}
 
 
+def cluster_subnet_tag(cluster_name: str) -> str:
+    """The per-cluster subnet tag key ``kubernetes.io/cluster/<cluster-name>``."""
+    return f"kubernetes.io/cluster/{cluster_name}"
+
+
+def subnet_selector(cluster_name: str, *, create: bool, subnet_tagging: str) -> dict[str, str]:
+    """The tag Karpenter selects this cluster's private subnets by (the EC2NodeClass
+    ``subnetSelectorTerms``) and, for an existing VPC, the tag ``Network`` writes on them.
+
+    A new VPC, and an existing one in 'owned' or 'none' mode: ``karpenter.sh/discovery`` =
+    the cluster name. That key holds one value, so two clusters tagging the same subnets would
+    overwrite each other. 'shared': the per-cluster key ``kubernetes.io/cluster/<name>`` =
+    ``shared``. The key is the cluster tag EKS names (``kubernetes.io/cluster/my-cluster``,
+    https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html) and the one
+    kubernetes/cloud-provider-aws reads, one per cluster ("to differentiate multiple logically
+    independent clusters": ``TagNameKubernetesClusterPrefix = "kubernetes.io/cluster/"``); its
+    value ``ResourceLifecycleShared = "shared"``: "shared between multiple clusters, and should
+    not be destroyed if the cluster is destroyed" (pkg/providers/v1/tags.go).
+    Karpenter selects the subnets carrying every tag of a term ("Terms are ORed; within a term,
+    the fields are ANDed", karpenter-provider-aws v1.14.1 website/content/en/docs/concepts/
+    nodeclasses.md, subnetSelectorTerms)."""
+    if not create and subnet_tagging == "shared":
+        return {cluster_subnet_tag(cluster_name): "shared"}
+    return {DISCOVERY_TAG: cluster_name}
+
+
 def zone_at(names: Sequence[str], index: int, az_count: int) -> str:
     """The ``index``-th of the region's zones (``aws.getAvailabilityZones`` names); a
     ``SpecError`` naming ``vpc.azCount`` when the region has fewer zones than the VPC spans."""

@@ -35,10 +35,11 @@ class VpcSpec(Spec):
     )
     subnet_tagging: Literal["owned", "shared", "none"] = doc(
         "owned",
-        "Existing VPC: how the private subnets get the karpenter.sh/discovery tag. 'owned': "
-        "tagged, and the tag removed on destroy; 'shared': tagged, the tag left on destroy "
-        "(it was there before, or other stacks rely on it); 'none': already tagged with this "
-        "cluster's name, not touched.",
+        "Existing VPC: how the private subnets are tagged for Karpenter. 'owned': "
+        "karpenter.sh/discovery=<cluster name>, removed on destroy; 'shared' (subnets other "
+        "clusters use too): kubernetes.io/cluster/<cluster name>=shared, one key per cluster, "
+        "left on destroy, and Karpenter selects the subnets by it; 'none': already tagged "
+        "karpenter.sh/discovery=<cluster name>, not touched.",
     )
 
     @property

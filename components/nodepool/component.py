@@ -61,6 +61,8 @@ class NodePoolArgs:
     node_role: pulumi.Input[str] | None = derived("karpenter")
     k8s_provider: k8s.Provider | None = derived("cluster")
     vpc_id: pulumi.Input[str] | None = derived("cluster")
+    # The private subnets' tags (Network.subnet_selector); None: karpenter.sh/discovery.
+    subnet_selector: Mapping[str, str] | None = derived("cluster")
     gpu_limit: int | None = None
     capacity: PoolCapacity | None = None
     depends_on: Sequence[pulumi.Resource] = ()
@@ -116,6 +118,8 @@ class NodePoolArgs:
             set_derived(self, "k8s_provider", cluster.provider)
         if self.vpc_id is None:
             set_derived(self, "vpc_id", cluster.vpc_id)
+        if self.subnet_selector is None:
+            set_derived(self, "subnet_selector", cluster.subnet_selector)
         return out
 
     def _from_karpenter(self) -> list[Problem]:
@@ -350,6 +354,7 @@ class NodePool(pulumi.ComponentResource):
                         extra_security_group_ids=a[1],
                         placement_group=a[2],
                         instance_type=t,
+                        subnet_selector=args.subnet_selector,
                     )
                 )
             )

@@ -242,13 +242,21 @@ def ec2nodeclass_manifest(
     extra_security_group_ids: Sequence[str] = (),
     placement_group: str | None = None,
     instance_type: str | None = None,
+    subnet_selector: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A Karpenter ``EC2NodeClass`` (``karpenter.k8s.aws/v1``): AMI, network, storage, IMDS."""
+    """A Karpenter ``EC2NodeClass`` (``karpenter.k8s.aws/v1``): AMI, network, storage, IMDS.
+
+    ``subnet_selector``: the tags of the private subnets (``Network.subnet_selector``; default
+    ``karpenter.sh/discovery`` = the cluster name). Selector terms are not in the EC2NodeClass
+    drift hash (``hash:"ignore"``, karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go
+    L40); a node drifts only when its subnet is no longer selected (``isSubnetDrifted``,
+    pkg/cloudprovider/drift.go; website/content/en/docs/concepts/disruption.md L144-149)."""
     discovery = {"tags": {DISCOVERY_TAG: cluster_name}}
+    subnets = {"tags": dict(subnet_selector)} if subnet_selector else discovery
     node_spec: dict[str, Any] = {
         "role": node_role,
         "amiSelectorTerms": [{"alias": spec.ami.alias}],
-        "subnetSelectorTerms": [discovery],
+        "subnetSelectorTerms": [subnets],
         "securityGroupSelectorTerms": [discovery, *({"id": sg} for sg in extra_security_group_ids)],
         "metadataOptions": {
             "httpEndpoint": "enabled",

@@ -227,8 +227,8 @@ def test_new_vpc_uses_only_zones_without_opt_in(run_program):
     [("owned", 2, False), ("shared", 2, True), ("none", 0, False)],
 )
 def test_existing_vpc_subnet_tagging(run_program, tagging, tags, retained):
-    """Issue 11, item 11: 'shared' keeps the discovery tag on destroy (retain_on_delete),
-    'none' leaves the subnets alone."""
+    """Issue 11, item 11: 'shared' keeps its tag on destroy (retain_on_delete; exact values in
+    test_shared_subnets.py), 'none' leaves the subnets alone."""
     spec = VpcSpec(
         vpc_id="vpc-0123456789abcdef0",
         private_subnet_ids=("subnet-0123456789abcdef0", "subnet-0123456789abcdef1"),
