@@ -50,6 +50,8 @@ from .nodepool import (
     default_cpu_pool,
 )
 from .scheduler import PoolRouting, SchedulerSpec, pool_gpu_limits, routing_problems
+from .scheduler.routing import unknown_pool_problems
+from .scheduler.spec import QueueSpec
 from .spec import (
     Problem,
     Spec,
@@ -413,6 +415,17 @@ class PlatformConfig(Spec):
             # the other sections (a zone outside the region, spot without the queue, ...).
             for i, pool in _valid_items(NodePoolSpec, values.get("nodePools")):
                 cross += partial._one_pool_problems(i, pool, frozenset(valid))
+        if "scheduler" not in valid and "node_pools" in valid:
+            # Queues that are valid on their own still meet the routing check that reads one
+            # queue: every pool it names exists (one bad queue does not hide another's typo).
+            raw = values.get("scheduler")
+            queues = raw.get("queues") if isinstance(raw, dict) else None
+            names = [p.name for p in partial.pools]
+            for i, queue in _valid_items(QueueSpec, queues):
+                cross += [
+                    (("scheduler", *path), msg)
+                    for path, msg in unknown_pool_problems(i, queue, names)
+                ]
         problems += SpecError("", cross, config=True, data=values).lines
         if problems:
             raise SpecError.from_lines(problems)

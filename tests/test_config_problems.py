@@ -190,6 +190,27 @@ ALL_AT_ONCE.append(
 )
 
 
+ALL_AT_ONCE.append(
+    pytest.param(
+        stack(
+            nodePools=[GPU],
+            scheduler={
+                "queues": [
+                    queue("bad", ["gpu"], gpu=res(math.nan, 8)),
+                    queue("team", ["gpus"]),
+                ]
+            },
+        ),
+        [
+            f"scheduler.queues[0](bad).gpu.quota: nan {FINITE}",
+            "scheduler.queues[1](team).nodePools[0]: 'gpus' is not a node pool; expected one of "
+            "general, gpu; did you mean 'gpu'?",
+        ],
+        id="one-bad-queue-does-not-hide-another-queues-unknown-pool",
+    )
+)
+
+
 @pytest.mark.parametrize(("values", "lines"), ALL_AT_ONCE)
 def test_every_problem_in_one_run(values, lines):
     assert errors(values) == lines

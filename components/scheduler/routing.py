@@ -4,7 +4,7 @@ Friction point 1 (over-quota pods trigger scale-up): pure functions, no Pulumi.
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..spec import Problem, did_you_mean, show
@@ -169,6 +169,21 @@ def _share_problems(i: int, queue: QueueSpec, pools: Mapping[str, PoolRouting]) 
     return out
 
 
+def unknown_pool_problems(i: int, queue: QueueSpec, pools: Iterable[str]) -> list[Problem]:
+    """The pools queue ``i`` routes to that do not exist (paths relative to ``scheduler``)."""
+    names = sorted(pools)
+    return [
+        (
+            ("queues", i, "node_pools", j),
+            f"{show(pool)} is not a node pool; expected one of "
+            + ", ".join(names)
+            + did_you_mean(pool, names),
+        )
+        for j, pool in enumerate(queue.node_pools)
+        if pool not in names
+    ]
+
+
 def routing_problems(
     queues: Sequence[QueueSpec], pools: Mapping[str, PoolRouting]
 ) -> list[Problem]:
@@ -182,16 +197,7 @@ def routing_problems(
     for i, queue in enumerate(queues):
         if queue.name in leaves:
             out += _share_problems(i, queue, pools)
-        for j, pool in enumerate(queue.node_pools):
-            if pool not in pools:
-                out.append(
-                    (
-                        ("queues", i, "node_pools", j),
-                        f"{show(pool)} is not a node pool; expected one of "
-                        + ", ".join(sorted(pools))
-                        + did_you_mean(pool, pools),
-                    )
-                )
+        out += unknown_pool_problems(i, queue, pools)
     for name, routing in pools.items():
         if not routing.gpu:
             continue
