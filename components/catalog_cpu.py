@@ -11,6 +11,8 @@ listed. One family per line, ``<family> <arch> <sizes...>``; a line starting wit
 continues the sizes of the line before. Pure data, no Pulumi.
 """
 
+import re
+
 _TABLE = """
 a1 arm64 medium large xlarge 2xlarge 4xlarge metal
 c1 amd64 medium xlarge
@@ -243,6 +245,16 @@ def cpu_arch(family: str) -> str | None:
     """``amd64`` or ``arm64`` for a catalogued CPU family, else ``None``."""
     entry = CPU_FAMILIES.get(family)
     return entry[0] if entry else None
+
+
+# Graviton families (m7g, c7gn, r8g, ...) run arm64; every other family runs x86_64.
+GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
+
+
+def family_arch(family: str) -> str:
+    """The ``kubernetes.io/arch`` of an instance family: the CPU catalogue's, else arm64 for
+    Graviton-style names and amd64 for the rest."""
+    return cpu_arch(family) or ("arm64" if GRAVITON_FAMILY.match(family) else "amd64")
 
 
 def is_cpu_instance_type(instance_type: str) -> bool:

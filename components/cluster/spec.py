@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .. import catalog, versions
 from ..aws import IAM_PRINCIPAL_PATTERN, IAM_SHORTHAND_PATTERN, KMS_KEY_ARN_PATTERN
-from ..catalog_cpu import cpu_arch, cpu_type_problem
+from ..catalog_cpu import cpu_type_problem, family_arch
 from ..spec import (
     Problem,
     Spec,
@@ -38,15 +38,11 @@ LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 LABEL_DOMAIN_PATTERN = (
     r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$"
 )
-GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
 
 
 def _node_arch(family: str) -> str:
-    """The AMI architecture of a family: the CPU catalogue's, else by the Graviton name shape."""
-    arch = cpu_arch(family)
-    if arch is not None:
-        return "arm64" if arch == "arm64" else "x86_64"
-    return "arm64" if GRAVITON_FAMILY.match(family) else "x86_64"
+    """The AMI architecture of a family (EC2's spelling: ``x86_64`` for ``amd64``)."""
+    return "arm64" if family_arch(family) == "arm64" else "x86_64"
 
 
 def _union_problems(cidrs: tuple[str, ...]) -> list[Problem]:

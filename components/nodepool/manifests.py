@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import catalog, versions
-from ..catalog_cpu import cpu_arch
+from ..catalog_cpu import GRAVITON_FAMILY as GRAVITON_FAMILY  # re-exported (its earlier home)
+from ..catalog_cpu import family_arch as family_arch  # re-exported, likewise
 from ..cluster.spec import DEFAULT_LABEL_DOMAIN, LABEL_DOMAIN_ANNOTATION
 from ..naming import DISCOVERY_TAG
 from .constants import (
@@ -21,6 +22,7 @@ from .constants import (
     GPU_RESOURCE,
     GPU_TAINT,
 )
+from .placement import PLACEMENT_GROUP_ID
 from .spec import NodePoolSpec
 from .userdata import HUGEPAGE_BYTES as HUGEPAGE_BYTES  # re-exported (its earlier home)
 from .userdata import hugepages_user_data as hugepages_user_data  # re-exported, likewise
@@ -28,15 +30,6 @@ from .userdata import node_user_data
 
 # The GPU Operator's switch for all of its operands on a node (getting-started.rst L628-632).
 OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
-
-# Graviton families (m7g, c7gn, r8g, ...) run arm64; every other family here runs x86_64.
-GRAVITON_FAMILY = re.compile(r"^[a-z]+[0-9]+g[a-z]*$")
-
-
-def family_arch(family: str) -> str:
-    """The ``kubernetes.io/arch`` of an instance family: the CPU catalogue's, else arm64 for
-    Graviton-style names and amd64 for the rest."""
-    return cpu_arch(family) or ("arm64" if GRAVITON_FAMILY.match(family) else "amd64")
 
 
 def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:
@@ -284,7 +277,7 @@ def ec2nodeclass_manifest(
     )
     if placement_group is not None:
         # By id (pg-...) or by name (karpenter-provider-aws v1.14.1 EC2NodeClass CRD).
-        key = "id" if re.fullmatch(r"pg-[0-9a-z]+", placement_group) else "name"
+        key = "id" if re.fullmatch(PLACEMENT_GROUP_ID, placement_group) else "name"
         node_spec["placementGroupSelector"] = {key: placement_group}
     if spec.capacity_reservations:
         node_spec["capacityReservationSelectorTerms"] = [
