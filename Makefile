@@ -6,6 +6,12 @@ STACK ?= dev
 CONFIG_FILE ?=
 OUT ?=
 
+# Python caches compiled modules (and pytest its assertion-rewritten tests) in the gitignored
+# __pycache__/ folders: with PYTHONDONTWRITEBYTECODE set (as some CI images and containers do),
+# every process of a run (each test worker, each rendered subprocess) would compile the same
+# modules again, a second and a half per test worker (`make bench`).
+unexport PYTHONDONTWRITEBYTECODE
+
 RENDER_ARGS := --stack $(STACK)
 ifneq ($(CONFIG_FILE),)
 RENDER_ARGS += --config-file $(CONFIG_FILE)
