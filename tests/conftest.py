@@ -7,6 +7,7 @@ settings before and after), so no state leaks from one program to the next.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from eks_gpu_platform.offline import mocks
-from eks_gpu_platform.offline.render import load_stack_file, render
+from eks_gpu_platform.offline.render import StackFile, load_stack_file, render
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = "eks-gpu-platform"
@@ -74,14 +75,42 @@ def run_program_fixture() -> RunProgram:
     return run_program
 
 
+# Renders by what decides them: the program and project files and the stack's configuration.
+# A project copied into tmp_path (the snapshot tests) renders from the same inputs as the
+# repository, and the render is deterministic (the snapshot tests compare it byte for byte).
+_RENDERS: dict[tuple, mocks.Recording] = {}
+
+
+def shared_render(
+    project_dir: Path, stack: StackFile, *, validated: bool = False
+) -> mocks.Recording:
+    """``offline.render.render``, computed once per test process for the same inputs; callers
+    must not change the recording they get."""
+    project_dir = Path(project_dir)
+    key = (
+        (project_dir / "Pulumi.yaml").read_bytes(),
+        (project_dir / "__main__.py").read_bytes(),
+        stack.name,
+        stack.project,
+        json.dumps(stack.config, sort_keys=True),
+        tuple(stack.secret_keys),
+    )
+    if key not in _RENDERS:
+        _RENDERS[key] = render(project_dir, stack, validated=validated)
+    return _RENDERS[key]
+
+
+@pytest.fixture(name="shared_render", scope="session")
+def shared_render_fixture() -> Callable[..., mocks.Recording]:
+    """``shared_render(project_dir, stack_file)``: ``offline.render.render``, shared (above)."""
+    return shared_render
+
+
 @pytest.fixture(scope="session")
 def render_stack() -> Callable[[str], mocks.Recording]:
     """``render_stack(name)``: the stack's in-process offline render, run once per session."""
-    cache: dict[str, mocks.Recording] = {}
 
     def get(name: str = "dev") -> mocks.Recording:
-        if name not in cache:
-            cache[name] = render(REPO, load_stack_file(REPO, name, None))
-        return cache[name]
+        return shared_render(REPO, load_stack_file(REPO, name, None))
 
     return get

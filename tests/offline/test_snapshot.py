@@ -56,9 +56,13 @@ WITH_STAGING = sorted([*BASE, "staging"])
 
 
 @pytest.fixture
-def project_with_staging(tmp_path: Path) -> Path:
+def project_with_staging(tmp_path: Path, monkeypatch, shared_render) -> Path:
     """The repo's program, stack files and snapshots, plus ``Pulumi.staging.yaml``: a copy of
-    dev with its own cluster name (``cp Pulumi.dev.yaml Pulumi.staging.yaml``, then edit)."""
+    dev with its own cluster name (``cp Pulumi.dev.yaml Pulumi.staging.yaml``, then edit).
+
+    ``snapshot.main`` renders through the session's shared renders: the copies render from the
+    same inputs as the repository's stacks, which other tests render already."""
+    monkeypatch.setattr("eks_gpu_platform.offline.render.render", shared_render)
     for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in BASE)):
         shutil.copy(REPO / name, tmp_path / name)
     (tmp_path / "snapshots").mkdir()
