@@ -42,6 +42,7 @@ from .karpenter.spec import (
     KarpenterSpec,
     version_tuple,
 )
+from .naming import PROJECT
 from .network.spec import VpcSpec
 from .nodepool import (
     AMI_SHIPS_NVIDIA_DRIVER,
@@ -62,8 +63,6 @@ from .spec import (
     load_value,
     show,
 )
-
-PROJECT = "eks-gpu-platform"
 
 # Its own names, and those it re-exports from where they moved (the section specs, the AWS
 # partitions and patterns, version_tuple).

@@ -3,6 +3,8 @@
 import hashlib
 
 PACKAGE = "eks-gpu-platform"
+# This repository's Pulumi project (Pulumi.yaml ``name``): its stack files' config namespace.
+PROJECT = "eks-gpu-platform"
 TYPE_PREFIX = f"{PACKAGE}:index:"
 
 # Karpenter selects subnets and security groups carrying this tag (value: the cluster name).

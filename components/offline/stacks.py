@@ -108,7 +108,8 @@ def deploy_settings(
     stack ``<org>/<project>/<stack>`` when ``org`` is given, else plain ``<stack>`` (the
     token's default organization); a self-managed backend always plain ``<stack>``.
     """
-    from eks_gpu_platform.offline.render import ConfigFileError, load_stack_file
+    # Imported here: the other commands run on the runner's bare Python (no PyYAML).
+    from .stackfile import ConfigFileError, load_stack_file
 
     if stack not in discover(project_dir):
         raise StackFileError(f"{stack_file(project_dir, stack).name} does not exist")
