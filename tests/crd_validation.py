@@ -531,8 +531,9 @@ def _check_rules(
     rules = schema.get("x-kubernetes-validations", [])
     if rules:
         cel_value = celpy.json_to_cel(value)
+        key = json.dumps(value, sort_keys=True)
         for rule in rules:
-            _check_rule(rule, cel_value, path, errors)
+            _check_rule(rule, cel_value, path, errors, key)
     if isinstance(value, dict):
         for key, item in value.items():
             child = _child_schema(schema, key)
@@ -543,10 +544,33 @@ def _check_rules(
             _check_rules(schema["items"], item, (*path, index), errors)
 
 
+# Outcomes of evaluating an expression on a value (by its JSON text): a CEL expression is a pure
+# function of ``self``, and the suite validates the same rendered objects and parts many times.
+_OUTCOMES: dict[tuple[str, str], tuple[Any, Exception | None]] = {}
+
+
+def _evaluate_once(expression: str, value: Any, key: str) -> Any:
+    """``_evaluate``, computed once per expression and value."""
+    if (expression, key) not in _OUTCOMES:
+        try:
+            _OUTCOMES[expression, key] = (_evaluate(expression, value), None)
+        except (_EngineGap, celpy.CELEvalError) as exc:
+            _OUTCOMES[expression, key] = (None, exc)
+    result, exc = _OUTCOMES[expression, key]
+    if exc is not None:
+        raise exc
+    return result
+
+
 def _check_rule(
-    rule: dict[str, Any], value: Any, path: tuple[str | int, ...], errors: list[str]
+    rule: dict[str, Any],
+    value: Any,
+    path: tuple[str | int, ...],
+    errors: list[str],
+    key: str | None = None,
 ) -> None:
-    """Evaluate one rule on ``value`` (a CEL value), appending an error if it fails."""
+    """Evaluate one rule on ``value`` (a CEL value; ``key``: its JSON text), appending an error
+    if it fails."""
     expression = rule["rule"]
     if _engine_problem(rule) is not None:
         _UNEVALUABLE.add(expression)
@@ -555,7 +579,9 @@ def _check_rule(
         return  # a transition rule: the API server only evaluates it on updates
     where = _format_path(path) + rule.get("fieldPath", "")
     try:
-        result = _evaluate(expression, value)
+        result = (
+            _evaluate(expression, value) if key is None else _evaluate_once(expression, value, key)
+        )
     except _EngineGap:
         _UNEVALUABLE.add(expression)
         return
