@@ -70,6 +70,11 @@ _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]
 # --------------------------------------------------------------------------------------------
 
 
+# libyaml's parser under PyYAML's safe constructor: the same documents as yaml.safe_load_all,
+# 0.6 s -> 0.05 s for the vendored CRDs (checked equal when written).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def reference_dir() -> Path:
     """Return the folder holding the vendored upstream CRD and chart-values files."""
     configured = os.environ.get(REFERENCE_ENV_VAR)
@@ -88,7 +93,7 @@ def _load_crds(folder: Path) -> tuple[dict[str, Any], ...]:
             continue
         crds.extend(
             doc
-            for doc in yaml.safe_load_all(text)
+            for doc in yaml.load_all(text, Loader=_LOADER)
             if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
         )
     return tuple(crds)

@@ -123,44 +123,61 @@ class NodePoolModel:
 
     def provision(self, pods: Sequence[Mapping[str, int]], rounds: int = 100) -> list[dict]:
         """Bind what fits, let Karpenter launch for the rest, initialize, repeat. Returns the
-        pods left pending."""
+        pods left pending.
+
+        Binding is first fit in node order, and a new NodeClaim takes a pod when the pod fits
+        what the claim has left. Free room only shrinks within a pass, so a node or claim that
+        did not fit a pod cannot fit a later pod with the same requests: each pass resumes the
+        search for such a pod where the last one stopped (the same first fit, without scanning
+        the full nodes again)."""
         pending = [dict(p) for p in pods]
+        capacity = {t: self.capacity(t) for t in self.instance_types}
         for _ in range(rounds):
             still = []
+            live = [n for n in self.nodes if not n.deleting]
+            start: dict[tuple, int] = {}
             for pod in pending:
-                node = next((n for n in self.nodes if not n.deleting and fits(pod, n.free)), None)
-                if node is None:
+                shape = tuple(sorted(pod.items()))
+                i = start.get(shape, 0)
+                while i < len(live) and not fits(pod, live[i].free):
+                    i += 1
+                start[shape] = i
+                if i == len(live):
                     still.append(pod)
                     continue
                 for r, n in pod.items():
-                    node.free[r] = node.free.get(r, 0) - n
+                    live[i].free[r] = live[i].free.get(r, 0) - n
             pending = still
             if not pending:
                 break
             usage = self.usage()
             remaining = {r: v - usage.get(r, 0) for r, v in self.limits.items()}
             claims: list[tuple[str, Resources]] = []
+            claim_start: dict[tuple, int] = {}
             for pod in pending:
-                claim = next((c for c in claims if fits(pod, c[1])), None)
-                if claim is not None:
+                shape = tuple(sorted(pod.items()))
+                i = claim_start.get(shape, 0)
+                while i < len(claims) and not fits(pod, claims[i][1]):
+                    i += 1
+                claim_start[shape] = i
+                if i < len(claims):
                     for r, n in pod.items():
-                        claim[1][r] -= n
+                        claims[i][1][r] -= n
                     continue
                 if any(v <= 0 for v in remaining.values()):
                     continue  # "node limits have been exhausted for nodepool"
                 viable = [
                     t
                     for t in self.instance_types
-                    if fits(pod, self.capacity(t))
-                    and all(self.capacity(t).get(r, 0) <= v for r, v in remaining.items())
+                    if fits(pod, capacity[t])
+                    and all(capacity[t].get(r, 0) <= v for r, v in remaining.items())
                 ]
                 if not viable:
                     continue  # "all available instance types exceed limits for nodepool"
                 chosen = min(viable, key=lambda t: (catalog.INSTANCE_TYPES[t].gpu_count, t))
-                capacity = self.capacity(chosen)
                 for r in remaining:
-                    remaining[r] -= capacity.get(r, 0)
-                free = dict(capacity)
+                    remaining[r] -= capacity[chosen].get(r, 0)
+                free = dict(capacity[chosen])
                 for r, n in pod.items():
                     free[r] -= n
                 claims.append((chosen, free))

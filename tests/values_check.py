@@ -66,4 +66,5 @@ def merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_defaults(path: Path) -> dict[str, Any]:
     """A chart's ``values.yaml`` as a dict."""
-    return yaml.safe_load(path.read_text()) or {}
+    # libyaml's parser under the safe constructor (the same data as yaml.safe_load, faster).
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
