@@ -6,9 +6,8 @@ Everything a program composing the components needs is exported here: the compon
 
 Importing the package imports none of them: each name loads its module on first use (PEP 562
 module ``__getattr__``, https://peps.python.org/pep-0562/), so a tool that needs one submodule
-(``python -m eks_gpu_platform.offline.stacks`` in the workflows, the policy pack's rules) does
-not load the Pulumi SDKs, and ``from eks_gpu_platform import GpuPlatform`` loads what
-``GpuPlatform`` needs.
+(``python -m eks_gpu_platform.offline.stacks`` in the workflows) does not load the Pulumi SDKs,
+and ``from eks_gpu_platform import GpuPlatform`` loads what ``GpuPlatform`` needs.
 """
 
 from __future__ import annotations

@@ -78,6 +78,8 @@ def run_program_fixture() -> RunProgram:
 # Renders by what decides them: the program and project files and the stack's configuration.
 # A project copied into tmp_path (the snapshot tests) renders from the same inputs as the
 # repository, and the render is deterministic (the snapshot tests compare it byte for byte).
+# The key holds no other file of the project: the programs rendered here read none (a program
+# that imports or reads more from its folder must not come through here).
 _RENDERS: dict[tuple, mocks.Recording] = {}
 
 
@@ -92,8 +94,9 @@ def shared_render(
         (project_dir / "__main__.py").read_bytes(),
         stack.name,
         stack.project,
-        json.dumps(stack.config, sort_keys=True),
+        json.dumps(stack.config),  # key order kept: the program may record it
         tuple(stack.secret_keys),
+        validated,
     )
     if key not in _RENDERS:
         _RENDERS[key] = render(project_dir, stack, validated=validated)

@@ -563,7 +563,7 @@ def _evaluate_once(expression: str, value: Any, key: str) -> Any:
             _OUTCOMES[expression, key] = (None, exc)
     result, exc = _OUTCOMES[expression, key]
     if exc is not None:
-        raise exc
+        raise exc.with_traceback(None)  # not a traceback that grows with every hit
     return result
 
 

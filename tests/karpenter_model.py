@@ -129,7 +129,7 @@ class NodePoolModel:
         what the claim has left. Free room only shrinks within a pass, so a node or claim that
         did not fit a pod cannot fit a later pod with the same requests: each pass resumes the
         search for such a pod where the last one stopped (the same first fit, without scanning
-        the full nodes again)."""
+        the full nodes again; requests are never negative)."""
         pending = [dict(p) for p in pods]
         capacity = {t: self.capacity(t) for t in self.instance_types}
         for _ in range(rounds):
