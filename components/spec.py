@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import (
@@ -118,6 +118,37 @@ def derived(source: str, default: Any = None) -> Any:
 def set_derived(args: Any, name: str, value: Any) -> None:
     """Set a derived value on a frozen ``*Args`` dataclass (from its ``__post_init__`` only)."""
     object.__setattr__(args, name, value)
+
+
+def derive_unset(args: Any, values: Mapping[str, Any]) -> None:
+    """Set each field named in ``values`` that the caller left None: explicit arguments win."""
+    for name, value in values.items():
+        if getattr(args, name) is None:
+            set_derived(args, name, value)
+
+
+def depend_on_first(args: Any, after: Sequence[Any]) -> None:
+    """``args.depends_on`` becomes ``after`` (what the component waits for, derived from the
+    components given), then the caller's own resources that are not among them (by identity)."""
+    own = [d for d in args.depends_on if not any(d is a for a in after)]
+    set_derived(args, "depends_on", [*after, *own])
+
+
+def missing_problems(args: Any, names: Iterable[str], component: str, via: str) -> list[Problem]:
+    """``required_problem`` for each of ``names`` still None (nothing given, nothing derived)."""
+    return [required_problem(name, component, via) for name in names if getattr(args, name) is None]
+
+
+def disabled_problems(args: Any, component: str) -> list[Problem]:
+    """``spec.enabled: false`` given to the component that it switches off."""
+    if args.spec.enabled:
+        return []
+    return [
+        (
+            ("spec", "enabled"),
+            f"is false; leave the {component} component out instead of creating it",
+        )
+    ]
 
 
 def doc(

@@ -13,7 +13,14 @@ import pulumi_kubernetes as k8s
 from ..iam import attach_managed_policies, ec2_trust_policy
 from ..naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
 from ..network.component import Network
-from ..spec import SpecError, derived, require_instance, required_problem, set_derived, show
+from ..spec import (
+    SpecError,
+    derive_unset,
+    derived,
+    missing_problems,
+    require_instance,
+    show,
+)
 from .access import CREATOR_TAG, admin_entry_key, admin_policy_arn, admin_principal_arn, is_deployer
 from .identity import AdminIdentity, resolve_identity
 from .lifecycle import kubeconfig_with_profile, placeholder_cidrs, placeholder_message
@@ -56,9 +63,8 @@ class EksClusterArgs:
         if self.network is not None:
             problems += require_instance(self, "network", Network)
         if isinstance(self.network, Network):
-            for name in ("vpc_id", "private_subnet_ids", "public_subnet_ids"):
-                if getattr(self, name) is None:
-                    set_derived(self, name, getattr(self.network, name))
+            names = ("vpc_id", "private_subnet_ids", "public_subnet_ids")
+            derive_unset(self, {name: getattr(self.network, name) for name in names})
             tagged_for = self.network.discovery_cluster_name
             if not problems and tagged_for != self.spec.name:
                 problems.append(
@@ -69,11 +75,9 @@ class EksClusterArgs:
                         "Karpenter would find no subnets",
                     )
                 )
-        elif self.public_subnet_ids is None:
-            set_derived(self, "public_subnet_ids", ())
-        for name in ("vpc_id", "private_subnet_ids"):
-            if getattr(self, name) is None:
-                problems.append(required_problem(name, "Network", "network"))
+        else:
+            derive_unset(self, {"public_subnet_ids": ()})
+        problems += missing_problems(self, ("vpc_id", "private_subnet_ids"), "Network", "network")
         if problems:
             raise SpecError(type(self).__name__, problems)
 

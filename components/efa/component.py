@@ -18,7 +18,15 @@ from ..nodepool import (
     pool_specs,
     taint_tolerations,
 )
-from ..spec import SpecError, derived, require_instance, required_problem, set_derived
+from ..spec import (
+    SpecError,
+    depend_on_first,
+    derive_unset,
+    derived,
+    missing_problems,
+    require_instance,
+    set_derived,
+)
 from .values import device_plugin_values
 
 if TYPE_CHECKING:
@@ -55,16 +63,14 @@ class EfaDevicePluginArgs:
             problems += require_instance(self, "cluster", EksCluster)
         if isinstance(self.cluster, EksCluster):
             cluster = self.cluster
-            if self.k8s_provider is None:
-                set_derived(self, "k8s_provider", cluster.provider)
-            if self.efa_label_key is None:
-                set_derived(self, "efa_label_key", f"{cluster.spec.label_domain}/efa")
-            after = [cluster.system_node_group]
-            set_derived(
+            derive_unset(
                 self,
-                "depends_on",
-                [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+                {
+                    "k8s_provider": cluster.provider,
+                    "efa_label_key": f"{cluster.spec.label_domain}/efa",
+                },
             )
+            depend_on_first(self, [cluster.system_node_group])
         pools, pool_problems = pool_specs(self)
         problems += pool_problems
         efa_pools = [p for p in pools if p.kind == "efa"]
@@ -83,9 +89,9 @@ class EfaDevicePluginArgs:
                 "extra_tolerations",
                 taint_tolerations(efa_pools, (GPU_RESOURCE, EFA_RESOURCE)),
             )
-        for name in ("efa_label_key", "k8s_provider"):
-            if getattr(self, name) is None:
-                problems.append(required_problem(name, "EksCluster", "cluster"))
+        problems += missing_problems(
+            self, ("efa_label_key", "k8s_provider"), "EksCluster", "cluster"
+        )
         if self.instance_types is None and not self.node_pools:
             problems.append(
                 (

@@ -21,9 +21,12 @@ from ..nodepool import (
 from ..spec import (
     Problem,
     SpecError,
+    depend_on_first,
+    derive_unset,
     derived,
+    disabled_problems,
+    missing_problems,
     require_instance,
-    required_problem,
     set_derived,
     show,
 )
@@ -75,35 +78,25 @@ class GpuOperatorArgs:
         from ..cluster import EksCluster, system_tolerations
 
         problems = require_instance(self, "spec", GpuOperatorSpec)
-        if not problems and not self.spec.enabled:
-            problems.append(
-                (
-                    ("spec", "enabled"),
-                    "is false; leave the GpuOperator component out instead of creating it",
-                )
-            )
+        if not problems:
+            problems += disabled_problems(self, "GpuOperator")
         cluster = self.cluster
         if cluster is not None:
             problems += require_instance(self, "cluster", EksCluster)
         if isinstance(cluster, EksCluster):
-            for name, value in (
-                ("k8s_provider", cluster.provider),
-                ("system_node_selector", dict(cluster.system_node_selector)),
-                ("system_tolerations", list(cluster.system_tolerations)),
-            ):
-                if getattr(self, name) is None:
-                    set_derived(self, name, value)
-            after = [cluster.system_node_group]
-            set_derived(
+            derive_unset(
                 self,
-                "depends_on",
-                [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+                {
+                    "k8s_provider": cluster.provider,
+                    "system_node_selector": dict(cluster.system_node_selector),
+                    "system_tolerations": list(cluster.system_tolerations),
+                },
             )
-        if self.system_tolerations is None:
-            set_derived(self, "system_tolerations", system_tolerations())
-        for name in ("k8s_provider", "system_node_selector"):
-            if getattr(self, name) is None:
-                problems.append(required_problem(name, "EksCluster", "cluster"))
+            depend_on_first(self, [cluster.system_node_group])
+        derive_unset(self, {"system_tolerations": system_tolerations()})
+        problems += missing_problems(
+            self, ("k8s_provider", "system_node_selector"), "EksCluster", "cluster"
+        )
         pools, pool_problems = pool_specs(self)
         problems += pool_problems
         gpu_pools = [p for p in pools if p.is_gpu]

@@ -18,9 +18,11 @@ from ..naming import IAM_ROLE_NAME_MAX, SQS_QUEUE_NAME_MAX, TYPE_PREFIX, bounded
 from ..spec import (
     Problem,
     SpecError,
+    depend_on_first,
+    derive_unset,
     derived,
+    missing_problems,
     require_instance,
-    required_problem,
     set_derived,
     show,
 )
@@ -73,13 +75,13 @@ class KarpenterArgs:
         if isinstance(self.cluster, EksCluster):
             problems += self._derive(self.cluster, problems)
         else:
-            if self.tolerations is None:
-                set_derived(self, "tolerations", system_tolerations())
-            if self.node_selector is None:
-                set_derived(self, "node_selector", {})
-            for name in ("cluster_name", "oidc_provider_arn", "oidc_provider_url", "k8s_provider"):
-                if getattr(self, name) is None:
-                    problems.append(required_problem(name, "EksCluster", "cluster"))
+            derive_unset(self, {"tolerations": system_tolerations(), "node_selector": {}})
+            problems += missing_problems(
+                self,
+                ("cluster_name", "oidc_provider_arn", "oidc_provider_url", "k8s_provider"),
+                "EksCluster",
+                "cluster",
+            )
             # helm.v3.Release waits for every resource to be ready unless skip_await
             # (pulumi_kubernetes/helm/v3/Release.py, ``skip_await``): the pods need nodes.
             if not self.depends_on:
@@ -107,22 +109,17 @@ class KarpenterArgs:
                     f"cluster ({show(name)})",
                 )
             )
-        derived = {
-            "oidc_provider_arn": cluster.oidc_provider_arn,
-            "oidc_provider_url": cluster.oidc_provider_url,
-            "k8s_provider": cluster.provider,
-            "node_selector": dict(cluster.system_node_selector),
-            "tolerations": list(cluster.system_tolerations),
-        }
-        for key, value in derived.items():
-            if getattr(self, key) is None:
-                set_derived(self, key, value)
-        after = list(cluster.controller_prerequisites)
-        set_derived(
+        derive_unset(
             self,
-            "depends_on",
-            [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+            {
+                "oidc_provider_arn": cluster.oidc_provider_arn,
+                "oidc_provider_url": cluster.oidc_provider_url,
+                "k8s_provider": cluster.provider,
+                "node_selector": dict(cluster.system_node_selector),
+                "tolerations": list(cluster.system_tolerations),
+            },
         )
+        depend_on_first(self, list(cluster.controller_prerequisites))
         if problems:  # the spec is not a KarpenterSpec: nothing more to compare
             return out
         # The chart's podAntiAffinity (required, per hostname) puts one replica per node.

@@ -16,10 +16,12 @@ from ..spec import (
     Problem,
     SpecError,
     check_range,
+    depend_on_first,
+    derive_unset,
     derived,
     is_output,
+    missing_problems,
     require_instance,
-    required_problem,
     set_derived,
     show,
 )
@@ -77,11 +79,10 @@ class NodePoolArgs:
             problems += require_instance(self, "cluster", EksCluster) or self._from_cluster()
         if self.karpenter is not None:
             problems += require_instance(self, "karpenter", Karpenter) or self._from_karpenter()
-        for name in ("cluster_name", "label_domain", "k8s_provider"):
-            if getattr(self, name) is None:
-                problems.append(required_problem(name, "EksCluster", "cluster"))
-        if self.node_role is None:
-            problems.append(required_problem("node_role", "Karpenter", "karpenter"))
+        problems += missing_problems(
+            self, ("cluster_name", "label_domain", "k8s_provider"), "EksCluster", "cluster"
+        )
+        problems += missing_problems(self, ("node_role",), "Karpenter", "karpenter")
         if self.karpenter is None and not self.depends_on:
             problems.append(
                 (
@@ -114,25 +115,21 @@ class NodePoolArgs:
                         f"({show(value)})",
                     )
                 )
-        if self.k8s_provider is None:
-            set_derived(self, "k8s_provider", cluster.provider)
-        if self.vpc_id is None:
-            set_derived(self, "vpc_id", cluster.vpc_id)
-        if self.subnet_selector is None:
-            set_derived(self, "subnet_selector", cluster.subnet_selector)
+        derive_unset(
+            self,
+            {
+                "k8s_provider": cluster.provider,
+                "vpc_id": cluster.vpc_id,
+                "subnet_selector": cluster.subnet_selector,
+            },
+        )
         return out
 
     def _from_karpenter(self) -> list[Problem]:
         karpenter = self.karpenter
         assert karpenter is not None
-        if self.node_role is None:
-            set_derived(self, "node_role", karpenter.node_role_name)
-        after = [karpenter.crd_release, karpenter.release]
-        set_derived(
-            self,
-            "depends_on",
-            [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
-        )
+        derive_unset(self, {"node_role": karpenter.node_role_name})
+        depend_on_first(self, [karpenter.crd_release, karpenter.release])
         return []
 
     def _capacity_problems(self, pool: str) -> list[Problem]:

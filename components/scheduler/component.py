@@ -13,10 +13,12 @@ from .. import versions
 from ..naming import TYPE_PREFIX
 from ..spec import (
     SpecError,
+    depend_on_first,
+    derive_unset,
     derived,
+    disabled_problems,
+    missing_problems,
     require_instance,
-    required_problem,
-    set_derived,
 )
 from .constants import NAMESPACE, RELEASE_NAME
 from .manifests import (
@@ -64,27 +66,23 @@ class KaiSchedulerArgs:
         from ..gpu_operator import GpuOperator
 
         problems = require_instance(self, "spec", SchedulerSpec)
-        if not problems and not self.spec.enabled:
-            problems.append(
-                (
-                    ("spec", "enabled"),
-                    "is false; leave the KaiScheduler component out instead of creating it",
-                )
-            )
+        if not problems:
+            problems += disabled_problems(self, "KaiScheduler")
         after: list[pulumi.Resource] = []
         if self.cluster is not None:
             problems += require_instance(self, "cluster", EksCluster)
         if isinstance(self.cluster, EksCluster):
             cluster = self.cluster
-            for name, value in (
-                ("k8s_provider", cluster.provider),
-                ("kubernetes_version", cluster.spec.kubernetes_version),
-                ("pool_label_key", f"{cluster.spec.label_domain}/pool"),
-                ("system_node_selector", dict(cluster.system_node_selector)),
-                ("system_tolerations", list(cluster.system_tolerations)),
-            ):
-                if getattr(self, name) is None:
-                    set_derived(self, name, value)
+            derive_unset(
+                self,
+                {
+                    "k8s_provider": cluster.provider,
+                    "kubernetes_version": cluster.spec.kubernetes_version,
+                    "pool_label_key": f"{cluster.spec.label_domain}/pool",
+                    "system_node_selector": dict(cluster.system_node_selector),
+                    "system_tolerations": list(cluster.system_tolerations),
+                },
+            )
             after.append(cluster.system_node_group)
         if self.gpu_operator is not None:
             problems += require_instance(self, "gpu_operator", GpuOperator)
@@ -97,21 +95,14 @@ class KaiSchedulerArgs:
                     "discovery labels): pass the GpuOperator component, or list it in depends_on",
                 )
             )
-        set_derived(
+        depend_on_first(self, after)
+        derive_unset(self, {"system_tolerations": system_tolerations()})
+        problems += missing_problems(
             self,
-            "depends_on",
-            [*after, *(d for d in self.depends_on if not any(d is a for a in after))],
+            ("k8s_provider", "kubernetes_version", "pool_label_key", "system_node_selector"),
+            "EksCluster",
+            "cluster",
         )
-        if self.system_tolerations is None:
-            set_derived(self, "system_tolerations", system_tolerations())
-        for name in (
-            "k8s_provider",
-            "kubernetes_version",
-            "pool_label_key",
-            "system_node_selector",
-        ):
-            if getattr(self, name) is None:
-                problems.append(required_problem(name, "EksCluster", "cluster"))
         if problems:
             raise SpecError(type(self).__name__, problems)
 
