@@ -572,7 +572,7 @@ def _check_rule(
     value: Any,
     path: tuple[str | int, ...],
     errors: list[str],
-    key: str | None = None,
+    key: str,
 ) -> None:
     """Evaluate one rule on ``value`` (a CEL value; ``key``: its JSON text), appending an error
     if it fails."""
@@ -584,9 +584,7 @@ def _check_rule(
         return  # a transition rule: the API server only evaluates it on updates
     where = _format_path(path) + rule.get("fieldPath", "")
     try:
-        result = (
-            _evaluate(expression, value) if key is None else _evaluate_once(expression, value, key)
-        )
+        result = _evaluate_once(expression, value, key)
     except _EngineGap:
         _UNEVALUABLE.add(expression)
         return
