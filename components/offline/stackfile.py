@@ -47,6 +47,18 @@ def find_project(start: Path) -> Path:
     raise ConfigFileError(f"no Pulumi.yaml in {start} or its parents")
 
 
+def _load_yaml(path: Path) -> Any:
+    """The YAML document in ``path`` ({} when empty); a ``ConfigFileError`` naming the file when
+    it repeats a key or is not YAML."""
+    try:
+        return yaml_strict.load(path.read_text()) or {}
+    except yaml_strict.DuplicateKeyError as err:
+        lines = "\n".join(f"  {line}" for line in err.lines)
+        raise ConfigFileError(f"{path} repeats keys:\n{lines}") from None
+    except yaml.YAMLError as err:
+        raise ConfigFileError(f"{path} is not valid YAML: {err}") from None
+
+
 def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> StackFile:
     """Read ``Pulumi.<stack>.yaml`` (or ``config_file``) plus project-level config defaults.
 
@@ -56,25 +68,13 @@ def load_stack_file(project_dir: Path, stack: str, config_file: Path | None) -> 
     """
     path = config_file or project_dir / f"Pulumi.{stack}.yaml"
     project_file = project_dir / "Pulumi.yaml"
-    try:
-        project = yaml_strict.load(project_file.read_text()) or {}
-    except yaml_strict.DuplicateKeyError as err:
-        lines = "\n".join(f"  {line}" for line in err.lines)
-        raise ConfigFileError(f"{project_file} repeats keys:\n{lines}") from None
-    except yaml.YAMLError as err:
-        raise ConfigFileError(f"{project_file} is not valid YAML: {err}") from None
+    project = _load_yaml(project_file)
     if not isinstance(project, dict):
         raise ConfigFileError(f"{project_file}: expected a mapping")
     name = project.get("name")
     if not path.is_file() and (config_file is not None or name == PROJECT):
         raise ConfigFileError(f"stack file {path} does not exist")
-    try:
-        document = (yaml_strict.load(path.read_text()) or {}) if path.is_file() else {}
-    except yaml_strict.DuplicateKeyError as err:
-        lines = "\n".join(f"  {line}" for line in err.lines)
-        raise ConfigFileError(f"{path} repeats keys:\n{lines}") from None
-    except yaml.YAMLError as err:
-        raise ConfigFileError(f"{path} is not valid YAML: {err}") from None
+    document = _load_yaml(path) if path.is_file() else {}
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
         raise ConfigFileError(f"{path}: expected a mapping with a 'config' mapping")
     config: dict[str, Any] = {}
