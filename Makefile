@@ -20,7 +20,8 @@ ifneq ($(OUT),)
 RENDER_ARGS += --out $(OUT)
 endif
 
-.PHONY: venv render test lint format snapshot bench clean docs plan
+.PHONY: venv render test lint format snapshot bench clean docs plan conformance conformance-bins \
+	conformance-inputs conformance-probe
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -77,3 +78,51 @@ snapshot: venv
 # suite's wall time; rewrites README's benchmark table.
 bench: venv
 	$(PY) benchmarks/bench.py --readme
+
+# The conformance suite (tests/conformance, Go): the rendered stacks judged by a real kube-apiserver
+# and etcd and by the real Karpenter v1.14.1 (README, "Conformance"). Needs Go 1.26 and the Go module
+# proxy; GOTOOLCHAIN=local makes a module that wants a newer Go fail at once instead of downloading one.
+GO ?= go
+CONF := tests/conformance
+CONF_OUT := build/conformance
+ENVTEST_BIN := $(CONF)/.bin/envtest
+# kube-apiserver and etcd come from the wrapper module tests/conformance/k8sbins (its go.mod pins
+# k8s.io/kubernetes and every k8s.io staging module it replaces); the ldflags make /version report the
+# real version, which Karpenter's and client tools' version checks read
+# (k8s.io/component-base/version/base.go).
+K8S_VERSION := 1.36.3
+K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
+K8S_LDFLAGS := -s -w \
+	-X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 \
+	-X k8s.io/component-base/version.gitMinor=$(K8S_MINOR) \
+	-X k8s.io/component-base/version.gitTreeState=clean \
+	-X k8s.io/client-go/pkg/version.gitVersion=v$(K8S_VERSION) \
+	-X k8s.io/client-go/pkg/version.gitMajor=1 \
+	-X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR)
+GO_ENV := GOTOOLCHAIN=local CGO_ENABLED=0
+
+$(ENVTEST_BIN)/kube-apiserver: $(CONF)/k8sbins/go.mod $(CONF)/k8sbins/go.sum
+	cd $(CONF)/k8sbins && $(GO_ENV) $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" \
+		-o $(CURDIR)/$@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(ENVTEST_BIN)/etcd: $(CONF)/k8sbins/go.mod $(CONF)/k8sbins/go.sum
+	cd $(CONF)/k8sbins && $(GO_ENV) $(GO) build -trimpath -ldflags "-s -w" \
+		-o $(CURDIR)/$@ go.etcd.io/etcd/server/v3
+
+conformance-bins: $(ENVTEST_BIN)/kube-apiserver $(ENVTEST_BIN)/etcd
+
+# The renders the suite judges (dev, prod, every other stack file, dev at 1.35, generated stacks).
+conformance-inputs: venv
+	rm -rf $(CONF_OUT) && mkdir -p $(CONF_OUT)
+	$(PY) $(CONF)/stacks.py $(CONF_OUT)
+
+conformance-probe:
+	python3 $(CONF)/probe.py
+
+conformance: conformance-probe conformance-bins conformance-inputs
+	cd $(CONF) && $(GO_ENV) KUBEBUILDER_ASSETS=$(CURDIR)/$(ENVTEST_BIN) \
+		CONFORMANCE_REPO=$(CURDIR) CONFORMANCE_RENDERS=$(CURDIR)/$(CONF_OUT)/renders \
+		CONFORMANCE_BAD=$(CURDIR)/$(CONF_OUT)/bad \
+		CONFORMANCE_INSTANCE_DATA=$(CURDIR)/$(CONF_OUT)/instance-types.json \
+		$(GO) test ./... -count=1 -timeout 30m
