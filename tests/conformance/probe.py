@@ -1,11 +1,12 @@
-"""Probe the Go module proxy for every module version the conformance suite pins (``make conformance``
-runs it first).
+"""Probe the Go module proxy for every module version the conformance suite pins
+(``make conformance`` runs it first).
 
-Prints one line per module: served, or refused with the proxy's answer. Exit 1 when a module the suite
-builds is refused, naming it; a module the suite only reports on (``OPTIONAL``) never fails the run.
-KAI v0.16.8 is such a module: the proxy this project's machines reach answers 403 "This module version is
-not available" for ``github.com/kai-scheduler/KAI-scheduler`` (the path in its go.mod) in every spelling
-tried, so KAI's queue admission is not in the suite (README, "Conformance").
+Prints one line per module: served, or refused with the proxy's answer. Exit 1 when a module the
+suite builds is refused, naming it; a module the suite only reports on (``OPTIONAL``) never fails
+the run. KAI v0.16.8 is such a module: the proxy this project's machines reach answers 403 "This
+module version is not available" for ``github.com/kai-scheduler/KAI-scheduler`` (the path in its
+go.mod) in every spelling tried, so KAI's queue admission is not in the suite (README,
+"Conformance").
 """
 
 import json

@@ -1,7 +1,7 @@
 """Write and render the stacks the conformance suite judges (run by ``make conformance``).
 
-``python tests/conformance/stacks.py OUT`` renders into ``OUT/renders/<stack>/`` (the offline render's
-usual output: ``manifests/``, ``helm/``, ``examples/``, ``capacity.json``):
+``python tests/conformance/stacks.py OUT`` renders into ``OUT/renders/<stack>/`` (the offline
+render's usual output: ``manifests/``, ``helm/``, ``examples/``, ``capacity.json``):
 
 - every ``Pulumi.<stack>.yaml`` of the project (dev and prod, and any stack a user adds);
 - ``dev-1.35``: the dev stack at Kubernetes 1.35, where the do-not-disrupt policies are
@@ -9,8 +9,9 @@ usual output: ``manifests/``, ``helm/``, ``examples/``, ``capacity.json``):
 - ``gen-<seed>``: the generated configurations of the Python suite's capacity cases
   (``tests/capacity_cases.py``), the first ``GENERATED`` seeds that validate, in us-east-1.
 
-The stack files written for the last two kinds stay beside the renders (``OUT/stacks/``), so a failing
-scenario can be rendered again by hand. Exit 2 with one line per failure when a stack does not render.
+The stack files written for the last two kinds stay beside the renders (``OUT/stacks/``), so a
+failing scenario can be rendered again by hand. Exit 2 with one line per failure when a stack does
+not render.
 """
 
 import argparse
