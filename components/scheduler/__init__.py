@@ -14,7 +14,9 @@ numbers explicit). The Run:ai x Karpenter friction points (FACTS §8.2) are hand
    GPU toleration and the pool affinity explicitly, because the pod requests no GPU.
 3. Karpenter disrupts non-preemptible work: ``disruption_admission_policy`` adds (Kubernetes
    1.36+, MutatingAdmissionPolicy v1) or requires (older, ValidatingAdmissionPolicy v1)
-   ``karpenter.sh/do-not-disrupt: "true"`` on pods of the non-preemptible priority classes.
+   ``karpenter.sh/do-not-disrupt: "true"`` on the pods KAI schedules and treats as
+   non-preemptible, only in the queue namespaces the component creates
+   (``queue_namespace_manifests``), never on system, DaemonSet or mirror pods.
 4. Gangs spread across pools: ``training_job_template`` pins a gang to one pool and one zone
    (node affinity on the pool label, pod affinity on the pool label and the zone).
 
@@ -53,6 +55,7 @@ from .constants import (
     MUTATING_ADMISSION_POLICY_GA,
     NAMESPACE,
     NON_PREEMPTIBLE_CLASSES,
+    SYSTEM_NAMESPACES,
     NON_PREEMPTIBLE_PRIORITY,
     PREEMPTIBILITY_LABEL,
     PRIORITY_CLASS_LABEL,
@@ -71,6 +74,9 @@ from .manifests import (
     disruption_admission_policy,
     non_preemptible_expression,
     owner_non_preemptible_expression,
+    priority_class_table,
+    queue_namespace_manifests,
+    queue_namespace_selector,
     priority_class_manifests,
     queue_manifest,
     queues_parents_first,
@@ -140,6 +146,7 @@ __all__ = [
     "MUTATING_ADMISSION_POLICY_GA",
     "NAMESPACE",
     "NON_PREEMPTIBLE_CLASSES",
+    "SYSTEM_NAMESPACES",
     "NON_PREEMPTIBLE_PRIORITY",
     "NOT_ANNOTATED_EXPRESSION",
     "POD_CREATE_RULES",
@@ -160,6 +167,9 @@ __all__ = [
     "SchedulerSpec",
     "WorkloadTemplate",
     "disruption_admission_policy",
+    "priority_class_table",
+    "queue_namespace_manifests",
+    "queue_namespace_selector",
     "fractional_pod_template",
     "inference_deployment_template",
     "inference_service_account_template",
