@@ -181,7 +181,8 @@ def _class_decides(labels: str, table: Mapping[str, int], fallback: str) -> str:
 def _preemptibility_label(labels: str, guard: str) -> tuple[str, str]:
     """CEL (valid, non-preemptible) for the preemptibility label of ``labels``."""
     key = f"{labels}['{PREEMPTIBILITY_LABEL}']"
-    valid = f"{guard}'{PREEMPTIBILITY_LABEL}' in {labels} && {key} in {_cel_list(PREEMPTIBILITY_VALUES)}"
+    values = _cel_list(PREEMPTIBILITY_VALUES)
+    valid = f"{guard}'{PREEMPTIBILITY_LABEL}' in {labels} && {key} in {values}"
     return valid, f"{key} == 'non-preemptible'"
 
 
