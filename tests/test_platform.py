@@ -445,8 +445,10 @@ def test_mutating_admission_policy_on_kubernetes_1_36(render_stack, stack):
     )
     assert kinds == [
         ("MutatingAdmissionPolicy", POLICY_NAME),
+        ("MutatingAdmissionPolicy", f"{POLICY_NAME}-cronjobs"),
         ("MutatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
         ("MutatingAdmissionPolicyBinding", POLICY_NAME),
+        ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-cronjobs"),
         ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
     ]
 
@@ -485,12 +487,37 @@ def test_validating_admission_policy_before_kubernetes_1_36(repo, tmp_path):
     )
     assert kinds == [
         ("ValidatingAdmissionPolicy", POLICY_NAME),
+        ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-cronjobs"),
         ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
         ("ValidatingAdmissionPolicyBinding", POLICY_NAME),
+        ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-cronjobs"),
         ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
     ]
     binding = named(recording, "ValidatingAdmissionPolicyBinding", POLICY_NAME)
-    assert binding["spec"] == {"policyName": POLICY_NAME, "validationActions": ["Deny"]}
+    assert binding["spec"] == {
+        "policyName": POLICY_NAME,
+        "matchResources": {
+            "namespaceSelector": {
+                "matchExpressions": [
+                    {"key": "eks-gpu-platform.io/queue", "operator": "Exists"},
+                    {
+                        "key": "kubernetes.io/metadata.name",
+                        "operator": "NotIn",
+                        "values": [
+                            "kube-system",
+                            "kube-public",
+                            "kube-node-lease",
+                            "kai-scheduler",
+                            "kai-resource-reservation",
+                            "kai-scale-adjust",
+                            "gpu-operator",
+                        ],
+                    },
+                ]
+            }
+        },
+        "validationActions": ["Deny"],
+    }
 
 
 # --- friction point 4: workloads stay in one pool ----------------------------------------------

@@ -22,7 +22,6 @@ from ..scheduler import (
     training_job_template,
     training_script_config_map,
     training_service_template,
-    weakest_level,
 )
 from ..scheduler.training import SMOKE_TEST_SCRIPT
 
@@ -213,18 +212,19 @@ def _queue_workloads(
 def example_workloads(config: PlatformConfig) -> dict[str, WorkloadTemplate]:
     """Example templates for this stack (not applied by Pulumi), by file name: an NCCL test per
     EFA pool, and with the scheduler, a workload per leaf queue routed to a GPU pool (friction
-    point 4). Each starts with its Namespace, labelled to enforce the most permissive level any
-    template in that namespace needs ("restricted" unless a template says otherwise)."""
+    point 4). A queue's template runs in the queue's namespace, which the scheduler component
+    creates (``scheduler.queue_namespace_manifests``: Pod Security "restricted", the queue
+    label the do-not-disrupt policies select), so it does not carry a Namespace; an NCCL test
+    starts with its own Namespace, labelled to enforce the level it needs."""
     workloads = _queue_workloads(config)
-    levels: dict[str, list[str]] = {}
-    for _, namespace, level, _, _, _ in workloads:
-        levels.setdefault(namespace, []).append(level)
     version = config.cluster.kubernetes_version
     examples = {}
     for file_name, namespace, level, reason, documents, notes in workloads:
-        namespace_doc = namespace_manifest(namespace, weakest_level(levels[namespace]), version)
+        own = (
+            (namespace_manifest(namespace, level, version),) if namespace == NCCL_NAMESPACE else ()
+        )
         examples[file_name] = WorkloadTemplate(
-            documents=(namespace_doc, *documents),
+            documents=(*own, *documents),
             pod_security=level,
             reason=reason,
             notes=notes,

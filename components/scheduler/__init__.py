@@ -14,7 +14,9 @@ numbers explicit). The Run:ai x Karpenter friction points (FACTS §8.2) are hand
    GPU toleration and the pool affinity explicitly, because the pod requests no GPU.
 3. Karpenter disrupts non-preemptible work: ``disruption_admission_policy`` adds (Kubernetes
    1.36+, MutatingAdmissionPolicy v1) or requires (older, ValidatingAdmissionPolicy v1)
-   ``karpenter.sh/do-not-disrupt: "true"`` on pods of the non-preemptible priority classes.
+   ``karpenter.sh/do-not-disrupt: "true"`` on the pods KAI schedules and treats as
+   non-preemptible, only in the queue namespaces the component creates
+   (``queue_namespace_manifests``), never on system, DaemonSet or mirror pods.
 4. Gangs spread across pools: ``training_job_template`` pins a gang to one pool and one zone
    (node affinity on the pool label, pod affinity on the pool label and the zone).
 
@@ -60,6 +62,7 @@ from .constants import (
     QUEUE_LABEL,
     RELEASE_NAME,
     SCHEDULER_NAME,
+    SYSTEM_NAMESPACES,
     UNLIMITED,
     ZONE_LABEL,
 )
@@ -72,7 +75,10 @@ from .manifests import (
     non_preemptible_expression,
     owner_non_preemptible_expression,
     priority_class_manifests,
+    priority_class_table,
     queue_manifest,
+    queue_namespace_manifests,
+    queue_namespace_selector,
     queues_parents_first,
     workload_admission_policy,
 )
@@ -150,6 +156,7 @@ __all__ = [
     "RELEASE_NAME",
     "RESTRICTED",
     "SCHEDULER_NAME",
+    "SYSTEM_NAMESPACES",
     "UNLIMITED",
     "ZONE_LABEL",
     "KaiScheduler",
@@ -172,7 +179,10 @@ __all__ = [
     "pod_security_labels",
     "pool_gpu_limits",
     "priority_class_manifests",
+    "priority_class_table",
     "queue_manifest",
+    "queue_namespace_manifests",
+    "queue_namespace_selector",
     "queues_parents_first",
     "restricted_container_security_context",
     "restricted_pod_security_context",

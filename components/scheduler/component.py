@@ -25,6 +25,7 @@ from .manifests import (
     disruption_admission_policy,
     priority_class_manifests,
     queue_manifest,
+    queue_namespace_manifests,
     queues_parents_first,
 )
 from .spec import SchedulerSpec
@@ -128,7 +129,8 @@ _ADMISSION_TYPES = {
 
 
 class KaiScheduler(pulumi.ComponentResource):
-    """KAI Scheduler chart, its priority classes and queues, and the do-not-disrupt policy."""
+    """KAI Scheduler chart, its priority classes, queues and queue namespaces, and the
+    do-not-disrupt policies."""
 
     namespace: pulumi.Output[str]
     release_name: pulumi.Output[str]
@@ -145,10 +147,20 @@ class KaiScheduler(pulumi.ComponentResource):
             system_tolerations=args.system_tolerations or (),
             pool_label_key=pool_label_key,
         )
+        label_domain = pool_label_key.rsplit("/", 1)[0]
         admission = (
-            disruption_admission_policy(kubernetes_version=args.kubernetes_version or "")
+            disruption_admission_policy(
+                kubernetes_version=args.kubernetes_version or "",
+                label_domain=label_domain,
+                extra_priority_classes=spec.priority_classes,
+            )
             if args.disruption_policy
             else []
+        )
+        queue_namespaces = queue_namespace_manifests(
+            spec.queues,
+            label_domain=label_domain,
+            kubernetes_version=args.kubernetes_version or "",
         )
         super().__init__(f"{TYPE_PREFIX}KaiScheduler", name, None, opts)
         provider = args.k8s_provider
@@ -180,9 +192,23 @@ class KaiScheduler(pulumi.ComponentResource):
                 value=manifest["value"],
                 opts=child,
             )
+        # The queues' namespaces: created before anything is deployed into them (they need
+        # only the cluster); the admission bindings select them by label.
+        self.queue_namespaces = [
+            k8s.core.v1.Namespace(
+                f"{name}-queue-namespace-{manifest['metadata']['name']}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=manifest["metadata"]["name"], labels=manifest["metadata"]["labels"]
+                ),
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=list(args.depends_on)
+                ),
+            )
+            for manifest in queue_namespaces
+        ]
         created: dict[str, k8s.apiextensions.CustomResource] = {}
         for queue in queues_parents_first(spec.queues):
-            manifest = queue_manifest(queue, label_domain=pool_label_key.rsplit("/", 1)[0])
+            manifest = queue_manifest(queue, label_domain=label_domain)
             after: list[pulumi.Resource] = [self.release]
             if queue.parent in created:
                 after.append(created[queue.parent])
@@ -197,8 +223,9 @@ class KaiScheduler(pulumi.ComponentResource):
         previous: list[pulumi.Resource] = []
         for manifest in admission:
             suffix, resource_type = _ADMISSION_TYPES[manifest["kind"]]
-            if manifest["metadata"]["name"].endswith("-workloads"):
-                suffix = suffix.replace("policy", "policy-workloads", 1)
+            for kind in ("workloads", "cronjobs"):
+                if manifest["metadata"]["name"].endswith(f"-{kind}"):
+                    suffix = suffix.replace("policy", f"policy-{kind}", 1)
             previous = [
                 resource_type(
                     f"{name}-{suffix}",

@@ -27,6 +27,46 @@ PRIORITY_CLASSES = {"train": 50, "build-preemptible": 75, "build": 100, "inferen
 # KAI treats priority >= 100 as non-preemptible: in-quota only, never preempted.
 NON_PREEMPTIBLE_PRIORITY = 100
 NON_PREEMPTIBLE_CLASSES = tuple(n for n, v in PRIORITY_CLASSES.items() if v >= 100)
+# The API server's built-in classes (kubernetes v1.36.3 pkg/apis/scheduling/v1/helpers.go L30-45:
+# SystemCriticalPriority + 1000 and SystemCriticalPriority = 2 * 10^9, pkg/apis/scheduling/
+# types.go L30-32). User classes may not exceed HighestUserDefinablePriority.
+BUILTIN_PRIORITY_CLASSES = {
+    "system-node-critical": 2000001000,
+    "system-cluster-critical": 2000000000,
+}
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+# KAI's fallback classes when no class resolves (kai-scheduler v0.16.8
+# pkg/podgrouper/podgrouper/plugins/constants/constants.go): the default grouper's ``train``
+# (defaultgrouper/default_grouper.go L66), a Deployment's ``inference``
+# (deployment/deployment_grouper.go L48), a Notebook's ``build`` (kubeflow/notebook/
+# notebook_grouper.go L37).
+DEFAULT_FALLBACK_CLASS = "train"
+DEPLOYMENT_FALLBACK_CLASS = "inference"
+NOTEBOOK_FALLBACK_CLASS = "build"
+# The kubelet marks a static pod's mirror pod with this annotation and makes the Node its
+# controller owner (k8s.io/api v0.36.3 core/v1/annotation_key_constants.go L27;
+# kubernetes v1.36.3 pkg/kubelet/pod/mirror_client.go CreateMirrorPod).
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+# The label the scheduler component puts on every queue namespace: ``<labelDomain>/queue``.
+# KAI itself does not read namespaces to pick a queue: the top owner's label
+# ``kai.scheduler/queue``, then the pod's, then the ``project`` label, else ``default-queue``
+# (kai-scheduler v0.16.8 defaultgrouper/default_grouper.go L134-166 CalcPodGroupQueue).
+QUEUE_NAMESPACE_LABEL_SUFFIX = "queue"
+# Namespaces the stack installs into or Kubernetes owns; no admission policy of the platform acts
+# in them, whatever their labels: Kubernetes' own; kube-system also holds the EKS add-ons,
+# Karpenter (components/karpenter/spec.py NAMESPACE) and the EFA device plugin
+# (components/efa/component.py NAMESPACE); KAI's namespace and the namespaces of its GPU
+# reservation pods and scaling pods (kai-scheduler v0.16.8 pkg/common/constants/constants.go
+# L22-24); the GPU Operator's (components/gpu_operator/spec.py NAMESPACE).
+SYSTEM_NAMESPACES = (
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    NAMESPACE,
+    "kai-resource-reservation",
+    "kai-scale-adjust",
+    "gpu-operator",
+)
 UNLIMITED = -1
 MILLICORES_PER_CORE = 1000
 BYTES_PER_GIB = 1024**3
@@ -41,16 +81,9 @@ DNS_LABEL_TEXT = "1-63 lowercase letters, digits or '-', starting and ending wit
 DEFAULT_TRAINING_CONTAINER = "trainer"
 DEFAULT_INFERENCE_CONTAINER = "server"
 DEFAULT_FRACTIONAL_CONTAINER = "main"
-# Namespaces a queue's workload templates may not use: Kubernetes' own, KAI's and the GPU
-# Operator's (the stack installs into them; none enforces Pod Security "restricted").
-RESERVED_NAMESPACES = (
-    "default",
-    "kube-system",
-    "kube-public",
-    "kube-node-lease",
-    NAMESPACE,
-    "gpu-operator",
-)
+# Namespaces a queue may not use: ``default`` and the system namespaces (none enforces Pod
+# Security "restricted", and the admission policies never act in them).
+RESERVED_NAMESPACES = ("default", *SYSTEM_NAMESPACES)
 
 
 def _num(value: float) -> int | float:

@@ -3,26 +3,31 @@ do-not-disrupt admission policy with its CEL expressions (plain data in, dicts o
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .. import versions
 from .constants import (
     ADMISSION_API,
+    BUILTIN_PRIORITY_CLASSES,
     BYTES_PER_GIB,
     BYTES_PER_MB,
     DISRUPTION_POLICY_NAME,
     DO_NOT_DISRUPT_ANNOTATION,
     MILLICORES_PER_CORE,
+    MIRROR_POD_ANNOTATION,
     MUTATING_ADMISSION_POLICY_GA,
-    NON_PREEMPTIBLE_CLASSES,
     NON_PREEMPTIBLE_PRIORITY,
     PREEMPTIBILITY_LABEL,
     PRIORITY_CLASS_LABEL,
     PRIORITY_CLASSES,
+    QUEUE_NAMESPACE_LABEL_SUFFIX,
+    SCHEDULER_NAME,
+    SYSTEM_NAMESPACES,
     UNLIMITED,
     _num,
 )
-from .spec import QueueResourceSpec, QueueSpec
+from .podsecurity import RESTRICTED, namespace_manifest
+from .spec import QueueResourceSpec, QueueSpec, leaf_queue_names
 
 
 def _cpu(value: float) -> int | float:
@@ -123,62 +128,108 @@ def _cel_list(values: Sequence[str]) -> str:
     return "[" + ", ".join(f"'{v}'" for v in values) + "]"
 
 
-# Pods whose top owner KAI defaults to a non-preemptible class when no priority class is set
+# The pods of a top owner KAI defaults to a non-preemptible class when no class resolves
 # (kai-scheduler v0.16.8 pkg/podgrouper/podgrouper/plugins): a Deployment -> ``inference``
-# (deployment_grouper.go L48), a Knative service -> ``inference`` (knative.go L113), whose pods a
-# Deployment runs too, a Kubeflow Notebook -> ``build`` (notebook_grouper.go L37). A Deployment's
-# pods carry ``pod-template-hash`` and a ReplicaSet owner (the Deployment controller adds the
-# label to every ReplicaSet it creates: kubernetes.io/docs/concepts/workloads/controllers/
-# deployment/#pod-template-hash-label); a Notebook's carry ``notebook-name`` (kubeflow/kubeflow
-# components/notebook-controller/controllers/notebook_controller.go generateStatefulSet).
+# (deployment/deployment_grouper.go L48), a Knative service -> ``inference`` (knative/knative.go
+# L113), whose pods a Deployment runs too, a Kubeflow Notebook -> ``build`` (kubeflow/notebook/
+# notebook_grouper.go L37); the rest -> ``train`` (defaultgrouper/default_grouper.go L66). A
+# Deployment's pods carry ``pod-template-hash`` and a ReplicaSet owner (kubernetes v1.36.3
+# pkg/controller/deployment/sync.go getNewReplicaSet); a Notebook's carry ``notebook-name``
+# (kubeflow/kubeflow components/notebook-controller/controllers/notebook_controller.go
+# generateStatefulSet).
 DEPLOYMENT_POD_EXPRESSION = (
     "has(object.metadata.labels) && 'pod-template-hash' in object.metadata.labels && "
     "has(object.metadata.ownerReferences) && "
     "object.metadata.ownerReferences.exists(r, r.kind == 'ReplicaSet')"
 )
 NOTEBOOK_POD_EXPRESSION = "has(object.metadata.labels) && 'notebook-name' in object.metadata.labels"
+# KAI parses the preemptibility label strictly (kai-scheduler v0.16.8 pkg/apis/scheduling/
+# v2alpha2/podgroup_types.go L96-108): any other value is ignored (default_grouper.go L244).
+PREEMPTIBILITY_VALUES = ("preemptible", "non-preemptible")
+KAI_SCHEDULED_EXPRESSION = (
+    f"has(object.spec.schedulerName) && object.spec.schedulerName == '{SCHEDULER_NAME}'"
+)
+# Never a node's own pods: a mirror pod (annotation, Node owner) or a DaemonSet's; Karpenter
+# lets either block a node's disruption (kubernetes-sigs/karpenter v1.14.1
+# pkg/controllers/state/statenode.go L244-255).
+NOT_NODE_POD_EXPRESSION = (
+    f"!(has(object.metadata.annotations) && '{MIRROR_POD_ANNOTATION}' in "
+    "object.metadata.annotations) && !(has(object.metadata.ownerReferences) && "
+    "object.metadata.ownerReferences.exists(r, r.kind in ['DaemonSet', 'Node']))"
+)
 
 
-def non_preemptible_expression(priority_classes: Sequence[str]) -> str:
-    """CEL: the pod is non-preemptible for KAI (kai-scheduler v0.16.8).
+def priority_class_table(extra: Mapping[str, int] | None = None) -> dict[str, int]:
+    """The classes the policies know by name, with their values: KAI's four (the platform
+    renders them), the API server's two built-ins, then ``extra`` (classes users create)."""
+    return {**PRIORITY_CLASSES, **BUILTIN_PRIORITY_CLASSES, **dict(extra or {})}
 
-    The label ``kai.scheduler/preemptibility`` decides when present. Otherwise the priority
-    class, taken as KAI does from the label ``priorityClassName`` before
-    ``spec.priorityClassName`` (``default_grouper.go`` L191-203): a label names one of
-    ``priority_classes``; a ``spec.priorityClassName`` is non-preemptible when it is one of them
-    or its value is 100 or more (``pkg/common/podgroup/preemptible.go`` L10-26; the Priority
-    admission plugin has set ``spec.priority`` from the class before admission policies run:
-    kubernetes/kubernetes ``pkg/kubeapiserver/options/plugins.go`` ``AllOrderedPlugins``).
-    Without either, KAI's default for the pod's top owner: Deployment (and Knative) pods get
-    ``inference``, Notebook pods ``build``, the rest ``train``. A ``priorityClassName`` label
-    on the owning workload is not visible to pod admission: ``workload_admission_policy``
-    marks the workload's pod template instead.
+
+def _cel_map(table: Mapping[str, int]) -> str:
+    return "{" + ", ".join(f"'{name}': {value}" for name, value in table.items()) + "}"
+
+
+def _class_decides(labels: str, table: Mapping[str, int], fallback: str) -> str:
+    """CEL: the class named by the ``priorityClassName`` label decides if ``table`` knows it,
+    else the kind's fallback ``fallback`` (KAI ignores a label naming no existing class and does
+    not read spec then: default_grouper.go L191-224, L275-284)."""
+    classes = _cel_map(table)
+    key = f"{labels}['{PRIORITY_CLASS_LABEL}']"
+    return f"({key} in {classes} ? {classes}[{key}] >= {NON_PREEMPTIBLE_PRIORITY} : {fallback})"
+
+
+def _preemptibility_label(labels: str, guard: str) -> tuple[str, str]:
+    """CEL (valid, non-preemptible) for the preemptibility label of ``labels``."""
+    key = f"{labels}['{PREEMPTIBILITY_LABEL}']"
+    values = _cel_list(PREEMPTIBILITY_VALUES)
+    valid = f"{guard}'{PREEMPTIBILITY_LABEL}' in {labels} && {key} in {values}"
+    return valid, f"{key} == 'non-preemptible'"
+
+
+def non_preemptible_expression(extra_priority_classes: Mapping[str, int] | None = None) -> str:
+    """CEL on a pod KAI schedules: KAI (v0.16.8) treats it as non-preemptible.
+
+    Mirrors ``pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go`` for what the
+    pod itself shows: the label ``kai.scheduler/preemptibility`` when it parses (L240-246);
+    else the class named by the label ``priorityClassName`` (L278-279) if it is a known class
+    (``priority_class_table``), else the kind's fallback (L196-223); else
+    ``spec.priorityClassName`` (L280-281), whose value the Priority admission plugin has put in
+    ``spec.priority`` before policies run (kubernetes v1.36.3 plugin/pkg/admission/priority/
+    admission.go; the class exists, or the pod is rejected); else the kind's fallback:
+    Deployment (and Knative) pods ``inference``, Notebook pods ``build``, the rest ``train``.
+    Non-preemptible means a value of 100 or more (``pkg/common/podgroup/preemptible.go``
+    L10-26). The owner's labels come first for KAI but are not visible here:
+    ``workload_admission_policy`` marks the owner's pod template for them.
     """
     labels = "object.metadata.labels"
-    has_label = f"has({labels}) && '{{key}}' in {labels}"
-    classes = _cel_list(priority_classes)
+    table = priority_class_table(extra_priority_classes)
+    fallback = f"(({DEPLOYMENT_POD_EXPRESSION}) || ({NOTEBOOK_POD_EXPRESSION}))"
+    valid, non_preemptible = _preemptibility_label(labels, f"has({labels}) && ")
     return (
-        f"({has_label.format(key=PREEMPTIBILITY_LABEL)}) "
-        f"? {labels}['{PREEMPTIBILITY_LABEL}'] == 'non-preemptible' "
-        f": (({has_label.format(key=PRIORITY_CLASS_LABEL)}) "
-        f"? {labels}['{PRIORITY_CLASS_LABEL}'] in {classes} "
+        f"({valid}) ? {non_preemptible} "
+        f": ((has({labels}) && '{PRIORITY_CLASS_LABEL}' in {labels}) "
+        f"? {_class_decides(labels, table, fallback)} "
         ": ((has(object.spec.priorityClassName) && object.spec.priorityClassName != '') "
-        f"? (object.spec.priorityClassName in {classes} || (has(object.spec.priority) && "
-        f"object.spec.priority >= {NON_PREEMPTIBLE_PRIORITY})) "
-        f": (({DEPLOYMENT_POD_EXPRESSION}) || ({NOTEBOOK_POD_EXPRESSION}))))"
+        f"? (has(object.spec.priority) && object.spec.priority >= {NON_PREEMPTIBLE_PRIORITY}) "
+        f": {fallback}))"
     )
 
 
-def owner_non_preemptible_expression(priority_classes: Sequence[str]) -> str:
-    """CEL on a workload (Deployment, StatefulSet, ReplicaSet, Job): its own labels make its
-    pods non-preemptible for KAI, which reads the top owner's labels before the pod's
-    (``default_grouper.go`` L191-203, L226-273)."""
-    labels = "object.metadata.labels"
+def owner_non_preemptible_expression(
+    labels: str, extra_priority_classes: Mapping[str, int] | None = None
+) -> str:
+    """CEL on a workload whose own labels (``labels``: the top owner's, which KAI reads before
+    the pod's, default_grouper.go L191-203, L231-239) make its pods non-preemptible: a valid
+    preemptibility label, or a ``priorityClassName`` label naming a known class of value 100 or
+    more, or naming no known class on a Deployment (KAI's Deployment fallback ``inference``).
+    Without either label the pod policy decides from the pod."""
+    table = priority_class_table(extra_priority_classes)
+    valid, non_preemptible = _preemptibility_label(labels, "")
+    fallback = "request.kind.kind == 'Deployment'"
     return (
-        f"has({labels}) && (('{PREEMPTIBILITY_LABEL}' in {labels}) "
-        f"? {labels}['{PREEMPTIBILITY_LABEL}'] == 'non-preemptible' "
-        f": ('{PRIORITY_CLASS_LABEL}' in {labels} && "
-        f"{labels}['{PRIORITY_CLASS_LABEL}'] in {_cel_list(priority_classes)}))"
+        f"({valid}) ? {non_preemptible} "
+        f": ('{PRIORITY_CLASS_LABEL}' in {labels} ? {_class_decides(labels, table, fallback)} "
+        ": false)"
     )
 
 
@@ -197,13 +248,20 @@ POD_CREATE_RULES = {
 }
 
 
+# Never ReplicaSets: the deployment controller compares a ReplicaSet's template with its
+# Deployment's and makes a new ReplicaSet on any difference (kubernetes v1.36.3
+# pkg/controller/deployment/sync.go getNewReplicaSet, util/deployment_util.go EqualIgnoreHash).
+# The owners KAI reads labels from (its top owner): Deployment, StatefulSet, Job; a CronJob's
+# pods are grouped by their Job (cronjobs/crobjob-grouper.go L40-61), whose labels the CronJob
+# controller copies from ``spec.jobTemplate.metadata`` (kubernetes v1.36.3
+# pkg/controller/cronjob/utils.go getJobFromTemplate2).
 WORKLOAD_RULES = {
     "resourceRules": [
         {
             "apiGroups": ["apps"],
             "apiVersions": ["v1"],
             "operations": ["CREATE", "UPDATE"],
-            "resources": ["deployments", "statefulsets", "replicasets"],
+            "resources": ["deployments", "statefulsets"],
         },
         # A Job's pod template cannot change once the Job exists: creation only.
         {
@@ -214,28 +272,55 @@ WORKLOAD_RULES = {
         },
     ]
 }
-TEMPLATE_ANNOTATED_EXPRESSION = (
-    "has(object.spec.template.metadata) && has(object.spec.template.metadata.annotations) && "
-    f"'{DO_NOT_DISRUPT_ANNOTATION}' in object.spec.template.metadata.annotations"
-)
-APPLY_TEMPLATE_DO_NOT_DISRUPT_EXPRESSION = (
-    "Object{spec: Object.spec{template: Object.spec.template{metadata: "
-    f'Object.spec.template.metadata{{annotations: {{"{DO_NOT_DISRUPT_ANNOTATION}": "true"}}}}}}}}}}'
-)
+CRONJOB_RULES = {
+    "resourceRules": [
+        {
+            "apiGroups": ["batch"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["cronjobs"],
+        }
+    ]
+}
 
 
-def workload_admission_policy(
-    *, kubernetes_version: str, priority_classes: Sequence[str] = NON_PREEMPTIBLE_CLASSES
+def _template_expressions(path: str) -> tuple[str, str, str]:
+    """(KAI-scheduled, annotated, apply) CEL for the pod template at ``object.<path>``."""
+    template = f"object.{path}"
+    scheduled = (
+        f"has({template}.spec.schedulerName) && {template}.spec.schedulerName == '{SCHEDULER_NAME}'"
+    )
+    annotated = (
+        f"has({template}.metadata) && has({template}.metadata.annotations) && "
+        f"'{DO_NOT_DISRUPT_ANNOTATION}' in {template}.metadata.annotations"
+    )
+    parts = path.split(".")
+    inner = f'{{annotations: {{"{DO_NOT_DISRUPT_ANNOTATION}": "true"}}}}'
+    value = f"Object.{path}.metadata{inner}"
+    for depth in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:depth])
+        field = "metadata" if depth == len(parts) else parts[depth]
+        value = f"Object.{prefix}{{{field}: {value}}}"
+    apply = f"Object{{{parts[0]}: {value}}}"
+    return scheduled, annotated, apply
+
+
+def _policy_pair(
+    *,
+    name: str,
+    mutating: bool,
+    rules: dict,
+    conditions: list[dict],
+    annotated: str,
+    apply: str,
+    message: str,
+    namespace_selector: dict,
 ) -> list[dict]:
-    """The policy and binding that mark the pod template of a workload whose own labels make
-    it non-preemptible (``owner_non_preemptible_expression``): mutating from Kubernetes 1.36,
-    a denial before, as ``disruption_admission_policy``."""
-    name = f"{DISRUPTION_POLICY_NAME}-workloads"
-    owner = {
-        "name": "owner-non-preemptible",
-        "expression": owner_non_preemptible_expression(priority_classes),
+    binding_spec: dict = {
+        "policyName": name,
+        "matchResources": {"namespaceSelector": namespace_selector},
     }
-    if _kubernetes_minor(kubernetes_version) >= MUTATING_ADMISSION_POLICY_GA:
+    if mutating:
         return [
             {
                 "apiVersion": ADMISSION_API,
@@ -244,20 +329,15 @@ def workload_admission_policy(
                 "spec": {
                     "failurePolicy": "Fail",
                     "reinvocationPolicy": "Never",
-                    "matchConstraints": WORKLOAD_RULES,
+                    "matchConstraints": rules,
                     "matchConditions": [
-                        owner,
-                        {
-                            "name": "not-annotated",
-                            "expression": f"!({TEMPLATE_ANNOTATED_EXPRESSION})",
-                        },
+                        *conditions,
+                        {"name": "not-annotated", "expression": f"!({annotated})"},
                     ],
                     "mutations": [
                         {
                             "patchType": "ApplyConfiguration",
-                            "applyConfiguration": {
-                                "expression": APPLY_TEMPLATE_DO_NOT_DISRUPT_EXPRESSION
-                            },
+                            "applyConfiguration": {"expression": apply},
                         }
                     ],
                 },
@@ -266,7 +346,7 @@ def workload_admission_policy(
                 "apiVersion": ADMISSION_API,
                 "kind": "MutatingAdmissionPolicyBinding",
                 "metadata": {"name": name},
-                "spec": {"policyName": name},
+                "spec": binding_spec,
             },
         ]
     return [
@@ -276,106 +356,168 @@ def workload_admission_policy(
             "metadata": {"name": name},
             "spec": {
                 "failurePolicy": "Fail",
-                "matchConstraints": WORKLOAD_RULES,
-                "matchConditions": [owner],
-                "validations": [
-                    {
-                        "expression": TEMPLATE_ANNOTATED_EXPRESSION,
-                        "message": (
-                            f"workloads labelled non-preemptible ({PRIORITY_CLASS_LABEL} "
-                            f"{', '.join(priority_classes)}, or {PREEMPTIBILITY_LABEL}="
-                            "non-preemptible) must carry the annotation "
-                            f'{DO_NOT_DISRUPT_ANNOTATION}: "true" in their pod template, or '
-                            "Karpenter may consolidate their pods' nodes"
-                        ),
-                        "reason": "Invalid",
-                    }
-                ],
+                "matchConstraints": rules,
+                "matchConditions": conditions,
+                "validations": [{"expression": annotated, "message": message, "reason": "Invalid"}],
             },
         },
         {
             "apiVersion": ADMISSION_API,
             "kind": "ValidatingAdmissionPolicyBinding",
             "metadata": {"name": name},
-            "spec": {"policyName": name, "validationActions": ["Deny"]},
+            "spec": {**binding_spec, "validationActions": ["Deny"]},
         },
     ]
 
 
-def disruption_admission_policy(
-    *, kubernetes_version: str, priority_classes: Sequence[str] = NON_PREEMPTIBLE_CLASSES
+def queue_namespace_selector(label_domain: str) -> dict:
+    """The bindings' ``matchResources.namespaceSelector``: the platform's queue namespaces
+    (label ``<label_domain>/queue``), never a system namespace even if mislabelled."""
+    return {
+        "matchExpressions": [
+            {"key": f"{label_domain}/{QUEUE_NAMESPACE_LABEL_SUFFIX}", "operator": "Exists"},
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": list(SYSTEM_NAMESPACES),
+            },
+        ]
+    }
+
+
+def _workload_message(extra_priority_classes: Mapping[str, int] | None) -> str:
+    table = priority_class_table(extra_priority_classes)
+    classes = ", ".join(n for n, v in table.items() if v >= NON_PREEMPTIBLE_PRIORITY)
+    return (
+        f"{SCHEDULER_NAME} workloads labelled non-preemptible ({PRIORITY_CLASS_LABEL} "
+        f"{classes}, or {PREEMPTIBILITY_LABEL}=non-preemptible) must carry the annotation "
+        f'{DO_NOT_DISRUPT_ANNOTATION}: "true" in their pod template, or Karpenter may '
+        "consolidate their pods' nodes"
+    )
+
+
+def workload_admission_policy(
+    *,
+    kubernetes_version: str,
+    label_domain: str,
+    extra_priority_classes: Mapping[str, int] | None = None,
 ) -> list[dict]:
-    """The admission policy and binding that keep Karpenter off non-preemptible pods' nodes.
+    """The policies and bindings that mark the pod template of a KAI workload whose own labels
+    make it non-preemptible (``owner_non_preemptible_expression``): Deployments, StatefulSets
+    and Jobs, then CronJobs (their ``spec.jobTemplate``). Mutating from Kubernetes 1.36, a
+    denial before, as ``disruption_admission_policy``; never ReplicaSets."""
+    mutating = _kubernetes_minor(kubernetes_version) >= MUTATING_ADMISSION_POLICY_GA
+    selector = queue_namespace_selector(label_domain)
+    message = _workload_message(extra_priority_classes)
+    out: list[dict] = []
+    for suffix, rules, labels_guard, labels, path in (
+        (
+            "workloads",
+            WORKLOAD_RULES,
+            "has(object.metadata.labels)",
+            "object.metadata.labels",
+            "spec.template",
+        ),
+        (
+            "cronjobs",
+            CRONJOB_RULES,
+            "has(object.spec.jobTemplate.metadata) && has(object.spec.jobTemplate.metadata.labels)",
+            "object.spec.jobTemplate.metadata.labels",
+            "spec.jobTemplate.spec.template",
+        ),
+    ):
+        scheduled, annotated, apply = _template_expressions(path)
+        conditions = [
+            {"name": "kai-scheduled", "expression": scheduled},
+            {
+                "name": "owner-non-preemptible",
+                "expression": f"{labels_guard} && ("
+                + owner_non_preemptible_expression(labels, extra_priority_classes)
+                + ")",
+            },
+        ]
+        out += _policy_pair(
+            name=f"{DISRUPTION_POLICY_NAME}-{suffix}",
+            mutating=mutating,
+            rules=rules,
+            conditions=conditions,
+            annotated=annotated,
+            apply=apply,
+            message=message,
+            namespace_selector=selector,
+        )
+    return out
+
+
+def disruption_admission_policy(
+    *,
+    kubernetes_version: str,
+    label_domain: str,
+    extra_priority_classes: Mapping[str, int] | None = None,
+) -> list[dict]:
+    """The admission policies and bindings that keep Karpenter off non-preemptible KAI pods'
+    nodes, acting only on pods KAI schedules (``spec.schedulerName`` kai-scheduler: KAI's pod
+    grouper skips every other pod, kai-scheduler v0.16.8 pkg/podgrouper/pod_controller.go L90)
+    in the platform's queue namespaces (the bindings' ``queue_namespace_selector``), never on
+    a mirror or DaemonSet pod.
 
     From Kubernetes 1.36 (MutatingAdmissionPolicy GA): a mutating policy that adds
     ``karpenter.sh/do-not-disrupt: "true"`` (an ApplyConfiguration, which also creates a missing
-    annotations map) to pods of ``priority_classes`` that do not carry the annotation; an
-    explicit value, such as a duration, is left alone. Before 1.36: a validating policy whose
-    binding denies such pods without the annotation. Only pod creation is matched. Then the
-    workloads' policy and binding (``workload_admission_policy``), for owners' labels.
+    annotations map) to non-preemptible pods (``non_preemptible_expression``) that do not carry
+    the annotation; an explicit value, such as a duration, is left alone. Before 1.36: a
+    validating policy whose binding denies such pods without the annotation. Only pod creation
+    is matched. Then the workloads' policies (``workload_admission_policy``), for owners' labels.
     """
-    non_preemptible = {
-        "name": "non-preemptible",
-        "expression": non_preemptible_expression(priority_classes),
-    }
-    workloads = workload_admission_policy(
-        kubernetes_version=kubernetes_version, priority_classes=priority_classes
-    )
-    if _kubernetes_minor(kubernetes_version) >= MUTATING_ADMISSION_POLICY_GA:
-        policy = {
-            "apiVersion": ADMISSION_API,
-            "kind": "MutatingAdmissionPolicy",
-            "metadata": {"name": DISRUPTION_POLICY_NAME},
-            "spec": {
-                "failurePolicy": "Fail",
-                "reinvocationPolicy": "Never",
-                "matchConstraints": POD_CREATE_RULES,
-                "matchConditions": [
-                    non_preemptible,
-                    {"name": "not-annotated", "expression": NOT_ANNOTATED_EXPRESSION},
-                ],
-                "mutations": [
-                    {
-                        "patchType": "ApplyConfiguration",
-                        "applyConfiguration": {"expression": APPLY_DO_NOT_DISRUPT_EXPRESSION},
-                    }
-                ],
+    table = priority_class_table(extra_priority_classes)
+    classes = ", ".join(n for n, v in table.items() if v >= NON_PREEMPTIBLE_PRIORITY)
+    pods = _policy_pair(
+        name=DISRUPTION_POLICY_NAME,
+        mutating=_kubernetes_minor(kubernetes_version) >= MUTATING_ADMISSION_POLICY_GA,
+        rules=POD_CREATE_RULES,
+        conditions=[
+            {"name": "kai-scheduled", "expression": KAI_SCHEDULED_EXPRESSION},
+            {"name": "not-node-pod", "expression": NOT_NODE_POD_EXPRESSION},
+            {
+                "name": "non-preemptible",
+                "expression": non_preemptible_expression(extra_priority_classes),
             },
-        }
-        binding = {
-            "apiVersion": ADMISSION_API,
-            "kind": "MutatingAdmissionPolicyBinding",
-            "metadata": {"name": DISRUPTION_POLICY_NAME},
-            "spec": {"policyName": DISRUPTION_POLICY_NAME},
-        }
-        return [policy, binding, *workloads]
-    classes = ", ".join(priority_classes)
-    policy = {
-        "apiVersion": ADMISSION_API,
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": DISRUPTION_POLICY_NAME},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": POD_CREATE_RULES,
-            "matchConditions": [non_preemptible],
-            "validations": [
-                {
-                    "expression": ANNOTATED_EXPRESSION,
-                    "message": (
-                        f"non-preemptible pods (priority class {classes}, or label "
-                        f"{PREEMPTIBILITY_LABEL}=non-preemptible) must carry the annotation "
-                        f'{DO_NOT_DISRUPT_ANNOTATION}: "true", or Karpenter may consolidate '
-                        "their node"
-                    ),
-                    "reason": "Invalid",
-                }
-            ],
-        },
-    }
-    binding = {
-        "apiVersion": ADMISSION_API,
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": DISRUPTION_POLICY_NAME},
-        "spec": {"policyName": DISRUPTION_POLICY_NAME, "validationActions": ["Deny"]},
-    }
-    return [policy, binding, *workloads]
+        ],
+        annotated=ANNOTATED_EXPRESSION,
+        apply=APPLY_DO_NOT_DISRUPT_EXPRESSION,
+        message=(
+            f"non-preemptible {SCHEDULER_NAME} pods (priority class {classes} or any other of "
+            f"value {NON_PREEMPTIBLE_PRIORITY} or more, a Deployment's or Notebook's pod without "
+            f"a class, or label {PREEMPTIBILITY_LABEL}=non-preemptible) must carry the "
+            f'annotation {DO_NOT_DISRUPT_ANNOTATION}: "true", or Karpenter may consolidate '
+            "their node"
+        ),
+        namespace_selector=queue_namespace_selector(label_domain),
+    )
+    return [
+        *pods,
+        *workload_admission_policy(
+            kubernetes_version=kubernetes_version,
+            label_domain=label_domain,
+            extra_priority_classes=extra_priority_classes,
+        ),
+    ]
+
+
+def queue_namespace_manifests(
+    queues: Sequence[QueueSpec], *, label_domain: str, kubernetes_version: str
+) -> list[dict]:
+    """The ``v1`` Namespace of every leaf queue (``QueueSpec.workload_namespace``), in queue
+    order: Pod Security "restricted" (``podsecurity.namespace_manifest``) and the label
+    ``<label_domain>/queue: <queue>`` the admission bindings select. Other builders may add
+    objects into these namespaces beside them."""
+    leaves = leaf_queue_names(queues)
+    out = []
+    for queue in queues:
+        if queue.name not in leaves:
+            continue
+        manifest = namespace_manifest(queue.workload_namespace, RESTRICTED, kubernetes_version)
+        manifest["metadata"]["labels"][f"{label_domain}/{QUEUE_NAMESPACE_LABEL_SUFFIX}"] = (
+            queue.name
+        )
+        out.append(manifest)
+    return out

@@ -11,7 +11,19 @@ from ..spec import (
     doc,
     show,
 )
-from .constants import DNS_LABEL, DNS_LABEL_TEXT, RESERVED_NAMESPACES, UNLIMITED, _num
+from .constants import (
+    BUILTIN_PRIORITY_CLASSES,
+    DNS_LABEL,
+    DNS_LABEL_TEXT,
+    HIGHEST_USER_DEFINABLE_PRIORITY,
+    PRIORITY_CLASSES,
+    RESERVED_NAMESPACES,
+    UNLIMITED,
+    _num,
+)
+
+# A PriorityClass name is a DNS subdomain (kubernetes v1.36.3 pkg/apis/scheduling/validation).
+DNS_SUBDOMAIN = r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 # ---------------------------------------------------------------------------------------------
 # Specs (configuration key ``scheduler``)
@@ -99,8 +111,9 @@ class QueueSpec(Spec):
     )
     namespace: str | None = doc(
         None,
-        "Namespace of the queue's workload templates (default: the queue's name); the render "
-        "writes it with Pod Security labels.",
+        "Namespace of a leaf queue's workloads (default: the queue's name); the scheduler "
+        "creates it with Pod Security restricted and the label <labelDomain>/queue, which the "
+        "do-not-disrupt admission policies select.",
     )
 
     @property
@@ -112,6 +125,14 @@ class QueueSpec(Spec):
         out: list[Problem] = []
         if msg := check_pattern(self.name, DNS_LABEL, f"a queue name; expected {DNS_LABEL_TEXT}"):
             out.append((("name",), msg))
+        if self.namespace is None and self.name in RESERVED_NAMESPACES:
+            out.append(
+                (
+                    ("namespace",),
+                    f"is unset, so the queue's namespace would be its name {show(self.name)}, "
+                    "which is reserved; set namespace to one of its own",
+                )
+            )
         if self.namespace is not None:
             if msg := check_pattern(
                 self.namespace, DNS_LABEL, f"a namespace name; expected {DNS_LABEL_TEXT}"
@@ -168,9 +189,63 @@ class SchedulerSpec(Spec):
     cluster_autoscaling: bool = doc(
         True, "Node-scale-adjuster: scaling pods that make Karpenter provision for fractions."
     )
+    priority_classes: Mapping[str, int] = doc(
+        text="PriorityClasses you create yourself (name -> value), so that the do-not-disrupt "
+        "policies know a class named by a pod's priorityClassName label (a label naming any "
+        "other class is treated as KAI treats a missing class: the kind's default).",
+        default_factory=dict,
+    )
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
+        for name, value in self.priority_classes.items():
+            if msg := check_pattern(name, DNS_SUBDOMAIN, "a PriorityClass name"):
+                out.append((("priority_classes",), msg))
+            elif name in PRIORITY_CLASSES or name in BUILTIN_PRIORITY_CLASSES:
+                out.append(
+                    (
+                        ("priority_classes",),
+                        f"{show(name)} is already known (KAI's classes "
+                        f"{', '.join(PRIORITY_CLASSES)} and the built-in "
+                        f"{', '.join(BUILTIN_PRIORITY_CLASSES)}); list only classes you create",
+                    )
+                )
+            elif (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or not -HIGHEST_USER_DEFINABLE_PRIORITY <= value <= HIGHEST_USER_DEFINABLE_PRIORITY
+            ):
+                out.append(
+                    (
+                        ("priority_classes",),
+                        f"the value of {show(name)} is {show(value)}; expected a whole number "
+                        f"from -{HIGHEST_USER_DEFINABLE_PRIORITY} to "
+                        f"{HIGHEST_USER_DEFINABLE_PRIORITY} (a PriorityClass's value)",
+                    )
+                )
+        namespaces: dict[str, int] = {}
+        for i, queue in enumerate(self.queues):
+            if queue.name not in leaf_queue_names(self.queues):
+                if queue.namespace is not None:
+                    out.append(
+                        (
+                            ("queues", i, "namespace"),
+                            f"is set, but {show(queue.name)} is a parent queue; only leaf queues "
+                            "take workloads and get a namespace",
+                        )
+                    )
+                continue
+            ns = queue.workload_namespace
+            if ns in namespaces:
+                out.append(
+                    (
+                        ("queues", i, "namespace"),
+                        f"{show(ns)} is already the namespace of queue "
+                        f"{show(self.queues[namespaces[ns]].name)}; each queue needs its own",
+                    )
+                )
+            else:
+                namespaces[ns] = i
         by_name: dict[str, int] = {}
         for i, queue in enumerate(self.queues):
             if queue.name in by_name:

@@ -79,6 +79,13 @@ def test_component_children(run_program):
                 ADMISSION + "MutatingAdmissionPolicyBinding",
                 "kai-disruption-policy-workloads-binding",
             ),
+            (ADMISSION + "MutatingAdmissionPolicy", "kai-disruption-policy-cronjobs"),
+            (
+                ADMISSION + "MutatingAdmissionPolicyBinding",
+                "kai-disruption-policy-cronjobs-binding",
+            ),
+            (NAMESPACE_TYPE, "kai-queue-namespace-team-a"),
+            (NAMESPACE_TYPE, "kai-queue-namespace-inference"),
         ]
     )
     provider = next(r for r in recording.resources if r.name == "k8s")
@@ -142,8 +149,8 @@ def test_component_priority_classes(run_program):
 @pytest.mark.parametrize(
     ("version", "policy", "expected"),
     [
-        ("1.36", True, ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"] * 2),
-        ("1.35", True, ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * 2),
+        ("1.36", True, ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"] * 3),
+        ("1.35", True, ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * 3),
         ("1.36", False, []),
     ],
 )
@@ -152,12 +159,40 @@ def test_component_admission_policy(run_program, version, policy, expected):
     _, kids = children(recording)
     admission = [r for r in kids if r.type.startswith(ADMISSION)]
     assert [r.type.removeprefix(ADMISSION) for r in admission] == expected
-    manifests = disruption_admission_policy(kubernetes_version=version) if policy else []
+    manifests = (
+        disruption_admission_policy(kubernetes_version=version, label_domain="eks-gpu-platform.io")
+        if policy
+        else []
+    )
     for registered, manifest in zip(admission, manifests, strict=True):
         assert registered.inputs["metadata"] == manifest["metadata"]
         assert registered.inputs["spec"] == manifest["spec"]
     if admission:
         assert admission[0].urn in admission[1].dependencies
+
+
+def test_component_queue_namespaces(run_program):
+    recording = run_program(make_scheduler())
+    _, kids = children(recording)
+    operator = next(r for r in recording.resources if r.name == "operator")
+    namespaces = {r.name: r for r in kids if r.name.startswith("kai-queue-namespace-")}
+    labels = {
+        "pod-security.kubernetes.io/enforce": "restricted",
+        "pod-security.kubernetes.io/enforce-version": "v1.36",
+        "pod-security.kubernetes.io/audit": "restricted",
+        "pod-security.kubernetes.io/audit-version": "v1.36",
+        "pod-security.kubernetes.io/warn": "restricted",
+        "pod-security.kubernetes.io/warn-version": "v1.36",
+    }
+    assert {n: r.inputs["metadata"] for n, r in namespaces.items()} == {
+        f"kai-queue-namespace-{q}": {
+            "name": q,
+            "labels": {**labels, "eks-gpu-platform.io/queue": q},
+        }
+        for q in ("team-a", "inference")
+    }
+    for registered in namespaces.values():
+        assert operator.urn in registered.dependencies
 
 
 def test_component_rejects_the_shard_key_before_registering(run_program):

@@ -23,7 +23,7 @@ from eks_gpu_platform import versions
 from eks_gpu_platform.offline.examples import example_workloads
 from eks_gpu_platform.offline.render import load_stack_file
 from eks_gpu_platform.offline.render import validate as validate_stack
-from eks_gpu_platform.scheduler import WorkloadTemplate
+from eks_gpu_platform.scheduler import WorkloadTemplate, queue_namespace_manifests
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = ("dev", "prod")
@@ -112,26 +112,31 @@ def test_only_the_nccl_test_is_baseline():
 
 
 @pytest.mark.parametrize(("stack", "name", "template", "version"), SHIPPED, ids=IDS)
-def test_the_namespace_comes_first_and_enforces_the_level(stack, name, template, version):
-    namespace, *rest = template.documents
-    assert namespace["kind"] == "Namespace"
-    same_namespace = [
-        t.pod_security
-        for s, _, t, _ in SHIPPED
-        if s == stack and t.documents[0]["metadata"]["name"] == namespace["metadata"]["name"]
-    ]
-    level = "baseline" if "baseline" in same_namespace else "restricted"
-    prefix = "pod-security.kubernetes.io/"
-    assert namespace["metadata"]["labels"] == {
-        f"{prefix}enforce": level,
-        f"{prefix}enforce-version": f"v{version}",
-        f"{prefix}audit": "restricted",
-        f"{prefix}audit-version": f"v{version}",
-        f"{prefix}warn": "restricted",
-        f"{prefix}warn-version": f"v{version}",
+def test_queue_templates_use_the_scheduler_namespaces(stack, name, template, version):
+    """A queue's template runs in the namespace the scheduler component creates for the queue
+    (issue 19); only an NCCL test brings its own Namespace, first, enforcing its level."""
+    config = validate_stack(load_stack_file(REPO, stack, None))
+    created = {
+        m["metadata"]["name"]
+        for m in queue_namespace_manifests(
+            config.scheduler.queues,
+            label_domain=config.cluster.label_domain,
+            kubernetes_version=version,
+        )
     }
-    assert {d["metadata"]["namespace"] for d in rest} == {namespace["metadata"]["name"]}
-    assert namespace["metadata"]["name"] not in ("default", "kube-system")
+    namespaces = {
+        d["metadata"]["namespace"] for d in template.documents if d["kind"] != "Namespace"
+    }
+    if name.startswith("nccl-"):
+        namespace, *_ = template.documents
+        assert namespace["kind"] == "Namespace"
+        assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == (
+            template.pod_security
+        )
+        assert namespaces == {namespace["metadata"]["name"]} and not namespaces & created
+    else:
+        assert [d for d in template.documents if d["kind"] == "Namespace"] == []
+        assert len(namespaces) == 1 and namespaces <= created
 
 
 @pytest.mark.parametrize(("stack", "name", "template", "version"), SHIPPED, ids=IDS)

@@ -3,6 +3,7 @@ do-not-disrupt admission policy (its CEL evaluated on pods).
 """
 
 import re
+from dataclasses import replace
 
 import celpy
 import pytest
@@ -13,6 +14,7 @@ from eks_gpu_platform.scheduler.manifests import (
     disruption_admission_policy,
     priority_class_manifests,
     queue_manifest,
+    queue_namespace_manifests,
     queues_parents_first,
 )
 from eks_gpu_platform.scheduler.spec import QueueSpec
@@ -137,46 +139,34 @@ def test_priority_classes_match_the_chart_templates():
 
 # --- friction point 3: admission policy ----------------------------------------------------------
 
-NON_PREEMPTIBLE = (
-    "(has(object.metadata.labels) && 'kai.scheduler/preemptibility' in object.metadata.labels) "
-    "? object.metadata.labels['kai.scheduler/preemptibility'] == 'non-preemptible' "
-    ": ((has(object.metadata.labels) && 'priorityClassName' in object.metadata.labels) "
-    "? object.metadata.labels['priorityClassName'] in ['build', 'inference'] "
-    ": ((has(object.spec.priorityClassName) && object.spec.priorityClassName != '') "
-    "? (object.spec.priorityClassName in ['build', 'inference'] || (has(object.spec.priority) "
-    "&& object.spec.priority >= 100)) "
-    ": ((has(object.metadata.labels) && 'pod-template-hash' in object.metadata.labels && "
+CLASSES = (
+    "{'train': 50, 'build-preemptible': 75, 'build': 100, 'inference': 125, "
+    "'system-node-critical': 2000001000, 'system-cluster-critical': 2000000000}"
+)
+DEPLOYMENT_OR_NOTEBOOK = (
+    "((has(object.metadata.labels) && 'pod-template-hash' in object.metadata.labels && "
     "has(object.metadata.ownerReferences) && "
     "object.metadata.ownerReferences.exists(r, r.kind == 'ReplicaSet')) || "
-    "(has(object.metadata.labels) && 'notebook-name' in object.metadata.labels))))"
+    "(has(object.metadata.labels) && 'notebook-name' in object.metadata.labels))"
 )
-OWNER_NON_PREEMPTIBLE = (
-    "has(object.metadata.labels) && (('kai.scheduler/preemptibility' in object.metadata.labels) "
+NON_PREEMPTIBLE = (
+    "(has(object.metadata.labels) && 'kai.scheduler/preemptibility' in object.metadata.labels "
+    "&& object.metadata.labels['kai.scheduler/preemptibility'] in ['preemptible', "
+    "'non-preemptible']) "
     "? object.metadata.labels['kai.scheduler/preemptibility'] == 'non-preemptible' "
-    ": ('priorityClassName' in object.metadata.labels && "
-    "object.metadata.labels['priorityClassName'] in ['build', 'inference']))"
+    ": ((has(object.metadata.labels) && 'priorityClassName' in object.metadata.labels) "
+    f"? (object.metadata.labels['priorityClassName'] in {CLASSES} ? {CLASSES}"
+    f"[object.metadata.labels['priorityClassName']] >= 100 : {DEPLOYMENT_OR_NOTEBOOK}) "
+    ": ((has(object.spec.priorityClassName) && object.spec.priorityClassName != '') "
+    "? (has(object.spec.priority) && object.spec.priority >= 100) "
+    f": {DEPLOYMENT_OR_NOTEBOOK}))"
 )
-TEMPLATE_ANNOTATED = (
-    "has(object.spec.template.metadata) && has(object.spec.template.metadata.annotations) && "
-    "'karpenter.sh/do-not-disrupt' in object.spec.template.metadata.annotations"
+KAI_SCHEDULED = "has(object.spec.schedulerName) && object.spec.schedulerName == 'kai-scheduler'"
+NOT_NODE_POD = (
+    "!(has(object.metadata.annotations) && 'kubernetes.io/config.mirror' in "
+    "object.metadata.annotations) && !(has(object.metadata.ownerReferences) && "
+    "object.metadata.ownerReferences.exists(r, r.kind in ['DaemonSet', 'Node']))"
 )
-WORKLOAD_RULES = {
-    "resourceRules": [
-        {
-            "apiGroups": ["apps"],
-            "apiVersions": ["v1"],
-            "operations": ["CREATE", "UPDATE"],
-            "resources": ["deployments", "statefulsets", "replicasets"],
-        },
-        {
-            "apiGroups": ["batch"],
-            "apiVersions": ["v1"],
-            "operations": ["CREATE"],
-            "resources": ["jobs"],
-        },
-    ]
-}
-WORKLOADS = "kai-non-preemptible-do-not-disrupt-workloads"
 ANNOTATED = (
     "has(object.metadata.annotations) && 'karpenter.sh/do-not-disrupt' in "
     "object.metadata.annotations"
@@ -186,21 +176,58 @@ POD_RULES = {
         {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
     ]
 }
+SELECTOR = {
+    "namespaceSelector": {
+        "matchExpressions": [
+            {"key": "example.com/queue", "operator": "Exists"},
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": [
+                    "kube-system",
+                    "kube-public",
+                    "kube-node-lease",
+                    "kai-scheduler",
+                    "kai-resource-reservation",
+                    "kai-scale-adjust",
+                    "gpu-operator",
+                ],
+            },
+        ]
+    }
+}
+POD_CONDITIONS = [
+    {"name": "kai-scheduled", "expression": KAI_SCHEDULED},
+    {"name": "not-node-pod", "expression": NOT_NODE_POD},
+    {"name": "non-preemptible", "expression": NON_PREEMPTIBLE},
+]
+NAME = "kai-non-preemptible-do-not-disrupt"
+
+
+def policies(version: str, **kwargs) -> list[dict]:
+    return disruption_admission_policy(
+        kubernetes_version=version, label_domain="example.com", **kwargs
+    )
 
 
 @pytest.mark.parametrize("version", ["1.36", "1.37", "v1.36.2"])
-def test_mutating_policy_from_1_36(version):
-    assert disruption_admission_policy(kubernetes_version=version) == [
+def test_mutating_pod_policy_from_1_36(version):
+    manifests = policies(version)
+    assert [m["kind"] for m in manifests] == [
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+    ] * 3
+    assert manifests[:2] == [
         {
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "MutatingAdmissionPolicy",
-            "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
+            "metadata": {"name": NAME},
             "spec": {
                 "failurePolicy": "Fail",
                 "reinvocationPolicy": "Never",
                 "matchConstraints": POD_RULES,
                 "matchConditions": [
-                    {"name": "non-preemptible", "expression": NON_PREEMPTIBLE},
+                    *POD_CONDITIONS,
                     {"name": "not-annotated", "expression": f"!({ANNOTATED})"},
                 ],
                 "mutations": [
@@ -217,58 +244,41 @@ def test_mutating_policy_from_1_36(version):
         {
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "MutatingAdmissionPolicyBinding",
-            "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
-            "spec": {"policyName": "kai-non-preemptible-do-not-disrupt"},
+            "metadata": {"name": NAME},
+            "spec": {"policyName": NAME, "matchResources": SELECTOR},
         },
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "MutatingAdmissionPolicy",
-            "metadata": {"name": WORKLOADS},
-            "spec": {
-                "failurePolicy": "Fail",
-                "reinvocationPolicy": "Never",
-                "matchConstraints": WORKLOAD_RULES,
-                "matchConditions": [
-                    {"name": "owner-non-preemptible", "expression": OWNER_NON_PREEMPTIBLE},
-                    {"name": "not-annotated", "expression": f"!({TEMPLATE_ANNOTATED})"},
-                ],
-                "mutations": [
-                    {
-                        "patchType": "ApplyConfiguration",
-                        "applyConfiguration": {
-                            "expression": "Object{spec: Object.spec{template: "
-                            "Object.spec.template{metadata: Object.spec.template.metadata{"
-                            'annotations: {"karpenter.sh/do-not-disrupt": "true"}}}}}'
-                        },
-                    }
-                ],
-            },
-        },
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "MutatingAdmissionPolicyBinding",
-            "metadata": {"name": WORKLOADS},
-            "spec": {"policyName": WORKLOADS},
-        },
+    ]
+    assert [m["metadata"]["name"] for m in manifests[2:]] == [
+        f"{NAME}-workloads",
+        f"{NAME}-workloads",
+        f"{NAME}-cronjobs",
+        f"{NAME}-cronjobs",
     ]
 
 
 @pytest.mark.parametrize("version", ["1.30", "1.35", "1.35.4"])
-def test_validating_policy_before_1_36(version):
-    assert disruption_admission_policy(kubernetes_version=version) == [
+def test_validating_pod_policy_before_1_36(version):
+    manifests = policies(version)
+    assert [m["kind"] for m in manifests] == [
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    ] * 3
+    assert manifests[:2] == [
         {
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
+            "metadata": {"name": NAME},
             "spec": {
                 "failurePolicy": "Fail",
                 "matchConstraints": POD_RULES,
-                "matchConditions": [{"name": "non-preemptible", "expression": NON_PREEMPTIBLE}],
+                "matchConditions": POD_CONDITIONS,
                 "validations": [
                     {
                         "expression": ANNOTATED,
-                        "message": "non-preemptible pods (priority class build, inference, or "
-                        "label kai.scheduler/preemptibility=non-preemptible) must carry the "
+                        "message": "non-preemptible kai-scheduler pods (priority class build, "
+                        "inference, system-node-critical, system-cluster-critical or any other "
+                        "of value 100 or more, a Deployment's or Notebook's pod without a class, "
+                        "or label kai.scheduler/preemptibility=non-preemptible) must carry the "
                         'annotation karpenter.sh/do-not-disrupt: "true", or Karpenter may '
                         "consolidate their node",
                         "reason": "Invalid",
@@ -279,57 +289,78 @@ def test_validating_policy_before_1_36(version):
         {
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": "kai-non-preemptible-do-not-disrupt"},
-            "spec": {
-                "policyName": "kai-non-preemptible-do-not-disrupt",
-                "validationActions": ["Deny"],
-            },
-        },
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": WORKLOADS},
-            "spec": {
-                "failurePolicy": "Fail",
-                "matchConstraints": WORKLOAD_RULES,
-                "matchConditions": [
-                    {"name": "owner-non-preemptible", "expression": OWNER_NON_PREEMPTIBLE}
-                ],
-                "validations": [
-                    {
-                        "expression": TEMPLATE_ANNOTATED,
-                        "message": "workloads labelled non-preemptible (priorityClassName "
-                        "build, inference, or kai.scheduler/preemptibility=non-preemptible) must "
-                        'carry the annotation karpenter.sh/do-not-disrupt: "true" in their pod '
-                        "template, or Karpenter may consolidate their pods' nodes",
-                        "reason": "Invalid",
-                    }
-                ],
-            },
-        },
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": WORKLOADS},
-            "spec": {"policyName": WORKLOADS, "validationActions": ["Deny"]},
+            "metadata": {"name": NAME},
+            "spec": {"policyName": NAME, "matchResources": SELECTOR, "validationActions": ["Deny"]},
         },
     ]
 
 
+def test_workload_policies_exactly():
+    workloads, _, cronjobs, cronjob_binding = policies("1.36")[2:]
+    assert workloads["spec"]["matchConstraints"] == {
+        "resourceRules": [
+            {
+                "apiGroups": ["apps"],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["deployments", "statefulsets"],
+            },
+            {
+                "apiGroups": ["batch"],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE"],
+                "resources": ["jobs"],
+            },
+        ]
+    }
+    assert cronjobs["spec"]["matchConstraints"] == {
+        "resourceRules": [
+            {
+                "apiGroups": ["batch"],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["cronjobs"],
+            }
+        ]
+    }
+    assert cronjobs["spec"]["matchConditions"][0] == {
+        "name": "kai-scheduled",
+        "expression": "has(object.spec.jobTemplate.spec.template.spec.schedulerName) && "
+        "object.spec.jobTemplate.spec.template.spec.schedulerName == 'kai-scheduler'",
+    }
+    assert cronjobs["spec"]["mutations"][0]["applyConfiguration"]["expression"] == (
+        "Object{spec: Object.spec{jobTemplate: Object.spec.jobTemplate{spec: "
+        "Object.spec.jobTemplate.spec{template: Object.spec.jobTemplate.spec.template{metadata: "
+        "Object.spec.jobTemplate.spec.template.metadata{annotations: "
+        '{"karpenter.sh/do-not-disrupt": "true"}}}}}}}'
+    )
+    assert cronjob_binding["spec"] == {"policyName": f"{NAME}-cronjobs", "matchResources": SELECTOR}
+
+
 def test_policy_needs_a_kubernetes_version():
     with pytest.raises(ValueError, match=re.escape("kubernetes_version 'latest' is not a version")):
-        disruption_admission_policy(kubernetes_version="latest")
+        policies("latest")
 
 
 _CEL = celpy.Environment()
 
 
-def evaluate(expression: str, pod: dict) -> bool:
+def evaluate(expression: str, obj: dict, kind: str = "Pod") -> bool:
     program = _CEL.program(_CEL.compile(expression))
-    return bool(program.evaluate({"object": celpy.json_to_cel(pod)}))
+    request = {"kind": {"group": "", "version": "v1", "kind": kind}}
+    return bool(
+        program.evaluate({"object": celpy.json_to_cel(obj), "request": celpy.json_to_cel(request)})
+    )
 
 
-def pod(priority_class=None, labels=None, annotations=None, priority=None, owner=None) -> dict:
+def pod(
+    priority_class=None,
+    labels=None,
+    annotations=None,
+    priority=None,
+    owner=None,
+    scheduler="kai-scheduler",
+) -> dict:
     metadata: dict = {"name": "p"}
     if labels is not None:
         metadata["labels"] = labels
@@ -337,7 +368,7 @@ def pod(priority_class=None, labels=None, annotations=None, priority=None, owner
         metadata["annotations"] = annotations
     if owner is not None:
         metadata["ownerReferences"] = [{"kind": owner, "name": "o", "apiVersion": "apps/v1"}]
-    spec: dict = {"containers": [{"name": "c", "image": "i"}]}
+    spec: dict = {"schedulerName": scheduler, "containers": [{"name": "c", "image": "i"}]}
     if priority_class is not None:
         spec["priorityClassName"] = priority_class
         # The Priority admission plugin resolves the class before admission policies run.
@@ -355,7 +386,8 @@ HASH = {"pod-template-hash": "5d9c7b"}
 DND = {"karpenter.sh/do-not-disrupt": "true"}
 PREEMPTIBILITY = "kai.scheduler/preemptibility"
 
-# pod -> (mutated by the 1.36 policy, denied by the pre-1.36 policy)
+# pod -> (mutated by the 1.36 policy, denied by the pre-1.36 policy); namespace selection is
+# tested on the fixtures (test_admission_fixtures.py).
 ADMISSION_CASES = [
     (pod("inference"), (True, True)),
     (pod("build", labels={"app": "x"}), (True, True)),
@@ -367,9 +399,15 @@ ADMISSION_CASES = [
     (pod(), (False, False)),
     (pod("train", labels={PREEMPTIBILITY: "non-preemptible"}), (True, True)),
     (pod("inference", labels={PREEMPTIBILITY: "preemptible"}), (False, False)),
+    # Issue 19: KAI ignores a preemptibility value it cannot parse; the class decides.
+    (pod("inference", labels={PREEMPTIBILITY: "Non-Preemptible"}), (True, True)),
+    (pod("train", labels={PREEMPTIBILITY: "true"}), (False, False)),
     (pod(labels={"priorityClassName": "build"}), (True, True)),
     (pod("inference", labels={"priorityClassName": "train"}), (False, False)),
-    # Issue 12, item 8: what KAI treats as non-preemptible beyond the named classes.
+    # Issue 19: a label naming a class KAI does not find: the kind's fallback, not spec.
+    (pod("inference", labels={"priorityClassName": "gold"}), (False, False)),
+    (pod(labels={"priorityClassName": "gold", **HASH}, owner="ReplicaSet"), (True, True)),
+    (pod(labels={"priorityClassName": "system-node-critical"}), (True, True)),
     (pod("critical", priority=1000), (True, True)),  # any class of value 100 or more
     (pod("low", priority=99), (False, False)),
     (pod(labels=HASH, owner="ReplicaSet"), (True, True)),  # a Deployment's: inference
@@ -378,14 +416,22 @@ ADMISSION_CASES = [
     (pod(owner="ReplicaSet"), (False, False)),  # a bare ReplicaSet: train
     (pod(labels={"notebook-name": "nb"}, owner="StatefulSet"), (True, True)),  # build
     (pod(labels={"statefulset": "db"}, owner="StatefulSet"), (False, False)),
+    # Issue 19: only pods KAI schedules; never a node's own pods.
+    (pod("inference", scheduler="default-scheduler"), (False, False)),
+    (pod(labels=HASH, owner="ReplicaSet", scheduler="default-scheduler"), (False, False)),
+    (pod("inference", owner="DaemonSet"), (False, False)),
+    (
+        pod("inference", owner="Node", annotations={"kubernetes.io/config.mirror": "h"}),
+        (False, False),
+    ),
 ]
 
 
 @pytest.mark.parametrize(("candidate", "outcome"), ADMISSION_CASES)
 def test_admission_cel_on_pods(candidate, outcome):
-    mutating = disruption_admission_policy(kubernetes_version="1.36")[0]
+    mutating = policies("1.36")[0]
     mutated = all(evaluate(c["expression"], candidate) for c in mutating["spec"]["matchConditions"])
-    validating = disruption_admission_policy(kubernetes_version="1.35")[0]
+    validating = policies("1.35")[0]
     denied = all(
         evaluate(c["expression"], candidate) for c in validating["spec"]["matchConditions"]
     ) and not all(evaluate(v["expression"], candidate) for v in validating["spec"]["validations"])
@@ -393,30 +439,31 @@ def test_admission_cel_on_pods(candidate, outcome):
 
 
 def test_apply_configuration_expression_parses():
-    mutating = disruption_admission_policy(kubernetes_version="1.36")[0]
-    expression = mutating["spec"]["mutations"][0]["applyConfiguration"]["expression"]
-    assert _CEL.compile(expression) is not None
+    for manifest in policies("1.36"):
+        if manifest["kind"] == "MutatingAdmissionPolicy":
+            expression = manifest["spec"]["mutations"][0]["applyConfiguration"]["expression"]
+            assert _CEL.compile(expression) is not None
 
 
-def test_custom_priority_classes():
-    policy = disruption_admission_policy(kubernetes_version="1.36", priority_classes=("critical",))[
-        0
-    ]
-    condition = policy["spec"]["matchConditions"][0]["expression"]
-    assert "labels['priorityClassName'] in ['critical']" in condition
-    assert evaluate(condition, pod("critical"))
+def test_extra_priority_classes():
+    policy = policies("1.36", extra_priority_classes={"critical": 1000, "batch": 10})[0]
+    condition = policy["spec"]["matchConditions"][2]["expression"]
+    assert "'system-cluster-critical': 2000000000, 'critical': 1000, 'batch': 10}" in condition
     assert evaluate(condition, pod(labels={"priorityClassName": "critical"}))
-    assert not evaluate(condition, pod(labels={"priorityClassName": "inference"}))
-    # By value, a class of 100 or more is non-preemptible whatever its name (KAI's rule).
-    assert evaluate(condition, pod("inference"))
-    assert not evaluate(condition, pod("batch", priority=10))
+    assert not evaluate(condition, pod(labels={"priorityClassName": "batch"}))
+    assert evaluate(condition, pod(labels={"priorityClassName": "inference"}))
+    # Without the extra table, the label names no known class: a bare pod's fallback, train.
+    plain = policies("1.36")[0]["spec"]["matchConditions"][2]["expression"]
+    assert not evaluate(plain, pod(labels={"priorityClassName": "critical"}))
 
 
-def workload(kind: str, labels=None, template_annotations=None) -> dict:
+def workload(kind: str, labels=None, template_annotations=None, scheduler="kai-scheduler") -> dict:
     metadata: dict = {"name": "w"}
     if labels is not None:
         metadata["labels"] = labels
-    template: dict = {"spec": {"containers": [{"name": "c", "image": "i"}]}}
+    template: dict = {
+        "spec": {"schedulerName": scheduler, "containers": [{"name": "c", "image": "i"}]}
+    }
     if template_annotations is not None:
         template["metadata"] = {"annotations": template_annotations}
     return {"kind": kind, "metadata": metadata, "spec": {"template": template}}
@@ -434,21 +481,55 @@ WORKLOAD_CASES = [
     (workload("Deployment", {"priorityClassName": "train"}), (False, False)),
     (workload("Deployment"), (False, False)),  # its pods: the pod policy's Deployment default
     (workload("Job", {"priorityClassName": "build"}, DND), (False, False)),
+    (workload("Deployment", {"priorityClassName": "gold"}), (True, True)),  # fallback inference
+    (workload("StatefulSet", {"priorityClassName": "gold"}), (False, False)),  # fallback train
+    (
+        workload("Job", {"priorityClassName": "build"}, scheduler="default-scheduler"),
+        (False, False),
+    ),
 ]
 
 
 @pytest.mark.parametrize(("candidate", "outcome"), WORKLOAD_CASES)
 def test_admission_cel_on_workloads(candidate, outcome):
-    mutating = disruption_admission_policy(kubernetes_version="1.36")[2]
-    mutated = all(evaluate(c["expression"], candidate) for c in mutating["spec"]["matchConditions"])
-    validating = disruption_admission_policy(kubernetes_version="1.35")[2]
+    kind = candidate["kind"]
+    mutating = policies("1.36")[2]
+    mutated = all(
+        evaluate(c["expression"], candidate, kind) for c in mutating["spec"]["matchConditions"]
+    )
+    validating = policies("1.35")[2]
     denied = all(
-        evaluate(c["expression"], candidate) for c in validating["spec"]["matchConditions"]
-    ) and not all(evaluate(v["expression"], candidate) for v in validating["spec"]["validations"])
+        evaluate(c["expression"], candidate, kind) for c in validating["spec"]["matchConditions"]
+    ) and not all(
+        evaluate(v["expression"], candidate, kind) for v in validating["spec"]["validations"]
+    )
     assert (mutated, denied) == outcome
 
 
-def test_workload_apply_configuration_expression_parses():
-    mutating = disruption_admission_policy(kubernetes_version="1.36")[2]
-    expression = mutating["spec"]["mutations"][0]["applyConfiguration"]["expression"]
-    assert _CEL.compile(expression) is not None
+def test_queue_namespaces_exactly():
+    queues = (
+        queue("research"),
+        queue("batch", parent="research", pools=("gpu",)),
+        replace(queue("serving", parent="research", pools=("gpu",)), namespace="serve"),
+    )
+    assert queue_namespace_manifests(
+        queues, label_domain="example.com", kubernetes_version="1.36"
+    ) == [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "pod-security.kubernetes.io/enforce": "restricted",
+                    "pod-security.kubernetes.io/enforce-version": "v1.36",
+                    "pod-security.kubernetes.io/audit": "restricted",
+                    "pod-security.kubernetes.io/audit-version": "v1.36",
+                    "pod-security.kubernetes.io/warn": "restricted",
+                    "pod-security.kubernetes.io/warn-version": "v1.36",
+                    "example.com/queue": queue_name,
+                },
+            },
+        }
+        for name, queue_name in (("batch", "batch"), ("serve", "serving"))
+    ]

@@ -1,0 +1,327 @@
+"""The do-not-disrupt admission policies on the pods of a real EKS GPU node (issue 19).
+
+Each render's policies (1.36: MutatingAdmissionPolicy; 1.35: ValidatingAdmissionPolicy) are
+evaluated the way the API server does: the binding's ``matchResources.namespaceSelector`` against
+the pod's namespace labels, then every ``matchCondition`` (CEL, with cel-python), then for the
+validating policy its validation. The pods are ``tests/fixtures/system-pods`` (never acted on)
+and ``tests/fixtures/kai-pods`` (``must-match.yaml`` always, ``must-not-match.yaml`` never), with
+``spec.priority`` filled from the class the way the Priority admission plugin does (kubernetes
+v1.36.3 plugin/pkg/admission/priority/admission.go) and the namespaces labelled as the scheduler
+component creates them (plus ``kubernetes.io/metadata.name``, which the API server sets on every
+namespace: kubernetes v1.36.3 pkg/registry/core/namespace/strategy.go).
+"""
+
+import copy
+from dataclasses import replace
+from pathlib import Path
+
+import celpy
+import pytest
+import yaml
+
+from eks_gpu_platform.offline.render import load_stack_file
+from eks_gpu_platform.offline.render import validate as validate_stack
+from eks_gpu_platform.scheduler import (
+    SYSTEM_NAMESPACES,
+    disruption_admission_policy,
+    leaf_queue_names,
+    queue_namespace_manifests,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+# The Priority admission plugin's table: the built-ins (kubernetes v1.36.3
+# pkg/apis/scheduling/v1/helpers.go) and KAI's four as the platform renders them.
+CLASS_VALUES = {
+    "system-node-critical": 2000001000,
+    "system-cluster-critical": 2000000000,
+    "train": 50,
+    "build-preemptible": 75,
+    "build": 100,
+    "inference": 125,
+}
+DEV_QUEUE_NAMESPACES = ("research-batch", "research-serving", "research-notebooks")
+_CEL = celpy.Environment()
+
+
+def _load(path: Path) -> list[dict]:
+    pods = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    for pod in pods:
+        name = pod["spec"].get("priorityClassName")
+        pod["spec"]["priority"] = CLASS_VALUES[name] if name else 0
+    return pods
+
+
+SYSTEM_PODS = [p for f in sorted((FIXTURES / "system-pods").glob("*.yaml")) for p in _load(f)]
+MUST_MATCH = _load(FIXTURES / "kai-pods" / "must-match.yaml")
+MUST_NOT_MATCH = _load(FIXTURES / "kai-pods" / "must-not-match.yaml")
+
+
+def _renders() -> list[tuple[str, object]]:
+    out = []
+    for stack in ("dev", "prod"):
+        out.append((stack, validate_stack(load_stack_file(REPO, stack, None))))
+    dev = out[0][1]
+    out.append(("dev-1.35", replace(dev, cluster=replace(dev.cluster, kubernetes_version="1.35"))))
+    return out
+
+
+RENDERS = _renders()
+
+
+def _selected(selector: dict, labels: dict) -> bool:
+    for expression in selector.get("matchExpressions", []):
+        key, operator = expression["key"], expression["operator"]
+        if operator == "Exists":
+            ok = key in labels
+        elif operator == "DoesNotExist":
+            ok = key not in labels
+        elif operator == "In":
+            ok = labels.get(key) in expression["values"]
+        elif operator == "NotIn":
+            ok = key not in labels or labels[key] not in expression["values"]
+        else:  # pragma: no cover - the policies use only the operators above
+            raise AssertionError(operator)
+        if not ok:
+            return False
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+def _cel(expression: str, obj: dict, kind: str) -> bool:
+    program = _CEL.program(_CEL.compile(expression))
+    activation = {
+        "object": celpy.json_to_cel(obj),
+        "request": celpy.json_to_cel({"kind": {"group": "", "version": "v1", "kind": kind}}),
+    }
+    return bool(program.evaluate(activation))
+
+
+def acts_on(manifests: list[dict], obj: dict, kind: str, namespace_labels: dict) -> list[str]:
+    """Names of the policies that would mutate (1.36) or deny (1.35) ``obj``."""
+    bindings = {m["spec"]["policyName"]: m for m in manifests if m["kind"].endswith("Binding")}
+    acted = []
+    for policy in (m for m in manifests if not m["kind"].endswith("Binding")):
+        rules = policy["spec"]["matchConstraints"]["resourceRules"]
+        resource = {
+            "Pod": "pods",
+            "Deployment": "deployments",
+            "StatefulSet": "statefulsets",
+            "Job": "jobs",
+            "CronJob": "cronjobs",
+            "ReplicaSet": "replicasets",
+        }[kind]
+        if not any(resource in r["resources"] for r in rules):
+            continue
+        binding = bindings[policy["metadata"]["name"]]
+        if not _selected(binding["spec"]["matchResources"]["namespaceSelector"], namespace_labels):
+            continue
+        if not all(_cel(c["expression"], obj, kind) for c in policy["spec"]["matchConditions"]):
+            continue
+        if policy["kind"] == "ValidatingAdmissionPolicy" and all(
+            _cel(v["expression"], obj, kind) for v in policy["spec"]["validations"]
+        ):
+            continue
+        acted.append(policy["metadata"]["name"])
+    return acted
+
+
+def _namespaces(config) -> dict[str, dict]:
+    labels = {
+        m["metadata"]["name"]: {
+            **m["metadata"]["labels"],
+            "kubernetes.io/metadata.name": m["metadata"]["name"],
+        }
+        for m in queue_namespace_manifests(
+            config.scheduler.queues,
+            label_domain=config.cluster.label_domain,
+            kubernetes_version=config.cluster.kubernetes_version,
+        )
+    }
+    for name in (*SYSTEM_NAMESPACES, "default"):
+        labels.setdefault(name, {"kubernetes.io/metadata.name": name})
+    return labels
+
+
+def _policies(config) -> list[dict]:
+    return disruption_admission_policy(
+        kubernetes_version=config.cluster.kubernetes_version,
+        label_domain=config.cluster.label_domain,
+        extra_priority_classes=config.scheduler.priority_classes,
+    )
+
+
+def _in_stack(pod: dict, config) -> dict:
+    """The fixture pod moved from a dev queue namespace to the matching leaf queue's of
+    ``config`` (the n-th dev namespace to the n-th leaf, cycling)."""
+    pod = copy.deepcopy(pod)
+    namespace = pod["metadata"]["namespace"]
+    if namespace in DEV_QUEUE_NAMESPACES:
+        leaves = [
+            q
+            for q in config.scheduler.queues
+            if q.name in leaf_queue_names(config.scheduler.queues)
+        ]
+        queue = leaves[DEV_QUEUE_NAMESPACES.index(namespace) % len(leaves)]
+        pod["metadata"]["namespace"] = queue.workload_namespace
+        pod["metadata"]["labels"]["kai.scheduler/queue"] = queue.name
+    return pod
+
+
+def _id(pod: dict) -> str:
+    return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+@pytest.mark.parametrize(("stack", "config"), RENDERS, ids=[r[0] for r in RENDERS])
+@pytest.mark.parametrize("pod", SYSTEM_PODS, ids=_id)
+def test_no_system_pod_is_acted_on(stack, config, pod):
+    namespaces = _namespaces(config)
+    assert acts_on(_policies(config), pod, "Pod", namespaces[pod["metadata"]["namespace"]]) == []
+
+
+@pytest.mark.parametrize(("stack", "config"), RENDERS, ids=[r[0] for r in RENDERS])
+@pytest.mark.parametrize("pod", SYSTEM_PODS, ids=_id)
+def test_a_mislabelled_system_namespace_still_never_matches(stack, config, pod):
+    labels = {
+        f"{config.cluster.label_domain}/queue": "research-serving",
+        "kubernetes.io/metadata.name": pod["metadata"]["namespace"],
+    }
+    kai_pod = copy.deepcopy(pod)
+    kai_pod["spec"]["schedulerName"] = "kai-scheduler"
+    assert acts_on(_policies(config), kai_pod, "Pod", labels) == []
+
+
+@pytest.mark.parametrize(("stack", "config"), RENDERS, ids=[r[0] for r in RENDERS])
+@pytest.mark.parametrize("pod", MUST_MATCH, ids=_id)
+def test_every_non_preemptible_kai_pod_is_acted_on(stack, config, pod):
+    pod = _in_stack(pod, config)
+    namespaces = _namespaces(config)
+    assert acts_on(_policies(config), pod, "Pod", namespaces[pod["metadata"]["namespace"]]) == [
+        "kai-non-preemptible-do-not-disrupt"
+    ]
+
+
+@pytest.mark.parametrize(("stack", "config"), RENDERS, ids=[r[0] for r in RENDERS])
+@pytest.mark.parametrize("pod", MUST_NOT_MATCH, ids=_id)
+def test_no_preemptible_or_foreign_pod_is_acted_on(stack, config, pod):
+    pod = _in_stack(pod, config)
+    namespaces = _namespaces(config)
+    assert acts_on(_policies(config), pod, "Pod", namespaces[pod["metadata"]["namespace"]]) == []
+
+
+@pytest.mark.parametrize(("stack", "config"), RENDERS, ids=[r[0] for r in RENDERS])
+def test_no_policy_matches_replicasets(stack, config):
+    for manifest in _policies(config):
+        if manifest["kind"].endswith("Binding"):
+            continue
+        for rule in manifest["spec"]["matchConstraints"]["resourceRules"]:
+            assert "replicasets" not in rule["resources"]
+            assert "*" not in rule["resources"]
+
+
+def _workload(kind: str, labels: dict, scheduler: str = "kai-scheduler") -> dict:
+    template = {
+        "metadata": {"labels": {"app": "w"}},
+        "spec": {"schedulerName": scheduler, "containers": [{"name": "c", "image": "i"}]},
+    }
+    if kind == "CronJob":
+        return {
+            "apiVersion": "batch/v1",
+            "kind": kind,
+            "metadata": {"name": "w", "namespace": "research-batch"},
+            "spec": {
+                "schedule": "0 * * * *",
+                "jobTemplate": {"metadata": {"labels": labels}, "spec": {"template": template}},
+            },
+        }
+    return {
+        "kind": kind,
+        "metadata": {"name": "w", "namespace": "research-batch", "labels": labels},
+        "spec": {"template": template},
+    }
+
+
+WORKLOADS_POLICY = "kai-non-preemptible-do-not-disrupt-workloads"
+CRONJOBS_POLICY = "kai-non-preemptible-do-not-disrupt-cronjobs"
+# (kind, owner labels, scheduler, namespace) -> the policies that act on it
+WORKLOAD_CASES = [
+    (
+        "CronJob",
+        {"priorityClassName": "inference"},
+        "kai-scheduler",
+        "research-batch",
+        [CRONJOBS_POLICY],
+    ),
+    (
+        "CronJob",
+        {"kai.scheduler/preemptibility": "non-preemptible"},
+        "kai-scheduler",
+        "research-batch",
+        [CRONJOBS_POLICY],
+    ),
+    ("CronJob", {"priorityClassName": "train"}, "kai-scheduler", "research-batch", []),
+    ("CronJob", {"priorityClassName": "build"}, "default-scheduler", "research-batch", []),
+    ("CronJob", {"priorityClassName": "build"}, "kai-scheduler", "kube-system", []),
+    (
+        "Deployment",
+        {"priorityClassName": "inference"},
+        "kai-scheduler",
+        "research-batch",
+        [WORKLOADS_POLICY],
+    ),
+    # KAI ignores a label naming no existing class; a Deployment then falls back to inference.
+    (
+        "Deployment",
+        {"priorityClassName": "gold"},
+        "kai-scheduler",
+        "research-batch",
+        [WORKLOADS_POLICY],
+    ),
+    ("Job", {"priorityClassName": "gold"}, "kai-scheduler", "research-batch", []),
+    (
+        "StatefulSet",
+        {"priorityClassName": "system-cluster-critical"},
+        "kai-scheduler",
+        "research-batch",
+        [WORKLOADS_POLICY],
+    ),
+    (
+        "Job",
+        {"kai.scheduler/preemptibility": "preemptible", "priorityClassName": "build"},
+        "kai-scheduler",
+        "research-batch",
+        [],
+    ),
+    ("Deployment", {"priorityClassName": "inference"}, "default-scheduler", "research-batch", []),
+    ("Deployment", {"priorityClassName": "inference"}, "kai-scheduler", "default", []),
+]
+
+
+@pytest.mark.parametrize(("stack", "config"), RENDERS, ids=[r[0] for r in RENDERS])
+@pytest.mark.parametrize(("kind", "labels", "scheduler", "namespace", "expected"), WORKLOAD_CASES)
+def test_workload_policies(stack, config, kind, labels, scheduler, namespace, expected):
+    obj = _workload(kind, labels, scheduler)
+    if namespace == "research-batch":
+        leaves = [
+            q
+            for q in config.scheduler.queues
+            if q.name in leaf_queue_names(config.scheduler.queues)
+        ]
+        namespace = leaves[0].workload_namespace
+    ns_labels = _namespaces(config)[namespace]
+    assert acts_on(_policies(config), obj, kind, ns_labels) == expected
+
+
+def test_the_fixtures_hold_what_they_should():
+    assert len(SYSTEM_PODS) == 24
+    assert {p["metadata"]["namespace"] for p in SYSTEM_PODS} == {
+        "kube-system",
+        "kai-scheduler",
+        "kai-resource-reservation",
+        "gpu-operator",
+    }
+    assert {
+        p["metadata"]["ownerReferences"][0]["kind"]
+        for p in SYSTEM_PODS
+        if "ownerReferences" in p["metadata"]
+    } == {"DaemonSet", "ReplicaSet", "Node"}
+    assert (len(MUST_MATCH), len(MUST_NOT_MATCH)) == (10, 11)
