@@ -4,6 +4,7 @@ or several pools, with or without explicit shares)."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from karpenter_model import Render
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.gpu_operator import mig_profiles_for_family
-from eks_gpu_platform.offline.run import load_stack_file, validate
+from eks_gpu_platform.offline.run import load_stack_file, render, validate
 from eks_gpu_platform.offline.stackfile import StackFile
 from eks_gpu_platform.offline.write import helm_releases, kubernetes_objects
 from eks_gpu_platform.spec import SpecError
@@ -26,13 +27,17 @@ def stack_config(stack: str) -> PlatformConfig:
     return config
 
 
+_RENDERS: dict[str, Any] = {}
+
+
 def render_of(stack: StackFile) -> Render:
     """What Karpenter sees of a stack: its offline render's Kubernetes objects and the GPU
     Operator's values (the device plugin's and MIG manager's configuration), shared per
-    process (conftest.shared_render)."""
-    from conftest import shared_render
-
-    recording = shared_render(REPO, stack)
+    process."""
+    key = json.dumps([stack.name, stack.config], sort_keys=True)
+    if key not in _RENDERS:
+        _RENDERS[key] = render(REPO, stack)
+    recording = _RENDERS[key]
     (operator,) = [r for r in helm_releases(recording) if r["chart"] == "gpu-operator"] or [
         {"values": {}}
     ]

@@ -134,10 +134,11 @@ def test_a_nodeclaim_keeps_every_viable_type_and_subtracts_the_largest():
     8 GPUs, so gpu-spot's remaining 8 drops to 0 for the round and a pod pinned to another type
     waits for round 2, when usage is what was launched (the cheapest option, g6.xlarge)."""
     model = Karpenter(stack_render("dev"))
+    pinned = {POOL_LABEL: "gpu-spot", "node.kubernetes.io/instance-type": "g6e.xlarge"}
     pods = [
         Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "gpu-spot"}),
-        Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "gpu-spot", "node.kubernetes.io/instance-type": "g6e.xlarge"}),
-    ]  # fmt: skip
+        Pod({GPU: 1, "pods": 1}, pinned),
+    ]
     assert model.provision(pods) == []
     assert [(n.round, n.instance_type) for n in model.nodes] == [
         (1, "g6.xlarge"),

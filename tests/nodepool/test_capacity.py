@@ -175,7 +175,8 @@ def test_b200_mig_profiles_are_counted():
 # --- Karpenter's accounting, before and after (the cases) ------------------------------
 
 
-DEVICE_PLUGIN = {  # the device plugin's config as the GPU Operator hands it (k8s-device-plugin v0.20.0)
+# The device plugin's config as the GPU Operator hands it (k8s-device-plugin v0.20.0).
+DEVICE_PLUGIN = {
     "devicePlugin": {
         "config": {
             "data": {
