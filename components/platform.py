@@ -19,7 +19,7 @@ from .cluster import EksCluster, EksClusterArgs, system_node_label, system_toler
 from .cluster.component import refuse_placeholder_cidrs
 from .config import PROJECT, PlatformConfig
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
-from .gpu_operator import GpuOperator, GpuOperatorArgs
+from .gpu_operator import GpuOperator, GpuOperatorArgs, mig_ready_pools
 from .karpenter import Karpenter, KarpenterArgs
 from .karpenter.lifecycle import spot_role_warning
 from .naming import TYPE_PREFIX
@@ -30,6 +30,7 @@ from .nodepool import (
     NodePool,
     NodePoolArgs,
     NodePoolSpec,
+    pool_startup_taints,
     pool_taints,
 )
 from .scheduler import KaiScheduler, KaiSchedulerArgs
@@ -65,10 +66,11 @@ def gpu_node_tolerations(
     pools: Sequence[NodePoolSpec], skip: Sequence[str] = (GPU_RESOURCE,)
 ) -> list[dict[str, str]]:
     """Tolerations for node DaemonSets (GPU Operator, EFA device plugin) beyond the ``skip``
-    keys they tolerate already: every other taint the pools put on their nodes."""
+    keys they tolerate already: every other taint the pools put on their nodes, startup taints
+    included (the operands must run on a MIG node before its startup taint goes)."""
     seen: dict[tuple[str, str], dict[str, str]] = {}
     for pool in pools:
-        for taint in pool_taints(pool):
+        for taint in pool_taints(pool) + pool_startup_taints(pool):
             if taint["key"] not in skip:
                 key = (taint["key"], taint["effect"])
                 seen.setdefault(
@@ -299,6 +301,8 @@ class GpuPlatform(pulumi.ComponentResource):
                     system_node_selector=system_selector,
                     system_tolerations=system_tolerations(),
                     gpu_tolerations=gpu_node_tolerations(config.gpu_pools),
+                    mig_ready=mig_ready_pools(config.gpu_pools, config.gpu_operator),
+                    label_domain=config.cluster.label_domain,
                     depends_on=[self.cluster.system_node_group],
                 ),
                 opts=child,

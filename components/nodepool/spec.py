@@ -27,6 +27,7 @@ from .constants import (
     GP3_MIBPS_PER_IOPS,
     GPU_RESOURCE,
     LABEL_VALUE_TEXT,
+    MIG_DISABLED_PROFILE,
     MIN_EXPIRE_AFTER,
     MIN_TERMINATION_GRACE,
     NAME_PATTERN,
@@ -116,6 +117,14 @@ class NodePoolSpec(Spec):
         if self.kind == "efa":
             selected = tuple(t for t in selected if t.efa_capable)
         return selected
+
+    @property
+    def mig_startup_taint(self) -> bool:
+        """Whether the pool's nodes start with ``MIG_PENDING_TAINT``: a GPU pool whose MIG
+        profile changes what its nodes advertise. Before the MIG manager applies it, the device
+        plugin advertises the physical GPUs, and Karpenter would initialize the node and charge
+        that capacity (review F6). ``all-disabled`` advertises whole GPUs from the start."""
+        return self.is_gpu and self.mig_profile not in (None, MIG_DISABLED_PROFILE)
 
     @property
     def efa_types(self) -> tuple[str, ...]:
