@@ -3,6 +3,7 @@ only, the operands tolerating it, the remover's exact manifests, what it waits f
 platform registering it."""
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import one
@@ -280,7 +281,7 @@ def test_the_remover_patch_removes_only_the_startup_taint_of_the_version_read():
 
 
 def test_the_pod_runs_this_module():
-    assert open(script.__file__).read() == MIG_READY_SCRIPT
+    assert Path(script.__file__).read_text() == MIG_READY_SCRIPT
     compile(MIG_READY_SCRIPT, "mig_ready_script.py", "exec")
 
 
