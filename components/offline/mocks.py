@@ -34,7 +34,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import resource_pb2, source_pb2
 
 from ..config import partition_for_region
-from ..regions import modelled_zone_count
+from ..regions import modelled_zone_names
 from ..spec import SpecError
 from .mock_outputs import GLOBAL_SERVICES, KNOWN_ARNS, MockOutputs
 from .mock_types import DIRECTIONS, Registration, Scope, _hex, region_short_code
@@ -215,11 +215,11 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 return {"name": scope.region, "region": scope.region, "id": scope.region}
             if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
                 # The region's real zone count where it is modelled (regions.py).
-                letters = "abcdef"[: modelled_zone_count(scope.region)]
+                names = modelled_zone_names(scope.region)
                 short = region_short_code(scope.region)
                 return {
-                    "names": [f"{scope.region}{c}" for c in letters],
-                    "zoneIds": [f"{short}-az{i + 1}" for i in range(len(letters))],
+                    "names": names,
+                    "zoneIds": [f"{short}-az{i + 1}" for i in range(len(names))],
                     "state": "available",
                     "id": scope.region,
                 }
