@@ -6,6 +6,7 @@ reads the stack's configuration with ``read_stack_config`` and creates one ``Gpu
 """
 
 import contextlib
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,6 +34,7 @@ from .nodepool import (
     pool_startup_taints,
     pool_taints,
 )
+from .nodepool.zones import checked_vpc_zones
 from .scheduler import KaiScheduler, KaiSchedulerArgs
 from .schema import typed_dict_for
 from .spec import SpecError, config_from_python
@@ -253,6 +255,14 @@ class GpuPlatform(pulumi.ComponentResource):
         for warning in capacity_warnings(config):
             pulumi.log.warn(warning.removeprefix("warning: "), self)
         gpu_limits = config.gpu_limits
+        # Every EFA pool's zone against the region's zones and the VPC's, in one error, before
+        # the pools' resources are registered (nodepool/zones.py).
+        vpc_zones = pulumi.Output.all(self.network.region_zones, self.network.zones).apply(
+            functools.partial(
+                checked_vpc_zones,
+                pools=[(i, p) for i, p in enumerate(config.node_pools) if p.kind == "efa"],
+            )
+        )
         self.node_pools = {
             pool.name: NodePool(
                 f"{name}-pool-{pool.name}",
@@ -264,6 +274,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     k8s_provider=self.cluster.provider,
                     vpc_id=self.network.vpc_id,
                     subnet_selector=self.network.subnet_selector,
+                    vpc_zones=vpc_zones if pool.kind == "efa" else None,
                     gpu_limit=gpu_limits.get(pool.name),
                     capacity=capacity_of(pool, config.gpu_operator) if pool.is_gpu else None,
                     depends_on=karpenter_ready,

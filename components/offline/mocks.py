@@ -213,6 +213,10 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 }
             if token == "aws:index/getRegion:getRegion":
                 return {"name": scope.region, "region": scope.region, "id": scope.region}
+            if token == "aws:ec2/getSubnet:getSubnet":
+                # An existing subnet's zone is the account's: not modelled (null), so offline
+                # the EFA zone check (nodepool/zones.py) cannot test it against the VPC.
+                return {**args.args, "availabilityZone": None}
             if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
                 # The region's real zone count where it is modelled (regions.py).
                 names = modelled_zone_names(scope.region)
