@@ -32,7 +32,7 @@ from ..spec import (
     show,
 )
 from .mig import mig_layout
-from .mig_ready import mig_ready_daemonset, mig_ready_rbac
+from .mig_ready import mig_ready_admission, mig_ready_daemonset, mig_ready_rbac
 from .spec import NAMESPACE, RELEASE_NAME, GpuOperatorSpec
 from .values import gpu_operator_values
 
@@ -181,6 +181,14 @@ _MIG_READY_TYPES = {
     "ServiceAccount": ("mig-ready-sa", k8s.core.v1.ServiceAccount),
     "ClusterRole": ("mig-ready-role", k8s.rbac.v1.ClusterRole),
     "ClusterRoleBinding": ("mig-ready-binding", k8s.rbac.v1.ClusterRoleBinding),
+    "ValidatingAdmissionPolicy": (
+        "mig-ready-policy",
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicy,
+    ),
+    "ValidatingAdmissionPolicyBinding": (
+        "mig-ready-policy-binding",
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding,
+    ),
 }
 
 
@@ -230,19 +238,29 @@ class GpuOperator(pulumi.ComponentResource):
         self.register_outputs({"namespace": self.namespace, "release_name": self.release_name})
 
     def _mig_ready(self, name: str, args: GpuOperatorArgs, namespace: pulumi.Resource) -> None:
-        """The MIG startup remover (``mig_ready.py``): its RBAC, then its DaemonSet."""
+        """The MIG startup remover (``mig_ready.py``): its RBAC and admission policy (the
+        binding after the policy), then its DaemonSet."""
         opts = pulumi.ResourceOptions(
             parent=self, provider=args.k8s_provider, depends_on=[namespace]
         )
         rbac: list[pulumi.Resource] = []
-        for manifest in mig_ready_rbac():
+        for manifest in mig_ready_rbac() + mig_ready_admission():
             suffix, resource_type = _MIG_READY_TYPES[manifest["kind"]]
             fields = {
                 {"roleRef": "role_ref"}.get(k, k): v
                 for k, v in manifest.items()
                 if k not in ("apiVersion", "kind")
             }
-            rbac.append(resource_type(f"{name}-{suffix}", **fields, opts=opts))
+            after = (
+                pulumi.ResourceOptions(depends_on=rbac[-1:])
+                if "Binding" in manifest["kind"]
+                else None
+            )
+            rbac.append(
+                resource_type(
+                    f"{name}-{suffix}", **fields, opts=pulumi.ResourceOptions.merge(opts, after)
+                )
+            )
         daemonset = mig_ready_daemonset(
             pool_label_key=f"{args.label_domain}/pool",
             expected=args.mig_ready or {},

@@ -16,8 +16,14 @@ a DaemonSet in the GPU Operator's namespace running ``mig_ready_script.py``.
   place (NVIDIA/mig-parted v0.15.0 pkg/mig/reconfigure/reconfigure.go L142-145, L233-239). It
   tolerates the startup taint, ``nvidia.com/gpu`` and the MIG pools' other taints, and no more.
 - Permissions: get and patch on nodes, cluster-wide. RBAC cannot narrow that to the pod's own
-  node (``resourceNames`` are fixed names), so the ServiceAccount could patch any node; the
-  token lives only in this pod, which runs a fixed program from a pinned image.
+  node (``resourceNames`` are fixed names), so a ValidatingAdmissionPolicy
+  (``mig_ready_admission``) does: the ServiceAccount's node updates must come from a pod on that
+  node (the bound token's ``authentication.kubernetes.io/node-name`` extra: k8s.io/apiserver
+  v0.36.3 pkg/authentication/serviceaccount/util.go L47, L153-156; feature
+  ServiceAccountTokenPodNodeInfo beta and on from 1.30, GA 1.32: kubernetes v1.36.3
+  pkg/features/kube_features.go L1982-1986) and may only remove the startup taint (labels,
+  annotations and every other taint unchanged). ``admissionregistration.k8s.io/v1`` is served
+  from Kubernetes 1.30, the oldest version the platform supports.
 - Pod: Pod Security "restricted" (non-root, no privilege escalation, every capability dropped,
   RuntimeDefault seccomp, read-only root filesystem), 10m CPU and 32Mi. No priority class:
   the node it serves is tainted and empty of workloads until it has run, so it never needs to
@@ -163,3 +169,71 @@ def mig_ready_daemonset(
             },
         },
     }
+
+
+MIG_READY_USER = f"system:serviceaccount:{NAMESPACE}:{MIG_READY_NAME}"
+NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
+
+
+def mig_ready_admission() -> list[dict[str, Any]]:
+    """The ValidatingAdmissionPolicy and its binding: the remover may update only its own node,
+    and only to remove ``MIG_PENDING_TAINT``."""
+    key, effect = MIG_PENDING_TAINT["key"], MIG_PENDING_TAINT["effect"]
+    taints = "(has({0}.spec.taints) ? {0}.spec.taints : [])"
+    field = "(has({0}.metadata.{1}) ? {0}.metadata.{1} : {{}})"
+    validations = [
+        {
+            "expression": (
+                f"has(request.userInfo.extra) && '{NODE_NAME_EXTRA}' in request.userInfo.extra "
+                f"&& request.userInfo.extra['{NODE_NAME_EXTRA}'] == [object.metadata.name]"
+            ),
+            "message": "the MIG startup remover may update only the node its pod runs on",
+        },
+        {
+            "expression": (
+                f"{taints.format('object')} == {taints.format('oldObject')}"
+                f".filter(t, !(t.key == '{key}' && t.effect == '{effect}'))"
+            ),
+            "message": f"the MIG startup remover may only remove the {key}:{effect} taint",
+        },
+        {
+            "expression": " && ".join(
+                f"{field.format('object', f)} == {field.format('oldObject', f)}"
+                for f in ("labels", "annotations")
+            ),
+            "message": "the MIG startup remover may not change node labels or annotations",
+        },
+    ]
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": MIG_READY_NAME, "labels": MIG_READY_LABELS},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {
+                    "resourceRules": [
+                        {
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["UPDATE"],
+                            "resources": ["nodes"],
+                        }
+                    ]
+                },
+                "matchConditions": [
+                    {
+                        "name": "mig-ready-service-account",
+                        "expression": f"request.userInfo.username == '{MIG_READY_USER}'",
+                    }
+                ],
+                "validations": validations,
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": MIG_READY_NAME, "labels": MIG_READY_LABELS},
+            "spec": {"policyName": MIG_READY_NAME, "validationActions": ["Deny"]},
+        },
+    ]

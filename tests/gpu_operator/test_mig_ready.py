@@ -5,6 +5,7 @@ platform registering it."""
 import json
 from pathlib import Path
 
+import celpy
 import pytest
 from conftest import one
 
@@ -17,6 +18,7 @@ from eks_gpu_platform.gpu_operator import (
     mig_ready_rbac,
 )
 from eks_gpu_platform.gpu_operator import mig_ready_script as script
+from eks_gpu_platform.gpu_operator.mig_ready import mig_ready_admission
 from eks_gpu_platform.nodepool import (
     LimitsSpec,
     NodePoolSpec,
@@ -316,6 +318,14 @@ def test_the_platform_registers_the_remover_for_a_mig_pool(run_program):
             "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
             "platform-gpu-operator-mig-ready-binding",
         ),
+        (
+            "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
+            "platform-gpu-operator-mig-ready-policy",
+        ),
+        (
+            "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
+            "platform-gpu-operator-mig-ready-policy-binding",
+        ),
         ("kubernetes:apps/v1:DaemonSet", "platform-gpu-operator-mig-ready"),
     ]:
         assert one(rec, typ, name).parent == operator.urn
@@ -332,3 +342,91 @@ def test_the_platform_registers_the_remover_for_a_mig_pool(run_program):
 def test_the_shipped_stacks_have_no_remover(render_stack):
     for stack in ("dev", "prod"):
         assert kubernetes_objects(render_stack(stack), "DaemonSet") == []
+
+
+# --- the admission policy: its own node, only the startup taint ------------------------------------
+
+_CEL = celpy.Environment()
+
+
+def admitted(request_node: str | None, old: dict, new: dict) -> list[str]:
+    """The messages of the policy's failing validations (celpy, like test_manifests.py)."""
+    (policy, _) = mig_ready_admission()
+    user: dict = {"username": "system:serviceaccount:gpu-operator:eks-gpu-platform-mig-ready"}
+    if request_node is not None:
+        user["extra"] = {"authentication.kubernetes.io/node-name": [request_node]}
+    activation = {
+        "request": celpy.json_to_cel({"userInfo": user}),
+        "object": celpy.json_to_cel(new),
+        "oldObject": celpy.json_to_cel(old),
+    }
+    (condition,) = policy["spec"]["matchConditions"]
+    match = _CEL.program(_CEL.compile(condition["expression"])).evaluate(activation)
+    assert bool(match)
+    failed = []
+    for validation in policy["spec"]["validations"]:
+        program = _CEL.program(_CEL.compile(validation["expression"]))
+        if not bool(program.evaluate(activation)):
+            failed.append(validation["message"])
+    return failed
+
+
+def k8s_node(name: str, taints: list[dict], labels: dict | None = None) -> dict:
+    return {
+        "metadata": {"name": name, "labels": labels or {"a": "b"}, "annotations": {"x": "y"}},
+        "spec": {"taints": taints},
+    }
+
+
+OWN = "ip-10-0-0-1"
+TAINTED = k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT])
+OWN_NODE = "the MIG startup remover may update only the node its pod runs on"
+ONLY_TAINT = (
+    "the MIG startup remover may only remove the nvidia.com/mig.config.state:NoSchedule taint"
+)
+NO_LABELS = "the MIG startup remover may not change node labels or annotations"
+
+
+@pytest.mark.parametrize(
+    ("request_node", "new", "failed"),
+    [
+        (OWN, k8s_node(OWN, [GPU_TAINT]), []),
+        ("ip-10-0-0-2", k8s_node(OWN, [GPU_TAINT]), [OWN_NODE]),
+        (None, k8s_node(OWN, [GPU_TAINT]), [OWN_NODE]),
+        (OWN, k8s_node(OWN, [STARTUP_TAINT]), [ONLY_TAINT]),
+        (OWN, k8s_node(OWN, []), [ONLY_TAINT]),
+        (
+            OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT, {"key": "k", "effect": "NoSchedule"}]),
+            [ONLY_TAINT],
+        ),
+        (OWN, k8s_node(OWN, [GPU_TAINT], labels={"a": "c"}), [NO_LABELS]),
+    ],
+    ids=[
+        "own-node",
+        "other-node",
+        "no-node-claim",
+        "other-taint",
+        "every-taint",
+        "adds-taint",
+        "labels",
+    ],
+)
+def test_the_admission_policy_limits_the_remover(request_node, new, failed):
+    assert admitted(request_node, TAINTED, new) == failed
+
+
+def test_the_admission_policy_binding_denies():
+    (_, binding) = mig_ready_admission()
+    assert binding == {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {
+            "name": "eks-gpu-platform-mig-ready",
+            "labels": {
+                "app.kubernetes.io/name": "mig-ready",
+                "app.kubernetes.io/part-of": "eks-gpu-platform",
+            },
+        },
+        "spec": {"policyName": "eks-gpu-platform-mig-ready", "validationActions": ["Deny"]},
+    }
