@@ -344,7 +344,7 @@ def test_the_shipped_stacks_have_no_remover(render_stack):
         assert kubernetes_objects(render_stack(stack), "DaemonSet") == []
 
 
-# --- the admission policy: its own node, only the startup taint ------------------------------------
+# --- the admission policy: its own node, only the startup taint --------------------------------
 
 _CEL = celpy.Environment()
 
