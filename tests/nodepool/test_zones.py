@@ -100,3 +100,42 @@ def test_a_zone_of_the_vpc_is_accepted(run_program):
         "platform-pool-efa-0-p5-48xlarge-pool",
         "platform-pool-general-pool",
     ]
+
+
+def existing_vpc_config(zone: str) -> PlatformConfig:
+    values = {
+        "cluster": {"name": "gpu-test"},
+        "vpc": {
+            "vpcId": "vpc-0123456789abcdef0",
+            "privateSubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+        },
+        "nodePools": [
+            {
+                "name": "efa",
+                "kind": "efa",
+                "instanceTypes": ["p5.48xlarge"],
+                "zone": zone,
+                "limits": {"gpus": 16},
+            }
+        ],
+        "scheduler": {"enabled": False},
+    }
+    return PlatformConfig.load(values, "us-west-2")
+
+
+def test_an_existing_vpc_is_checked_against_the_region_offline(run_program):
+    # Its subnets' zones come from aws.ec2.getSubnet at deployment; the mocks do not know them.
+    rec = run_program(lambda: GpuPlatform("platform", existing_vpc_config("us-west-2d")))
+    invokes = [args for token, args in rec.calls if token == "aws:ec2/getSubnet:getSubnet"]
+    assert sorted(args["id"] for args in invokes) == [
+        "subnet-0123456789abcdef0",
+        "subnet-0123456789abcdef1",
+    ]
+    with spec_errors_made() as made, pytest.raises(Exception) as err:
+        run_program(lambda: GpuPlatform("platform", existing_vpc_config("us-west-2z")))
+    found = spec_error(err.value, made)
+    assert found is not None
+    assert found.lines == [
+        "nodePools[0](efa).zone: 'us-west-2z' is not an availability zone of us-west-2 that "
+        "needs no opt-in; expected one of us-west-2a, us-west-2b, us-west-2c, us-west-2d"
+    ]
