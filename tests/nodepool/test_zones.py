@@ -1,11 +1,13 @@
 """An EFA pool's zone against the region's zones and the VPC's (issue 19 item 6): refused at lookup
 time with every pool's problem in one error, as ``vpc.azCount`` is."""
 
+import pulumi
+import pulumi_kubernetes as k8s
 import pytest
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.errors import SpecError
-from eks_gpu_platform.nodepool import NodePoolSpec
+from eks_gpu_platform.nodepool import NodePool, NodePoolArgs, NodePoolSpec
 from eks_gpu_platform.nodepool.zones import checked_vpc_zones, efa_zone_problems
 from eks_gpu_platform.offline.run import spec_error, spec_errors_made
 from eks_gpu_platform.platform import GpuPlatform
@@ -138,4 +140,43 @@ def test_an_existing_vpc_is_checked_against_the_region_offline(run_program):
     assert found.lines == [
         "nodePools[0](efa).zone: 'us-west-2z' is not an availability zone of us-west-2 that "
         "needs no opt-in; expected one of us-west-2a, us-west-2b, us-west-2c, us-west-2d"
+    ]
+
+
+def standalone_efa_pool(vpc_zones):
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        marker = k8s.core.v1.ConfigMap(
+            "karpenter-ready", opts=pulumi.ResourceOptions(provider=provider)
+        )
+        NodePool(
+            "pool",
+            NodePoolArgs(
+                spec=efa("train", "us-west-2b"),
+                cluster_name="gpu-test",
+                label_domain="eks-gpu-platform.io",
+                node_role="node-role",
+                k8s_provider=provider,
+                vpc_id="vpc-0123456789abcdef0",
+                vpc_zones=vpc_zones,
+                gpu_limit=16,
+                depends_on=[marker],
+            ),
+        )
+
+    return program
+
+
+def test_a_standalone_efa_pool_checks_its_zone_against_the_vpc_zones(run_program):
+    rec = run_program(standalone_efa_pool(["us-west-2a", "us-west-2b"]))
+    assert [r.name for r in rec.resources if r.type == "aws:ec2/placementGroup:PlacementGroup"] == [
+        "pool-pg"
+    ]
+    with spec_errors_made() as made, pytest.raises(Exception) as err:
+        run_program(standalone_efa_pool(["us-west-2a", "us-west-2c"]))
+    found = spec_error(err.value, made)
+    assert found is not None
+    assert found.lines == [
+        "NodePoolArgs.spec.zone: 'us-west-2b' of efa pool 'train' has no private subnet of the "
+        "VPC; expected one of us-west-2a, us-west-2c"
     ]
