@@ -14,7 +14,12 @@ a DaemonSet in the GPU Operator's namespace running ``mig_ready_script.py``.
 - Where: only nodes of the MIG pools (``<domain>/pool``) that carry
   ``nvidia.com/mig.config.state=success``, the label the MIG manager sets once the layout is in
   place (NVIDIA/mig-parted v0.15.0 pkg/mig/reconfigure/reconfigure.go L142-145, L233-239). It
-  tolerates the startup taint, ``nvidia.com/gpu`` and the MIG pools' other taints, and no more.
+  tolerates the startup taint, ``nvidia.com/gpu`` and the GPU pools' other taints. Karpenter
+  leaves its 10m CPU and 32Mi out of a new node's DaemonSet overhead: the state label is not in
+  the NodePool's requirements (kubernetes-sigs/karpenter v1.14.1
+  pkg/controllers/provisioning/scheduling/scheduler.go L1020-1043, ``IsCompatible`` with
+  ``AllowUndefinedWellKnownLabels``). It still schedules, the node holding no workload while the
+  taint is on.
 - Permissions: get and patch on nodes, cluster-wide. RBAC cannot narrow that to the pod's own
   node (``resourceNames`` are fixed names), so a ValidatingAdmissionPolicy
   (``mig_ready_admission``) does: the ServiceAccount's node updates must come from a pod on that
