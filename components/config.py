@@ -317,6 +317,7 @@ class PlatformConfig(Spec):
             return out
         routing = routing_problems(self.scheduler.queues, self._routing())
         out += [(("scheduler", *p), m) for p, m in routing]
+        out += self._gang_problems()
         if not routing and "gpu_operator" in valid:
             limits = self.gpu_limits
             for i, pool in enumerate(self.node_pools):
@@ -330,6 +331,56 @@ class PlatformConfig(Spec):
                         )
                     )
             out += plan_config_problems(self)
+        return out
+
+    def _gang_problems(self) -> list[Problem]:
+        """A queue's gangZone and gangInstanceType against the pool its gang template runs on
+        (its first GPU pool)."""
+        out: list[Problem] = []
+        pools = {p.name: p for p in self.gpu_pools}
+        for i, queue in enumerate(self.scheduler.queues):
+            pool = next((pools[n] for n in queue.node_pools if n in pools), None)
+            for key, value in (
+                ("gang_zone", queue.gang_zone),
+                ("gang_instance_type", queue.gang_instance_type),
+            ):
+                if value is not None and pool is None:
+                    out.append(
+                        (
+                            ("scheduler", "queues", i, key),
+                            "is set but the queue routes to no GPU pool; remove it",
+                        )
+                    )
+            if pool is None:
+                continue
+            types = [t.name for t in pool.gang_types]
+            itype = queue.gang_instance_type
+            if itype is not None and itype not in types:
+                out.append(
+                    (
+                        ("scheduler", "queues", i, "gang_instance_type"),
+                        f"{show(itype)} is not an instance type of pool {show(pool.name)}, where "
+                        f"the queue's gangs run; expected one of {', '.join(types)}",
+                    )
+                )
+            zone = queue.gang_zone
+            if zone is None:
+                continue
+            if pool.zone is not None and zone != pool.zone:
+                out.append(
+                    (
+                        ("scheduler", "queues", i, "gang_zone"),
+                        f"{show(zone)} is not the zone of efa pool {show(pool.name)} "
+                        f"({pool.zone}), where the queue's gangs run",
+                    )
+                )
+            elif not zone.startswith(self.region):
+                out.append(
+                    (
+                        ("scheduler", "queues", i, "gang_zone"),
+                        f"{show(zone)} is not in region {self.region}",
+                    )
+                )
         return out
 
     def _gpu_operator_problems(self, i: int, pool: NodePoolSpec) -> list[Problem]:

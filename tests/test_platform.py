@@ -528,12 +528,17 @@ def prod_examples(repo) -> dict:
     return example_workloads(stack_config(repo, "prod"))
 
 
-def pool_affinity(pool: str) -> dict:
+def pool_affinity(pool: str, zone: str | None = None, instance_type: str | None = None) -> dict:
+    expressions = [{"key": POOL_LABEL, "operator": "In", "values": [pool]}]
+    if zone is not None:
+        expressions.append({"key": ZONE, "operator": "In", "values": [zone]})
+    if instance_type is not None:
+        expressions.append(
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [instance_type]}
+        )
     return {
         "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [pool]}]}
-            ]
+            "nodeSelectorTerms": [{"matchExpressions": expressions}]
         }
     }
 
@@ -560,7 +565,11 @@ def test_training_job_on_the_efa_pool(prod_examples):
     pod = template["spec"]
     assert pod["schedulerName"] == "kai-scheduler"
     assert pod["priorityClassName"] == "build"
-    assert pod["affinity"]["nodeAffinity"] == pool_affinity("train-efa")
+    # Two instance types (p5 and p5e, 8 GPUs each): the gang pins the pool's zone and the first
+    # type by size, then name (issue 19 item 7).
+    assert pod["affinity"]["nodeAffinity"] == pool_affinity(
+        "train-efa", "us-east-1a", "p5.48xlarge"
+    )
     own_pods = {"matchLabels": {"batch.kubernetes.io/job-name": "train-llm-training"}}
     assert pod["affinity"]["podAffinity"] == {
         "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -582,7 +591,10 @@ def test_preemptible_training_job_on_spot(prod_examples):
     job = prod_examples["training-research"].kind("Job")
     pod = job["spec"]["template"]["spec"]
     assert pod["priorityClassName"] == "train"
-    assert pod["affinity"]["nodeAffinity"] == pool_affinity("train-spot")
+    # Three zones and four types: the VPC's first zone and the type with the fewest GPUs.
+    assert pod["affinity"]["nodeAffinity"] == pool_affinity(
+        "train-spot", "us-east-1a", "p5.4xlarge"
+    )
     assert pod["tolerations"] == [GPU_TOLERATION]
     assert "annotations" not in job["spec"]["template"]["metadata"]
 

@@ -1,7 +1,8 @@
 """The ``NodePool`` component: registers a pool's EC2NodeClass(es), NodePool(s) and, for an EFA
 pool, its placement group, security group and NodeOverlay."""
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,10 @@ class NodePoolArgs:
     vpc_id: pulumi.Input[str] | None = derived("cluster")
     # The private subnets' tags (Network.subnet_selector); None: karpenter.sh/discovery.
     subnet_selector: Mapping[str, str] | None = derived("cluster")
+    # The zones of the VPC's private subnets (Network.zones; None in it: not known). An EFA
+    # pool's zone must be one of them: its resources wait for the check (nodepool/zones.py).
+    # GpuPlatform passes them checked against the region's zones too, every pool in one error.
+    vpc_zones: pulumi.Input[Sequence[str | None]] | None = None
     gpu_limit: int | None = None
     capacity: PoolCapacity | None = None
     depends_on: Sequence[pulumi.Resource] = ()
@@ -233,6 +238,31 @@ def _has_outputs(spec: NodePoolSpec) -> bool:
     )
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _after(check: pulumi.Output[Any], value: Any) -> pulumi.Output[Any]:
+    """``value``, once ``check`` has resolved (its failure fails ``value``)."""
+    return pulumi.Output.all(check, value).apply(lambda a: a[1])
+
+
+def _check_zone(spec: NodePoolSpec, zones: Sequence[str | None]) -> list[str | None]:
+    """``zones`` if the EFA pool's zone is among them (or they are not all known)."""
+    if all(z is not None for z in zones) and spec.zone not in zones:
+        raise SpecError(
+            "NodePoolArgs",
+            [
+                (
+                    ("spec", "zone"),
+                    f"{show(spec.zone)} of efa pool {show(spec.name)} has no private subnet of "
+                    f"the VPC; expected one of {', '.join(sorted({str(z) for z in zones}))}",
+                )
+            ],
+        )
+    return list(zones)
+
+
 class NodePool(pulumi.ComponentResource):
     """One pool of Karpenter capacity: EC2NodeClass(es), NodePool(s), and EFA networking."""
 
@@ -252,6 +282,15 @@ class NodePool(pulumi.ComponentResource):
         class_opts = pulumi.ResourceOptions.merge(
             k8s_opts, pulumi.ResourceOptions(custom_timeouts=until_drained)
         )
+        # An EFA pool's resources wait for its zone to pass the check against the VPC's zones:
+        # a zone without a private subnet fails them before they are registered.
+        gate: Callable[[Any], Any] = _identity
+        if spec.kind == "efa" and args.vpc_zones is not None:
+            checked = pulumi.Output.from_input(args.vpc_zones).apply(
+                lambda zones: _check_zone(spec, zones)
+            )
+            gate = functools.partial(_after, checked)
+
         security_groups: pulumi.Output[list[str]] = pulumi.Output.from_input([])
         placement_group: pulumi.Output[str | None] = pulumi.Output.from_input(None)
         if spec.kind == "efa":
@@ -262,7 +301,7 @@ class NodePool(pulumi.ComponentResource):
                 pg = aws.ec2.PlacementGroup(
                     f"{name}-pg",
                     strategy="cluster",
-                    tags={**tags, "Name": f"{cluster_name}-{spec.name}"},
+                    tags=gate({**tags, "Name": f"{cluster_name}-{spec.name}"}),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
                 placement_group = pg.name
@@ -270,7 +309,7 @@ class NodePool(pulumi.ComponentResource):
                 f"{name}-efa",
                 description=f"EFA traffic between {spec.name} nodes of {cluster_name}",
                 vpc_id=args.vpc_id,
-                tags={**tags, "Name": f"{cluster_name}-{spec.name}-efa"},
+                tags=gate({**tags, "Name": f"{cluster_name}-{spec.name}-efa"}),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             aws.vpc.SecurityGroupIngressRule(
@@ -318,7 +357,7 @@ class NodePool(pulumi.ComponentResource):
                     api_version=versions.NODEOVERLAY_API,
                     kind="NodeOverlay",
                     metadata=overlay["metadata"],
-                    spec=overlay["spec"],
+                    spec=gate(overlay["spec"]),
                     opts=k8s_opts,
                 )
             )
@@ -360,7 +399,7 @@ class NodePool(pulumi.ComponentResource):
                 api_version=versions.EC2NODECLASS_API,
                 kind="EC2NodeClass",
                 metadata={"name": resource_name},
-                spec=node_class.apply(lambda m: m["spec"]),
+                spec=gate(node_class.apply(lambda m: m["spec"])),
                 opts=class_opts,
             )
             manifest = nodepool_manifest(
@@ -377,7 +416,7 @@ class NodePool(pulumi.ComponentResource):
                 api_version=versions.NODEPOOL_API,
                 kind="NodePool",
                 metadata=manifest["metadata"],
-                spec=manifest["spec"],
+                spec=gate(manifest["spec"]),
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=args.k8s_provider,

@@ -21,6 +21,7 @@ from .constants import (
     EFA_TAINT,
     GPU_RESOURCE,
     GPU_TAINT,
+    MIG_PENDING_TAINT,
 )
 from .placement import PLACEMENT_GROUP_ID
 from .spec import NodePoolSpec
@@ -67,15 +68,23 @@ def pool_taints(spec: NodePoolSpec) -> list[dict[str, str]]:
     return taints
 
 
+def pool_startup_taints(spec: NodePoolSpec) -> list[dict[str, str]]:
+    """The NodePool's ``startupTaints``: a MIG pool's nodes stay tainted, and uninitialized for
+    Karpenter, until the MIG manager has applied the pool's layout and the device plugin
+    advertises it (``MIG_PENDING_TAINT``; ``NodePoolSpec.mig_startup_taint``)."""
+    return [dict(MIG_PENDING_TAINT)] if spec.mig_startup_taint else []
+
+
 def taint_tolerations(
     pools: Sequence[NodePoolSpec], skip: Sequence[str] = (GPU_RESOURCE,)
 ) -> list[dict[str, str]]:
     """Tolerations for node DaemonSets (GPU Operator operands, EFA device plugin) beyond the
-    ``skip`` keys they tolerate already: every other taint the pools put on their nodes, once
-    per key and effect, sorted."""
+    ``skip`` keys they tolerate already: every other taint the pools put on their nodes, startup
+    taints included (the MIG manager and the device plugin must run on a node still carrying
+    ``MIG_PENDING_TAINT`` to get it removed), once per key and effect, sorted."""
     seen: dict[tuple[str, str], dict[str, str]] = {}
     for pool in pools:
-        for taint in pool_taints(pool):
+        for taint in pool_taints(pool) + pool_startup_taints(pool):
             if taint["key"] not in skip:
                 seen.setdefault(
                     (taint["key"], taint["effect"]),
@@ -170,6 +179,8 @@ def nodepool_manifest(
     taints = pool_taints(spec)
     if taints:
         template_spec["taints"] = taints
+    if startup := pool_startup_taints(spec):
+        template_spec["startupTaints"] = startup
     manifest_spec: dict[str, Any] = {
         "template": {
             "metadata": {"labels": pool_labels(spec, label_domain)},

@@ -27,6 +27,7 @@ from .constants import (
     GP3_MIBPS_PER_IOPS,
     GPU_RESOURCE,
     LABEL_VALUE_TEXT,
+    MIG_DISABLED_PROFILE,
     MIN_EXPIRE_AFTER,
     MIN_TERMINATION_GRACE,
     NAME_PATTERN,
@@ -116,6 +117,22 @@ class NodePoolSpec(Spec):
         if self.kind == "efa":
             selected = tuple(t for t in selected if t.efa_capable)
         return selected
+
+    @property
+    def gang_types(self) -> tuple[catalog.InstanceType, ...]:
+        """The pool's GPU types in the order a gang template prefers them (the first is its
+        default ``instance_type``): fewest GPUs, then the smallest size (``xlarge`` before
+        ``2xlarge`` ... ``48xlarge``, ``metal`` last), then by name."""
+        types = [t for t in self.catalog_types if t.gpu_count > 0] or list(self.catalog_types)
+        return tuple(sorted(types, key=lambda t: (t.gpu_count, _size_rank(t.size), t.name)))
+
+    @property
+    def mig_startup_taint(self) -> bool:
+        """Whether the pool's nodes start with ``MIG_PENDING_TAINT``: a GPU pool whose MIG
+        profile changes what its nodes advertise. Before the MIG manager applies it, the device
+        plugin advertises the physical GPUs, and Karpenter would initialize the node and charge
+        that capacity (review F6). ``all-disabled`` advertises whole GPUs from the start."""
+        return self.is_gpu and self.mig_profile not in (None, MIG_DISABLED_PROFILE)
 
     @property
     def efa_types(self) -> tuple[str, ...]:
@@ -433,6 +450,12 @@ class NodePoolSpec(Spec):
                 f"{smallest.gpu_count} GPUs)"
             )
         return None
+
+
+def _size_rank(size: str) -> int:
+    """``xlarge`` -> 1, ``48xlarge`` -> 48; any other size (``metal``, ``metal-48xl``) after."""
+    match = re.fullmatch(r"(\d*)xlarge", size)
+    return int(match.group(1) or 1) if match else 1_000_000
 
 
 def default_cpu_pool(*, spot: bool = True) -> NodePoolSpec:

@@ -25,6 +25,9 @@ from .constants import (
 # A PriorityClass name is a DNS subdomain (kubernetes v1.36.3 pkg/apis/scheduling/validation).
 DNS_SUBDOMAIN = r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
+# An availability zone name (the NodePool spec's ZONE_PATTERN; scheduler does not import nodepool).
+GANG_ZONE_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$"
+
 # ---------------------------------------------------------------------------------------------
 # Specs (configuration key ``scheduler``)
 # ---------------------------------------------------------------------------------------------
@@ -115,6 +118,16 @@ class QueueSpec(Spec):
         "creates it with Pod Security restricted and the label <labelDomain>/queue, which the "
         "do-not-disrupt admission policies select.",
     )
+    gang_zone: str | None = doc(
+        None,
+        "Zone the queue's gang training template pins when its pool spans several zones or "
+        "types (default: the pool's zone for efa, else the VPC's first zone).",
+    )
+    gang_instance_type: str | None = doc(
+        None,
+        "Instance type the gang training template pins when its pool has several zones or types "
+        "(default: the pool's type with the fewest GPUs, then by name).",
+    )
 
     @property
     def workload_namespace(self) -> str:
@@ -146,6 +159,12 @@ class QueueSpec(Spec):
                         "their own whose labels enforce Pod Security (default: the queue's name)",
                     )
                 )
+        if self.gang_zone is not None and (
+            msg := check_pattern(
+                self.gang_zone, GANG_ZONE_PATTERN, "an availability zone like 'us-west-2a'"
+            )
+        ):
+            out.append((("gang_zone",), msg))
         if self.parent is not None and self.parent == self.name:
             out.append((("parent",), f"{show(self.parent)} is the queue itself"))
         for i, pool in enumerate(self.node_pools):
