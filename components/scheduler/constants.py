@@ -1,5 +1,9 @@
 """Names, labels, annotations, priority classes and units shared by the scheduler's spec and
-builders, and ``_num``, the number formatting both use."""
+builders, and ``_num``, the number formatting both use (``UNLIMITED`` and ``_num`` live with the
+GPU budget, ``budget.units``)."""
+
+from ..budget.units import UNLIMITED as UNLIMITED
+from ..budget.units import _num as _num
 
 NAMESPACE = "kai-scheduler"
 RELEASE_NAME = "kai-scheduler"
@@ -27,7 +31,6 @@ PRIORITY_CLASSES = {"train": 50, "build-preemptible": 75, "build": 100, "inferen
 # KAI treats priority >= 100 as non-preemptible: in-quota only, never preempted.
 NON_PREEMPTIBLE_PRIORITY = 100
 NON_PREEMPTIBLE_CLASSES = tuple(n for n, v in PRIORITY_CLASSES.items() if v >= 100)
-UNLIMITED = -1
 MILLICORES_PER_CORE = 1000
 BYTES_PER_GIB = 1024**3
 BYTES_PER_MB = 1000**2
@@ -51,10 +54,3 @@ RESERVED_NAMESPACES = (
     NAMESPACE,
     "gpu-operator",
 )
-
-
-def _num(value: float) -> int | float:
-    """A whole float as an int (``4.0`` -> ``4``), for manifests and messages."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
