@@ -10,15 +10,14 @@ from typing import Any
 
 from karpenter_model import NodePoolModel
 
-from eks_gpu_platform.capacity import capacity_of
+from eks_gpu_platform.budget import capacity_of
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.gpu_operator import mig_profiles_for_family
 from eks_gpu_platform.nodepool import (
     gpu_overlay_manifests,
     nodeoverlay_manifest,
+    nodepool_groups,
     nodepool_manifest,
-    split_gpu_limit,
-    type_slug,
 )
 from eks_gpu_platform.offline.run import load_stack_file, validate
 from eks_gpu_platform.spec import SpecError
@@ -45,10 +44,8 @@ def pool_models(config: PlatformConfig, pool_name: str) -> list[NodePoolModel]:
     advertised = {t.name: dict(t.advertised) for t in capacity.types}
     if pool.kind == "efa":
         variants = [
-            (f"{pool.name}-{type_slug(t.name)}", t.name, share, [t.name])
-            for t, share in zip(
-                pool.catalog_types, split_gpu_limit(gpus, pool.catalog_types), strict=True
-            )
+            (g.name, list(g.instance_types), g.gpus, list(g.instance_types))
+            for g in nodepool_groups(pool, gpus)
         ]
     else:
         variants = [(pool.name, None, gpus, [t.name for t in capacity.types])]

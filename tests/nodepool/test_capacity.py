@@ -9,7 +9,7 @@ from crd_validation import validate
 from karpenter_model import NodePoolModel, overlaid_capacity
 
 from eks_gpu_platform.gpu_operator import mig_layout
-from eks_gpu_platform.nodepool.capacity import (
+from eks_gpu_platform.budget.capacity import (
     GPU_OVERLAY_WEIGHT,
     gpu_overlay_manifests,
     pool_capacity,
@@ -428,7 +428,7 @@ def test_mixed_mig_pool_must_stay_within_one_gpu_class():
 
 
 def test_a_time_sliced_pool_turns_the_overlay_gate_on():
-    from eks_gpu_platform.capacity import needs_node_overlay
+    from eks_gpu_platform.budget import needs_node_overlay
     from eks_gpu_platform.config import PlatformConfig
 
     def config(pool: dict) -> PlatformConfig:

@@ -21,7 +21,7 @@ from capacity_cases import (
 )
 from karpenter_model import kai_units
 
-from eks_gpu_platform.capacity import capacity_plan, capacity_warnings
+from eks_gpu_platform.budget import capacity_plan, capacity_warnings
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.capacity import capacity_document, capacity_markdown, write_capacity
 from eks_gpu_platform.spec import SpecError
@@ -40,7 +40,7 @@ def test_enough_generated_configurations_validate():
 
 
 def _modes(config: PlatformConfig) -> set[str]:
-    from eks_gpu_platform.capacity import capacity_of
+    from eks_gpu_platform.budget import capacity_of
 
     out = set()
     for pool in config.gpu_pools:
@@ -89,7 +89,7 @@ def test_karpenter_buys_what_the_plan_says_for_every_queue(name, config):
 
 
 def _modes_of(config: PlatformConfig, pool: str) -> str:
-    from eks_gpu_platform.capacity import capacity_of
+    from eks_gpu_platform.budget import capacity_of
 
     spec = next(p for p in config.gpu_pools if p.name == pool)
     return capacity_of(spec, config.gpu_operator).mode
@@ -296,7 +296,7 @@ def test_the_policy_pack_splits_budgets_as_the_platform_does():
     from eks_gpu_platform.policies.rules._base import StackResource
     from eks_gpu_platform.policies.rules.nodepool_gpu_limit_within_queue_capacity import _shares
     from eks_gpu_platform.scheduler.manifests import queue_manifest
-    from eks_gpu_platform.scheduler.routing import queue_shares
+    from eks_gpu_platform.budget import queue_shares
 
     compared = 0
     for config in GENERATED:
