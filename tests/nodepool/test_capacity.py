@@ -325,8 +325,7 @@ RENDERED_OVERLAY_DEPENDENCIES = {
         ]
     },
     "prod": {
-        "platform-pool-train-efa-p5-48xlarge-pool": ["platform-pool-train-efa-hugepages"],
-        "platform-pool-train-efa-p5e-48xlarge-pool": ["platform-pool-train-efa-hugepages"],
+        "platform-pool-train-efa-pool": ["platform-pool-train-efa-hugepages"],
     },
 }
 
