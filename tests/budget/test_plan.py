@@ -1,7 +1,8 @@
 """Queues routed to several pools share one budget (issue 12, item 3), and the capacity plan of
-``scheduler.plan``: purchasable min/max, reachable quota and limit, the warning."""
+``budget.plan``: purchasable min/max, reachable quota and limit, the warning."""
 
 import pytest
+from scheduler.helpers import queue
 
 from eks_gpu_platform.budget.plan import plan_problems, plan_warnings, queue_plans
 from eks_gpu_platform.budget.queues import (
@@ -12,8 +13,6 @@ from eks_gpu_platform.budget.queues import (
 )
 from eks_gpu_platform.scheduler.spec import QueueSpec
 from eks_gpu_platform.spec import SpecError
-
-from scheduler.helpers import queue
 
 SPOT = PoolRouting(preemptible=True, gpu_cap=None)
 OD = PoolRouting(preemptible=False, gpu_cap=None)

@@ -1,13 +1,12 @@
-"""Tests for ``eks_gpu_platform.scheduler.routing``: pool GPU limits from the queue routing."""
+"""Tests for ``eks_gpu_platform.budget.queues``: pool GPU limits from the queue routing."""
 
 import re
 
 import pytest
+from scheduler.helpers import queue
 
 from eks_gpu_platform.budget.queues import PoolRouting, pool_gpu_limits, routing_problems
 from eks_gpu_platform.spec import SpecError
-
-from scheduler.helpers import queue
 
 # --- friction point 1: pool GPU limits -----------------------------------------------------------
 

@@ -8,13 +8,13 @@ import pytest
 from crd_validation import validate
 from karpenter_model import NodePoolModel, overlaid_capacity
 
-from eks_gpu_platform.gpu_operator import mig_layout
 from eks_gpu_platform.budget.capacity import (
     GPU_OVERLAY_WEIGHT,
     gpu_overlay_manifests,
     pool_capacity,
     uneven_density_problem,
 )
+from eks_gpu_platform.gpu_operator import mig_layout
 from eks_gpu_platform.nodepool.component import NodePool, NodePoolArgs
 from eks_gpu_platform.nodepool.manifests import nodepool_manifest
 from eks_gpu_platform.spec import SpecError

@@ -25,7 +25,6 @@ from .pools import (
     ROLE,
     SPOT,
     TAGS,
-    pool_manifest,
     spec,
 )
 

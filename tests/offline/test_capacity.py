@@ -321,10 +321,10 @@ def test_generated_values_are_deterministic():
 def test_the_policy_pack_splits_budgets_as_the_platform_does():
     """The pack reads only resources: its copy of the split (and the shares annotation) gives
     every generated queue the shares routing.queue_shares gives it."""
+    from eks_gpu_platform.budget import queue_shares
     from eks_gpu_platform.policies.rules._base import StackResource
     from eks_gpu_platform.policies.rules.nodepool_gpu_limit_within_queue_capacity import _shares
     from eks_gpu_platform.scheduler.manifests import queue_manifest
-    from eks_gpu_platform.budget import queue_shares
 
     compared = 0
     for config in GENERATED:

@@ -115,7 +115,7 @@ def test_stack_rules_engage_on_prod(rendered_stack_resources):
         (
             "gpu-operator-preinstalled-driver",
             'GPU Operator release "gpu-operator" has values.driver.enabled true, but every GPU '
-            'EC2NodeClass ("inference", "train-efa", "train-spot") uses an AL2023 or Bottlerocket AMI alias whose NVIDIA AMI already '
-            "ships the NVIDIA driver; set driver.enabled: false",
+            'EC2NodeClass ("inference", "train-efa", "train-spot") uses an AL2023 or Bottlerocket '
+            "AMI alias whose NVIDIA AMI already ships the NVIDIA driver; set driver.enabled: false",
         ),
     }
