@@ -1,4 +1,4 @@
-"""What a GPU node advertises and how Karpenter counts it (issue 12): ``nodepool.capacity``, the
+"""What a GPU node advertises and how Karpenter counts it (issue 12): ``budget.capacity``, the
 GPU NodeOverlays, the NodePool limits in advertised units, and the component that registers
 them. The Karpenter side is tests/karpenter_model.py (kubernetes-sigs/karpenter v1.14.1)."""
 

@@ -1,5 +1,6 @@
-"""The EFA builders: one NodePool and EC2NodeClass per instance type, the NodeOverlay, the
-Bottlerocket variants, hugepages user data, the GPU limit split and instance-type slugs.
+"""The EFA builders: one NodePool and EC2NodeClass per EFA layout (here one type), the
+NodeOverlay, the Bottlerocket variants, hugepages user data and instance-type slugs (the split of
+the GPU limit: tests/budget/test_nodepools.py).
 """
 
 import re
