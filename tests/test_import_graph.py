@@ -165,3 +165,15 @@ def test_the_budget_imports_no_capability_package():
 @pytest.mark.parametrize("name", sorted(n for n in MODULES if not n.endswith("__main__")))
 def test_every_module_imports_on_its_own(name):
     importlib.import_module(name)
+
+
+def test_every_package_is_in_the_wheel():
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["tool"]["setuptools"][
+            "packages"
+        ]
+    )
+    packages = {n for n, p in MODULES.items() if p.name == "__init__.py"}
+    assert packages == listed
