@@ -18,8 +18,8 @@ nodes, ``pool_gpu_limits``):
 - ``quotaReachable``: ``purchasableMin`` >= ``gpu.quota`` (a configuration error otherwise).
 - ``limitReachable``: the pools' budgets, counted in the units any one profile surely offers,
   hold ``gpu.limit`` (-1: never).
-- ``ancestors``: the queue's ancestors with a finite ``gpu.limit``, nearest first; the shares
-  above are already cut to them (``queues.capped_shares``), and ``effectiveLimit`` is the
+- ``ancestors``: the queue's ancestors and their ``gpu.limit``, nearest first; the shares
+  above are already cut to the finite ones (``queues.capped_shares``), and ``effectiveLimit`` is the
   smallest of ``gpu.limit`` and theirs.
 - ``reachablePerPool`` (item 8): KAI quota is not per pool, but pods pinned to one pool (node
   affinity on its label) only ever see that pool's part of ``purchasableMin``.
@@ -65,7 +65,7 @@ class QueuePlan:
     shared_with: tuple[str, ...]
     """Other leaf queues routed to one of its GPU pools."""
     ancestors: tuple[AncestorCap, ...] = ()
-    """Its ancestors with a finite ``gpu.limit``, nearest first."""
+    """Its ancestors, nearest first."""
     reachable_per_pool: Mapping[str, float] = field(default_factory=dict)
     """Per pool, the part of ``purchasable_min`` it holds (pods pinned to that pool)."""
     largest_gang: float | None = None
@@ -76,7 +76,7 @@ class QueuePlan:
     @property
     def effective_limit(self) -> float:
         """The smallest of ``gpu.limit`` and its ancestors' (-1: none is finite)."""
-        finite = [a.limit for a in self.ancestors]
+        finite = [a.limit for a in self.ancestors if a.limit != UNLIMITED]
         if self.limit != UNLIMITED:
             finite.append(self.limit)
         return min(finite) if finite else UNLIMITED
@@ -148,7 +148,8 @@ def queue_plans(
         largest = None
         if efa:
             largest = max(gangs[p] * pools[p].slices_per_gpu for p in efa)
-            finite = [a.limit for a in caps[queue.name]] + ([limit] if limit != UNLIMITED else [])
+            finite = [a.limit for a in caps[queue.name] if a.limit != UNLIMITED]
+            finite += [limit] if limit != UNLIMITED else []
             largest = min([largest, *finite])
         out.append(
             QueuePlan(

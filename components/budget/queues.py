@@ -100,7 +100,7 @@ Shares = dict[str, dict[str, float | None]]
 
 @dataclass(frozen=True)
 class AncestorCap:
-    """An ancestor queue with a finite ``gpu.limit`` and whether it cut its leaves' shares."""
+    """An ancestor queue, its ``gpu.limit`` (-1: none) and whether it cut its leaves' shares."""
 
     name: str
     limit: float
@@ -116,7 +116,7 @@ def capped_shares(
     queues: Sequence[QueueSpec], pools: Mapping[str, PoolRouting]
 ) -> tuple[Shares, dict[str, tuple[AncestorCap, ...]]]:
     """Every leaf's shares (``queue_shares``) cut to its ancestors' ``gpu.limit`` (the rule in
-    the module docstring), and per leaf its ancestors with a finite limit, nearest first."""
+    the module docstring), and per leaf its ancestors, nearest first."""
     shares = _leaf_shares(queues, pools)
     by_name = {q.name: q for q in queues}
     # (leaf, pool) -> [in-quota part, share]; None: unlimited.
@@ -165,11 +165,7 @@ def capped_shares(
         for leaf, per_pool in shares.items()
     }
     caps = {
-        leaf: tuple(
-            AncestorCap(a.name, float(a.gpu.limit), a.name in cut)
-            for a in lineage[leaf]
-            if a.gpu.limit != UNLIMITED
-        )
+        leaf: tuple(AncestorCap(a.name, float(a.gpu.limit), a.name in cut) for a in lineage[leaf])
         for leaf in shares
     }
     return out, caps

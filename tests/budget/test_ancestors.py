@@ -86,7 +86,7 @@ def test_an_unlimited_ancestor_cuts_nothing():
     ]
     shares, caps = capped_shares(queues, {"s1": SPOT})
     assert shares == {"a": {"s1": 8}}
-    assert caps == {"a": ()}
+    assert caps == {"a": (AncestorCap("ml", -1.0, False),)}
 
 
 def test_quotas_above_the_parents_limit_are_scaled_and_reported():

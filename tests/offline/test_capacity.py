@@ -182,6 +182,10 @@ def test_prod_capacity_json_shows_one_efa_nodepool_and_its_largest_gang():
     assert [q["name"] for q in document["queues"]] == ["llm-training", "research", "serving"]
     assert [q["purchasableMax"] for q in document["queues"]] == [64, 32, 16]
     assert [q.get("largestGang") for q in document["queues"]] == [64, None, None]
+    # Their parent ml has no GPU limit (-1): it cuts nothing.
+    ml = [{"name": "ml", "gpuLimit": -1, "capsShares": False}]
+    assert [q["ancestors"] for q in document["queues"]] == [ml, ml, ml]
+    assert [q["effectiveLimit"] for q in document["queues"]] == [64, 32, 16]
     assert document["warnings"] == [
         "warning: pool 'train-efa' offers h100 only on 8-GPU or larger nodes (p5.48xlarge): "
         "Karpenter charges the pool's limit a whole node, so a 1-GPU h100 pod uses 8 of it",
