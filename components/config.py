@@ -18,7 +18,17 @@ from typing import Any
 
 from . import versions
 from .aws import PARTITIONS, REGION_PATTERN, TAG_KEY_PATTERN, partition_for_region
-from .capacity import capacity_of, plan_config_problems, pool_capacity_problems, pool_routing
+from .budget import (
+    PoolRouting,
+    capacity_of,
+    gpu_limits,
+    nodepool_names,
+    plan_config_problems,
+    pool_capacity_problems,
+    pool_routing,
+    routing_problems,
+    unknown_pool_problems,
+)
 from .cluster.spec import (
     DEFAULT_LABEL_DOMAIN,
     DEFAULT_LOG_TYPES,
@@ -50,8 +60,7 @@ from .nodepool import (
     NodePoolSpec,
     default_cpu_pool,
 )
-from .scheduler import PoolRouting, SchedulerSpec, pool_gpu_limits, routing_problems
-from .scheduler.routing import unknown_pool_problems
+from .scheduler import SchedulerSpec
 from .scheduler.spec import QueueSpec
 from .spec import (
     Problem,
@@ -150,9 +159,7 @@ class PlatformConfig(Spec):
     def gpu_limits(self) -> dict[str, int | None]:
         """Each GPU pool's ``nvidia.com/gpu`` limit: from the queues routed to it when the
         scheduler is on (friction point 1), else the pool's own cap."""
-        if self.scheduler.enabled:
-            return dict(pool_gpu_limits(self.scheduler.queues, self._routing()))
-        return {p.name: p.limits.gpus for p in self.gpu_pools}
+        return gpu_limits(self)
 
     @property
     def partition(self) -> str:
@@ -236,7 +243,7 @@ class PlatformConfig(Spec):
             out += self._one_pool_problems(i, pool, valid)
             names = [pool.name]
             if pool.kind == "efa":
-                names += [f"{pool.name}-{t.replace('.', '-')}" for t in pool.efa_types]
+                names += [n for n in nodepool_names(pool) if n != pool.name]
             for name in names:
                 if name in seen:
                     out.append(

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
-from .capacity import capacity_of, capacity_warnings, needs_node_overlay
+from .budget import capacity_of, capacity_warnings, needs_node_overlay
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .cluster.component import refuse_placeholder_cidrs
 from .config import PROJECT, PlatformConfig

@@ -1,5 +1,6 @@
 """The ``NodePool`` component: registers a pool's EC2NodeClass(es), NodePool(s) and, for an EFA
-pool, its placement group, security group and NodeOverlay."""
+pool, its placement group, security group and NodeOverlay. An EFA pool gets one EC2NodeClass and
+NodePool per EFA layout, its budget split among them (``budget.nodepools``)."""
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
@@ -11,6 +12,12 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .. import versions
+from ..budget import (
+    PoolCapacity,
+    gpu_overlay_manifests,
+    nodepool_groups,
+    uneven_density_problem,
+)
 from ..karpenter.lifecycle import finalizer_delete_timeout
 from ..naming import TYPE_PREFIX
 from ..spec import (
@@ -26,9 +33,8 @@ from ..spec import (
     set_derived,
     show,
 )
-from .capacity import PoolCapacity, gpu_overlay_manifests, uneven_density_problem
-from .manifests import ec2nodeclass_manifest, nodeoverlay_manifest, nodepool_manifest, type_slug
-from .spec import NodePoolSpec, split_gpu_limit
+from .manifests import ec2nodeclass_manifest, nodeoverlay_manifest, nodepool_manifest
+from .spec import NodePoolSpec
 
 if TYPE_CHECKING:  # cluster and karpenter import config, which imports this package
     from ..cluster import EksCluster
@@ -330,16 +336,14 @@ class NodePool(pulumi.ComponentResource):
             )
             security_groups = sg.id.apply(lambda i: [i])
 
-        variants: list[tuple[str, str | None, int | None]]
-        if spec.kind == "efa":
-            types = spec.catalog_types
-            limits = split_gpu_limit(args.gpu_limit, types)
-            variants = [
-                (f"{spec.name}-{type_slug(t.name)}", t.name, limit)
-                for t, limit in zip(types, limits, strict=True)
-            ]
-        else:
-            variants = [(spec.name, None, args.gpu_limit)]
+        # One NodePool for a GPU pool; one per EFA layout for an EFA pool (types with the same
+        # networkInterfaces share it and its limit: Karpenter limits are per NodePool,
+        # kubernetes-sigs/karpenter v1.14.1 scheduler.go filterByRemainingResources L1068-1085).
+        # An EFA NodePool lists its types; its EC2NodeClass renders the layout they share.
+        variants: list[tuple[str, tuple[str, ...] | None, int | None]] = [
+            (g.name, g.instance_types if g.efa else None, g.gpus)
+            for g in nodepool_groups(spec, args.gpu_limit)
+        ]
 
         # The NodeOverlays first, and every NodePool of the pool depends on them: Pulumi creates a
         # resource only after its depends_on (the SDK awaits their URNs before registering it:
@@ -377,10 +381,11 @@ class NodePool(pulumi.ComponentResource):
         # Outputs inside the manifest (a KMS key, a reservation id) resolve with it.
         resolve: Any = pulumi.Output.from_input if _has_outputs(spec) else (lambda m: m)
         pools, classes = [], []
-        for resource_name, instance_type, gpu_limit in variants:
+        for resource_name, instance_types, gpu_limit in variants:
             suffix = resource_name.removeprefix(spec.name)
+            layout = instance_types[0] if instance_types else None
             node_class = pulumi.Output.all(args.node_role, security_groups, placement_group).apply(
-                lambda a, n=resource_name, t=instance_type: resolve(
+                lambda a, n=resource_name, t=layout: resolve(
                     ec2nodeclass_manifest(
                         spec,
                         name=n,
@@ -408,7 +413,7 @@ class NodePool(pulumi.ComponentResource):
                 node_class=resource_name,
                 label_domain=label_domain,
                 gpu_limit=gpu_limit,
-                instance_type=instance_type,
+                instance_type=instance_types,
                 per_gpu=args.capacity.per_gpu if args.capacity is not None else None,
             )
             pool = k8s.apiextensions.CustomResource(

@@ -1,8 +1,8 @@
 """Constants the node pool specs and builders share: resources, taints, defaults, patterns."""
 
 from .. import versions
+from ..budget.units import GPU_RESOURCE as GPU_RESOURCE
 
-GPU_RESOURCE = "nvidia.com/gpu"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 GPU_TAINT = {"key": GPU_RESOURCE, "value": "true", "effect": "NoSchedule"}
 EFA_TAINT = {"key": EFA_RESOURCE, "value": "true", "effect": "NoSchedule"}

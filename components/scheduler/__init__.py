@@ -27,6 +27,12 @@ millicores, x1000), memory in GiB (rendered in MB = 10^6 bytes, x1073.741824), g
 -1 means unlimited (quota) or no limit (limit) and is rendered as -1.
 """
 
+# Queue routing and the pools' budgets live with the GPU budget (``budget``).
+from ..budget import (
+    PoolRouting,
+    pool_gpu_limits,
+    routing_problems,
+)
 from .component import (
     KaiScheduler,
     KaiSchedulerArgs,
@@ -93,11 +99,6 @@ from .podsecurity import (
     restricted_container_security_context,
     restricted_pod_security_context,
     weakest_level,
-)
-from .routing import (
-    PoolRouting,
-    pool_gpu_limits,
-    routing_problems,
 )
 from .spec import (
     QueueResourceSpec,

@@ -1,8 +1,9 @@
 """Validated input specs of the ``scheduler`` configuration key: queues and their resources."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..budget.units import leaf_queue_names as leaf_queue_names
 from ..spec import (
     Problem,
     Spec,
@@ -188,12 +189,6 @@ class QueueSpec(Spec):
                     (("pool_shares",), f"the share of {show(pool)} is {_num(share)}; expected 0 up")
                 )
         return out
-
-
-def leaf_queue_names(queues: Sequence[QueueSpec]) -> set[str]:
-    """Names of the queues no other queue names as its parent."""
-    parents = {q.parent for q in queues if q.parent}
-    return {q.name for q in queues if q.name not in parents}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,4 +1,4 @@
-"""What a GPU node advertises and how Karpenter counts it (issue 12): ``nodepool.capacity``, the
+"""What a GPU node advertises and how Karpenter counts it (issue 12): ``budget.capacity``, the
 GPU NodeOverlays, the NodePool limits in advertised units, and the component that registers
 them. The Karpenter side is tests/karpenter_model.py (kubernetes-sigs/karpenter v1.14.1)."""
 
@@ -8,13 +8,13 @@ import pytest
 from crd_validation import validate
 from karpenter_model import GPU, Karpenter, Pod, Render
 
-from eks_gpu_platform.gpu_operator import mig_layout
-from eks_gpu_platform.nodepool.capacity import (
+from eks_gpu_platform.budget.capacity import (
     GPU_OVERLAY_WEIGHT,
     gpu_overlay_manifests,
     pool_capacity,
     uneven_density_problem,
 )
+from eks_gpu_platform.gpu_operator import mig_layout
 from eks_gpu_platform.nodepool.component import NodePool, NodePoolArgs
 from eks_gpu_platform.nodepool.manifests import nodepool_manifest
 from eks_gpu_platform.spec import SpecError
@@ -345,8 +345,7 @@ RENDERED_OVERLAY_DEPENDENCIES = {
         ]
     },
     "prod": {
-        "platform-pool-train-efa-p5-48xlarge-pool": ["platform-pool-train-efa-hugepages"],
-        "platform-pool-train-efa-p5e-48xlarge-pool": ["platform-pool-train-efa-hugepages"],
+        "platform-pool-train-efa-pool": ["platform-pool-train-efa-hugepages"],
     },
 }
 
@@ -448,7 +447,7 @@ def test_mixed_mig_pool_must_stay_within_one_gpu_class():
 
 
 def test_a_time_sliced_pool_turns_the_overlay_gate_on():
-    from eks_gpu_platform.capacity import needs_node_overlay
+    from eks_gpu_platform.budget import needs_node_overlay
     from eks_gpu_platform.config import PlatformConfig
 
     def config(pool: dict) -> PlatformConfig:

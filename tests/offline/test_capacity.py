@@ -22,7 +22,7 @@ from capacity_cases import (
 from kai_model import Kai, kai_units
 from karpenter_model import GPU, POOL_LABEL, Karpenter, Pod, Render, table
 
-from eks_gpu_platform.capacity import capacity_plan, capacity_warnings
+from eks_gpu_platform.budget import capacity_plan, capacity_warnings
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.capacity import capacity_document, capacity_markdown, write_capacity
 from eks_gpu_platform.spec import SpecError
@@ -41,7 +41,7 @@ def test_enough_generated_configurations_validate():
 
 
 def _modes(config: PlatformConfig) -> set[str]:
-    from eks_gpu_platform.capacity import capacity_of
+    from eks_gpu_platform.budget import capacity_of
 
     out = set()
     for pool in config.gpu_pools:
@@ -137,7 +137,7 @@ def test_karpenter_buys_what_the_plan_says_for_every_queue(name, which):
 
 
 def _modes_of(config: PlatformConfig, pool: str) -> str:
-    from eks_gpu_platform.capacity import capacity_of
+    from eks_gpu_platform.budget import capacity_of
 
     spec = next(p for p in config.gpu_pools if p.name == pool)
     return capacity_of(spec, config.gpu_operator).mode
@@ -213,7 +213,8 @@ def test_prod_llm_training_gang_of_64_gpus_gets_its_nodes():
 
 def test_dev_capacity_json_notebooks_and_queues():
     document = capacity_document(stack_config("dev"))
-    assert set(document) == {"pools", "queues"}
+    assert set(document) == {"pools", "queues", "warnings"}
+    assert document["warnings"] == []
     notebooks = next(p for p in document["pools"] if p["name"] == "notebooks")
     assert notebooks["limit"] == {"notebooks": {"nvidia.com/gpu": 4}}
     assert notebooks["gpusPerNode"]["g6.xlarge"] == 1
@@ -221,16 +222,22 @@ def test_dev_capacity_json_notebooks_and_queues():
     assert notebooks["advertisedPerNode"]["g6.48xlarge"] == {"nvidia.com/gpu": 32}
     assert (notebooks["maxNodes"], notebooks["maxGpus"]) == (1, 1)
     assert "maxHourlyUsd" not in notebooks  # no cited, dated price table is vendored
+    # research's gpu.limit 12 cuts its leaves' 8 + 4 + 2: batch keeps its quota 2 plus the 4
+    # left after the siblings' quotas (issue 19 item 4).
+    research = [{"name": "research", "gpuLimit": 12, "capsShares": True}]
     assert document["queues"] == [
         {
             "name": "research-batch",
             "quota": 2,
             "limit": 8,
             "pools": ["gpu-spot"],
-            "purchasableMin": 8,
-            "purchasableMax": 8,
+            "purchasableMin": 6,
+            "purchasableMax": 6,
             "quotaReachable": True,
-            "limitReachable": True,
+            "limitReachable": False,
+            "ancestors": research,
+            "effectiveLimit": 8,
+            "reachablePerPool": {"gpu-spot": 6},
         },
         {
             "name": "research-serving",
@@ -241,6 +248,9 @@ def test_dev_capacity_json_notebooks_and_queues():
             "purchasableMax": 4,
             "quotaReachable": True,
             "limitReachable": True,
+            "ancestors": research,
+            "effectiveLimit": 4,
+            "reachablePerPool": {"inference": 4},
         },
         {
             "name": "research-notebooks",
@@ -251,22 +261,44 @@ def test_dev_capacity_json_notebooks_and_queues():
             "purchasableMax": 4,
             "quotaReachable": True,
             "limitReachable": True,
+            "ancestors": research,
+            "effectiveLimit": 2,
+            "reachablePerPool": {"notebooks": 4},
         },
     ]
 
 
-def test_prod_capacity_json_shows_the_efa_split():
+def test_prod_capacity_json_shows_one_efa_nodepool_and_its_largest_gang():
     document = capacity_document(stack_config("prod"))
     efa = next(p for p in document["pools"] if p["name"] == "train-efa")
     assert efa["instanceTypes"] == ["p5.48xlarge", "p5e.48xlarge"]
     assert efa["gpusPerNode"] == {"p5.48xlarge": 8, "p5e.48xlarge": 8}
-    assert efa["limit"] == {
-        "train-efa-p5-48xlarge": {"nvidia.com/gpu": 32},
-        "train-efa-p5e-48xlarge": {"nvidia.com/gpu": 32},
-    }
+    assert efa["limit"] == {"train-efa": {"nvidia.com/gpu": 64}}
+    assert efa["nodePools"] == [
+        {
+            "name": "train-efa",
+            "instanceTypes": ["p5.48xlarge", "p5e.48xlarge"],
+            "gpus": 64,
+            "largestGang": 64,
+        }
+    ]
     assert (efa["maxNodes"], efa["maxGpus"]) == (8, 64)
     assert [q["name"] for q in document["queues"]] == ["llm-training", "research", "serving"]
     assert [q["purchasableMax"] for q in document["queues"]] == [64, 32, 16]
+    assert [q.get("largestGang") for q in document["queues"]] == [64, None, None]
+    # Their parent ml has no GPU limit (-1): it cuts nothing.
+    ml = [{"name": "ml", "gpuLimit": -1, "capsShares": False}]
+    assert [q["ancestors"] for q in document["queues"]] == [ml, ml, ml]
+    assert [q["effectiveLimit"] for q in document["queues"]] == [64, 32, 16]
+    assert document["warnings"] == [
+        "warning: pool 'train-efa' offers h100 only on 8-GPU or larger nodes (p5.48xlarge): "
+        "Karpenter charges the pool's limit a whole node, so a 1-GPU h100 pod uses 8 of it",
+        "warning: pool 'train-efa' offers h200 only on 8-GPU or larger nodes (p5e.48xlarge): "
+        "Karpenter charges the pool's limit a whole node, so a 1-GPU h200 pod uses 8 of it",
+        "warning: pool 'train-spot' offers a100 only on 8-GPU or larger nodes (p4d.24xlarge, "
+        "p4de.24xlarge): Karpenter charges the pool's limit a whole node, so a 1-GPU a100 pod "
+        "uses 8 of it",
+    ]
 
 
 def test_write_capacity_and_the_summary_section(tmp_path):
@@ -400,10 +432,10 @@ def test_generated_values_are_deterministic():
 def test_the_policy_pack_splits_budgets_as_the_platform_does():
     """The pack reads only resources: its copy of the split (and the shares annotation) gives
     every generated queue the shares routing.queue_shares gives it."""
+    from eks_gpu_platform.budget import queue_shares
     from eks_gpu_platform.policies.rules._base import StackResource
     from eks_gpu_platform.policies.rules.nodepool_gpu_limit_within_queue_capacity import _shares
     from eks_gpu_platform.scheduler.manifests import queue_manifest
-    from eks_gpu_platform.scheduler.routing import queue_shares
 
     compared = 0
     for config in GENERATED:
