@@ -17,6 +17,7 @@ from pulumi.runtime import config as runtime_config
 from .capacity import capacity_of, capacity_warnings, needs_node_overlay
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .cluster.component import refuse_placeholder_cidrs
+from .cluster.lifecycle import credential_problems
 from .config import PROJECT, PlatformConfig
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .gpu_operator import GpuOperator, GpuOperatorArgs
@@ -187,7 +188,10 @@ class GpuPlatform(pulumi.ComponentResource):
         config = args if isinstance(args, PlatformConfig) else platform_config_from_args(args)
         given_provider = inherited_aws_provider(opts)
         stack_aws = stack_aws_config() if given_provider is None else {}
-        if given_provider is None and (problems := region_problems(config.region, stack_aws)):
+        problems = region_problems(config.region, stack_aws) if given_provider is None else []
+        # The Kubernetes steps authenticate with `aws eks get-token`, not the AWS provider.
+        problems += credential_problems(stack_aws_config())
+        if problems:
             raise SpecError.from_lines(problems)
         # `pulumi up` with a documentation CIDR is refused before anything is registered.
         refuse_placeholder_cidrs(config.cluster)

@@ -752,7 +752,9 @@ def test_outputs_from_other_resources_flow_into_the_resources(run_program) -> No
         cluster = EksCluster(
             "eks",
             EksClusterArgs(
-                spec=ClusterSpec(name="gpu", admins=[admin.arn], kms_key_arn=key.arn),
+                spec=ClusterSpec(
+                    name="gpu", admins=["user/offline-render", admin.arn], kms_key_arn=key.arn
+                ),
                 network=network,
             ),
         )
@@ -775,7 +777,7 @@ def test_outputs_from_other_resources_flow_into_the_resources(run_program) -> No
     assert eks.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
     assert eks.inputs["encryptionConfigKeyArn"] == key.outputs["arn"]
     # An Output admin keeps a positional key (no name to derive one from): issue 11.
-    entry = one(recording, "aws:eks/accessEntry:AccessEntry", "eks-admin-admin-0")
+    entry = one(recording, "aws:eks/accessEntry:AccessEntry", "eks-admin-admin-1")
     assert entry.inputs["principalArn"] == role.outputs["arn"]
     tags = sorted(
         r.inputs["resourceId"] for r in recording.of_type("aws:ec2/tag:Tag") if "private" in r.name

@@ -104,6 +104,9 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
         self.provider_regions: dict[str, str | None] = {}
         # Unmodelled type or invoke token -> "resource" or "invoke", in first-seen order.
         self.unmodelled: dict[str, str] = {}
+        # The children of remote components the mocks model (type, name, inputs after the
+        # component's transforms ran on them, as the engine runs them): mock_outputs.py.
+        self.remote_children: list[tuple[str, str, dict[str, Any]]] = []
         self._builder_cache: dict[Scope, dict[str, Callable]] = {}
         # The inputs the SDK's MockMonitor deserialized for the registration this thread is
         # answering (RecordingMonitor records them instead of deserializing them again).
@@ -150,6 +153,10 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
     # getCluster fails the way the provider does for a missing one (a new cluster, the
     # render's default). Tests set it on the class.
     existing_cluster_tags: dict[str, str] | None = None
+    # The access entries EKS holds on that existing cluster: principal ARN -> the entry's tags
+    # (an untagged one: {}); any other principal has none, and getAccessEntry fails the way the
+    # provider does. Tests set it on the class.
+    existing_access_entries: dict[str, dict[str, str]] = {}
 
     def caller_arn(self, scope: Scope) -> str:
         service = "sts" if self.caller.startswith("assumed-role/") else "iam"
@@ -166,6 +173,25 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
             )
         arn = scope.arn("eks", f"cluster/{name}")
         return {"name": name, "arn": arn, "tags": dict(self.existing_cluster_tags), "id": name}
+
+    def _get_access_entry(self, scope: Scope, cluster: str, principal: str) -> dict[str, Any]:
+        """An existing access entry (its ARN and tags); a missing one fails as the provider's
+        invoke does ("reading EKS Access Entry (CLUSTER:PRINCIPAL): couldn't find resource":
+        cluster/access.py ``entry_missing`` cites the chain)."""
+        if principal not in self.existing_access_entries:
+            raise InvokeFailed(
+                f"invoking aws:eks/getAccessEntry:getAccessEntry: 1 error occurred:\n\t* "
+                f"reading EKS Access Entry ({cluster}:{principal}): couldn't find resource\n\n"
+            )
+        arn = scope.arn("eks", f"access-entry/{cluster}/role/{_hex(principal, 12)}")
+        return {
+            "clusterName": cluster,
+            "principalArn": principal,
+            "accessEntryArn": arn,
+            "type": "STANDARD",
+            "tags": dict(self.existing_access_entries[principal]),
+            "id": f"{cluster}:{principal}",
+        }
 
     def _unmodelled(self, token: str, kind: str, message: str) -> None:
         if self.strict:
@@ -198,6 +224,10 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 return {"arn": arn, "issuerArn": issuer, "id": arn}
             if token == "aws:eks/getCluster:getCluster":
                 return self._get_cluster(scope, args.args["name"])
+            if token == "aws:eks/getAccessEntry:getAccessEntry":
+                return self._get_access_entry(
+                    scope, args.args["clusterName"], args.args["principalArn"]
+                )
             if token == "aws:eks/getAddonVersion:getAddonVersion":
                 # EKS's default version for the minor is only known at deploy time: a marker
                 # that says so (the render shows which minor each add-on follows).
@@ -238,7 +268,7 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
         self.answering.inputs = args.inputs
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
         if not args.custom:
-            return self._component(typ, name, inputs, args.provider)
+            return self._component(typ, name, inputs, args.provider, args.transforms)
         if typ.startswith("kubernetes:") or typ.startswith("pulumi:providers:"):
             return f"{name}-id", inputs
         scope = self.scope(args.provider, inputs.get("region")) if typ.startswith("aws:") else None
@@ -380,6 +410,8 @@ class Recording:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     # Resource types and invoke tokens the mocks answered generically (non-strict runs only).
     unmodelled: dict[str, str] = field(default_factory=dict)
+    # Modelled children of remote components: (type, name, inputs after transforms).
+    remote_children: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def notices(self) -> list[str]:
@@ -476,6 +508,7 @@ def run(
         secret_outputs=secret,
         calls=mocks.calls,
         unmodelled=dict(mocks.unmodelled),
+        remote_children=list(mocks.remote_children),
     )
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
 from eks_gpu_platform.cluster.lifecycle import (
+    credential_problems,
+    kubeconfig_with_credentials,
     kubeconfig_with_profile,
     placeholder_cidrs,
     placeholder_message,
@@ -107,3 +109,115 @@ def test_kubernetes_provider_uses_the_stack_profile():
     assert provider.inputs["kubeconfig"] == kubeconfig_with_profile(
         cluster.outputs["kubeconfigJson"], "ops"
     )
+
+
+ROLE = "arn:aws:iam::111122223333:role/Deploy"
+GET_TOKEN = KUBECONFIG["users"][0]["user"]["exec"]["args"]
+
+
+def test_kubeconfig_with_credentials():
+    both = json.loads(kubeconfig_with_credentials(json.dumps(KUBECONFIG), "ops", ROLE))
+    assert both["users"][0]["user"]["exec"]["args"] == [
+        *GET_TOKEN,
+        "--role-arn",
+        ROLE,
+        "--profile",
+        "ops",
+    ]
+    role_only = json.loads(kubeconfig_with_credentials(json.dumps(KUBECONFIG), None, ROLE))
+    assert role_only["users"][0]["user"]["exec"]["args"] == [*GET_TOKEN, "--role-arn", ROLE]
+    assert kubeconfig_with_credentials(json.dumps(KUBECONFIG), None, None) == json.dumps(KUBECONFIG)
+
+
+def test_kubernetes_provider_assumes_the_stack_role():
+    """Issue 21, point 3; fails on the old code: with aws:assumeRoles the provider resolved the
+    assumed role while `aws eks get-token` ran as the runner's base identity (401)."""
+    roles = json.dumps([{"roleArn": ROLE, "sessionName": "pulumi"}])
+    rec = run(
+        program(ClusterSpec(name="gpu-dev")), preview=False, config={"aws:assumeRoles": roles}
+    )
+    (provider,) = rec.of_type("pulumi:providers:kubernetes")
+    args = json.loads(provider.inputs["kubeconfig"])["users"][0]["user"]["exec"]["args"]
+    assert args == [
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "gpu-dev",
+        "--region",
+        "us-west-2",
+        "--role-arn",
+        ROLE,
+    ]
+
+
+STATIC = (
+    "{key}: static credentials in the stack configuration reach the AWS provider but not `aws "
+    "eks get-token`, which every Kubernetes step runs with the environment's credentials; "
+    "remove it and provide them through the environment (AWS_ACCESS_KEY_ID, "
+    "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) or aws:profile"
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "lines"),
+    [
+        ({"aws:region": "us-west-2", "aws:profile": "ops"}, []),
+        ({"aws:assumeRoles": json.dumps([{"roleArn": ROLE, "duration": "1h"}])}, []),
+        ({"aws:assumeRoles": "[]"}, []),
+        (
+            {"aws:accessKey": "AKIA", "aws:secretKey": "s", "aws:token": "t"},
+            [STATIC.format(key=k) for k in ("aws:accessKey", "aws:secretKey", "aws:token")],
+        ),
+        (
+            {"aws:assumeRoles": json.dumps([{"roleArn": ROLE}, {"roleArn": ROLE + "2"}])},
+            [
+                "aws:assumeRoles: lists 2 roles (a chain); `aws eks get-token --role-arn` "
+                "assumes one role from the environment's credentials, so the Kubernetes steps "
+                "would run as another identity; list one role, or assume the chain in the "
+                "environment"
+            ],
+        ),
+        (
+            {"aws:assumeRoles": json.dumps([{"roleArn": ROLE, "externalId": "x"}])},
+            [
+                "aws:assumeRoles[0].externalId: `aws eks get-token --role-arn` cannot pass it, "
+                "so the Kubernetes steps could not assume the role the provider assumes; "
+                "allowed: roleArn, sessionName, duration (assume the role in the environment "
+                "instead)"
+            ],
+        ),
+        (
+            {"aws:assumeRoles": json.dumps([{"sessionName": "x"}])},
+            ["aws:assumeRoles[0].roleArn: is required"],
+        ),
+        (
+            {"aws:assumeRoleWithWebIdentity": json.dumps({"roleArn": ROLE})},
+            [
+                "aws:assumeRoleWithWebIdentity: `aws eks get-token` cannot assume a role with "
+                "a web identity token, so the Kubernetes steps would run as another identity; "
+                "assume the role in the environment instead (CI: "
+                "aws-actions/configure-aws-credentials)"
+            ],
+        ),
+        (
+            {"aws:assumeRole": json.dumps({"roleArn": ROLE})},
+            [
+                "aws:assumeRole: not read by pulumi-aws 7 (its setting is aws:assumeRoles, a "
+                "list); use aws:assumeRoles with one roleArn"
+            ],
+        ),
+    ],
+    ids=[
+        "profile",
+        "one-role",
+        "empty",
+        "static-keys",
+        "chain",
+        "external-id",
+        "no-role-arn",
+        "web-identity",
+        "assume-role",
+    ],
+)
+def test_credential_problems(config, lines):
+    assert credential_problems(config) == lines
