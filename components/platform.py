@@ -273,7 +273,15 @@ class GpuPlatform(pulumi.ComponentResource):
                     # stack tag edit would replace every node (issue 11, item 6).
                     tags=node_tags,
                 ),
-                opts=child,
+                # cluster.protect: each pool's NodePool, EC2NodeClass, overlays and placement
+                # group inherit it (pulumi/resource.py: a child without `protect` takes its
+                # parent's). The NodePools are deleted first by `pulumi destroy` (leaves
+                # first); a refused delete keeps everything they depend on (the engine
+                # withholds a failed step's transitive dependencies), so a `--skip-preview`
+                # destroy of a protected stack drains no GPU node.
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(protect=config.cluster.protect)
+                ),
             )
             for pool in config.pools
         }

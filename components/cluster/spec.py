@@ -101,7 +101,11 @@ class ClusterSpec(Spec):
     label_domain: str = doc(
         DEFAULT_LABEL_DOMAIN, "Domain of the project's own node labels, e.g. '<domain>/pool'."
     )
-    protect: bool = doc(False, "Protect the cluster, its KMS key and the VPC from deletion.")
+    protect: bool = doc(
+        False,
+        "Protect from deletion the cluster, its KMS key, the VPC with its subnets and NAT "
+        "addresses, and every node pool's Karpenter objects and placement group.",
+    )
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []

@@ -115,6 +115,11 @@ class Network(pulumi.ComponentResource):
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
         private_cidrs, public_cidrs = subnet_layout(spec.vpc_cidr, spec.azs)
+        # With cluster.protect: the VPC, its subnets (the cluster's, the nodes' and every load
+        # balancer's) and the NAT addresses; the engine refuses their delete
+        # (pkg/resource/deploy/step.go, DeleteStep.Apply), so `pulumi destroy --skip-preview`
+        # stops there.
+        stateful = pulumi.ResourceOptions(parent=self, protect=protect)
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",
             cidr_block=spec.vpc_cidr,
@@ -156,7 +161,7 @@ class Network(pulumi.ComponentResource):
                     **subnet_tags(cluster, private=False),
                     "Name": f"{cluster}-public-{suffix}",
                 },
-                opts=child,
+                opts=stateful,
             )
             public_assoc = aws.ec2.RouteTableAssociation(
                 f"{name}-public-{suffix}",
@@ -167,11 +172,12 @@ class Network(pulumi.ComponentResource):
             self.egress.append(public_assoc)
             public.append(pub)
             if i == 0 or spec.nat_gateway_per_az:
+                # The NAT's public address: what partners allow-list; a new one is another.
                 eip = aws.ec2.Eip(
                     f"{name}-nat-{suffix}",
                     domain="vpc",
                     tags={**tags, "Name": f"{cluster}-nat-{suffix}"},
-                    opts=child,
+                    opts=stateful,
                 )
                 nats.append(
                     aws.ec2.NatGateway(
@@ -193,7 +199,7 @@ class Network(pulumi.ComponentResource):
                     **subnet_tags(cluster, private=True),
                     "Name": f"{cluster}-private-{suffix}",
                 },
-                opts=child,
+                opts=stateful,
             )
             rt = aws.ec2.RouteTable(
                 f"{name}-private-{suffix}",

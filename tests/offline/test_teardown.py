@@ -225,3 +225,70 @@ def test_a_failed_delete_keeps_its_transitive_dependencies_only():
     ]
     assert kept_if_delete_fails(res, "pool") == {"k8s", "assoc", "entry"}
     assert delete_order(res) == [["pool"], ["k8s"], ["assoc"], ["entry", "other"]]
+
+
+def test_cluster_protect_guards_state_and_capacity(render_stack):
+    """Issue 21, point 8; fails on the old code, which protected only the KMS key, the cluster
+    and the VPC: `pulumi destroy --skip-preview` drained every GPU node (the NodePools go
+    first) and released the NAT addresses before failing at the cluster."""
+    rec = render_stack("prod")
+    protected = sorted((r.type, r.name) for r in rec.resources if r.protect)
+    pools = ("general", "inference", "train-spot")
+    efa = ("p5-48xlarge", "p5e-48xlarge")
+    assert protected == sorted(
+        [
+            ("aws:kms/key:Key", "platform-cluster-secrets"),
+            ("eks:index:Cluster", "platform-cluster-eks"),
+            ("aws:ec2/vpc:Vpc", "platform-network-vpc"),
+            *[("aws:ec2/eip:Eip", f"platform-network-nat-{z}") for z in "abc"],
+            *[
+                ("aws:ec2/subnet:Subnet", f"platform-network-{k}-{z}")
+                for k in ("private", "public")
+                for z in "abc"
+            ],
+            *[
+                ("eks-gpu-platform:index:NodePool", f"platform-pool-{p}")
+                for p in (*pools, "train-efa")
+            ],
+            *[("kubernetes:karpenter.sh/v1:NodePool", f"platform-pool-{p}-pool") for p in pools],
+            *[
+                ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", f"platform-pool-{p}-class")
+                for p in pools
+            ],
+            *[
+                ("kubernetes:karpenter.sh/v1:NodePool", f"platform-pool-train-efa-{t}-pool")
+                for t in efa
+            ],
+            *[
+                (
+                    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+                    f"platform-pool-train-efa-{t}-class",
+                )
+                for t in efa
+            ],
+            ("kubernetes:karpenter.sh/v1alpha1:NodeOverlay", "platform-pool-train-efa-hugepages"),
+            ("aws:ec2/placementGroup:PlacementGroup", "platform-pool-train-efa-pg"),
+            ("aws:ec2/securityGroup:SecurityGroup", "platform-pool-train-efa-efa"),
+            (
+                "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+                "platform-pool-train-efa-efa-self-out",
+            ),
+            (
+                "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+                "platform-pool-train-efa-efa-self-in",
+            ),
+        ]
+    )
+    # A refused NodePool delete keeps what it depends on: the controller, the system nodes,
+    # the admins' access, the network and the cluster (so no GPU node is left unmanaged).
+    resources = [r.to_json() for r in rec.resources]
+    pool = next(r for r in rec.resources if r.name == "platform-pool-general-pool")
+    kept = {r.name for r in rec.resources if r.urn in kept_if_delete_fails(resources, pool.urn)}
+    assert {
+        "platform-cluster-eks",
+        "platform-cluster-system",
+        "platform-cluster-admin-role-PlatformAdmin-cluster-admin",
+        "platform-network-nat-a",
+        "platform-network-vpc",
+    } <= kept
+    assert not [r for r in render_stack("dev").resources if r.protect]
