@@ -10,7 +10,7 @@ import pulumi_aws as aws
 
 from ..naming import TYPE_PREFIX
 from ..spec import SpecError, require_instance, show
-from .layout import subnet_layout, subnet_selector, subnet_tags, zone_at
+from .layout import subnet_layout, subnet_selector, subnet_tags, vpc_zone_names
 from .spec import VpcSpec
 
 
@@ -108,11 +108,15 @@ class Network(pulumi.ComponentResource):
         # Parented to the component: the zones of its AWS provider's region. Only zones that
         # need no opt-in: an opted-in Local or Wavelength Zone is "available" too, but lacks
         # most instance types and services ("Only Availability Zones (no Local Zones)":
-        # pulumi_aws/get_availability_zones.py, the opt-in-status filter example).
+        # pulumi_aws/get_availability_zones.py, the opt-in-status filter example). In any
+        # state: the subnets' zones are chosen by name (layout.vpc_zone_names), never by
+        # position in a list of the zones healthy right now (issue 21, point 7).
         azs = aws.get_availability_zones_output(
-            state="available",
             filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
             opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        zones = azs.names.apply(
+            functools.partial(vpc_zone_names, az_count=spec.azs, zones=spec.zones)
         )
         private_cidrs, public_cidrs = subnet_layout(spec.vpc_cidr, spec.azs)
         # With cluster.protect: the VPC, its subnets (the cluster's, the nodes' and every load
@@ -147,8 +151,8 @@ class Network(pulumi.ComponentResource):
         self.egress.append(public_default)
         public, private, nats = [], [], []
         for i in range(spec.azs):
-            # Checked against the region's real zones at run time (vpc.azCount).
-            az = azs.names.apply(functools.partial(zone_at, index=i, az_count=spec.azs))
+            # Checked against the region's real zones at run time (vpc.azCount, vpc.zones).
+            az = zones.apply(lambda names, i=i: names[i])
             suffix = chr(ord("a") + i)
             pub = aws.ec2.Subnet(
                 f"{name}-public-{suffix}",

@@ -157,6 +157,8 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
     # (an untagged one: {}); any other principal has none, and getAccessEntry fails the way the
     # provider does. Tests set it on the class.
     existing_access_entries: dict[str, dict[str, str]] = {}
+    # Zones in another state than "available" right now (an impaired zone during an event).
+    impaired_zones: frozenset[str] = frozenset()
 
     def caller_arn(self, scope: Scope) -> str:
         service = "sts" if self.caller.startswith("assumed-role/") else "iam"
@@ -244,15 +246,24 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
             if token == "aws:index/getRegion:getRegion":
                 return {"name": scope.region, "region": scope.region, "id": scope.region}
             if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-                # The region's real zone count where it is modelled (regions.py).
+                # The region's real zone count where it is modelled (regions.py); a `state`
+                # filter drops the zones in another state (``impaired_zones``), as the API does.
                 letters = "abcdef"[: modelled_zone_count(scope.region)]
                 short = region_short_code(scope.region)
-                return {
-                    "names": [f"{scope.region}{c}" for c in letters],
-                    "zoneIds": [f"{short}-az{i + 1}" for i in range(len(letters))],
-                    "state": "available",
+                zones = [
+                    (f"{scope.region}{c}", f"{short}-az{i + 1}")
+                    for i, c in enumerate(letters)
+                    if args.args.get("state") in (None, "available")
+                    and not (args.args.get("state") and f"{scope.region}{c}" in self.impaired_zones)
+                ]
+                out = {
+                    "names": [name for name, _ in zones],
+                    "zoneIds": [zone_id for _, zone_id in zones],
                     "id": scope.region,
                 }
+                if args.args.get("state"):
+                    out["state"] = args.args["state"]
+                return out
         self._unmodelled(
             token,
             "invoke",
