@@ -111,10 +111,20 @@ def bootstrap_admin_off(
 
 
 def refuse_placeholder_cidrs(spec: ClusterSpec) -> None:
-    """In ``pulumi up``, a documentation CIDR in ``publicAccessCidrs`` is a ``SpecError`` (raised
-    before anything is registered); a preview only warns (``EksCluster``)."""
-    if not pulumi.runtime.is_dry_run() and (found := placeholder_cidrs(spec.public_access_cidrs)):
-        raise SpecError.from_lines([placeholder_message(found)])
+    """In ``pulumi up``, a documentation CIDR in ``publicAccessCidrs`` or an add-on without a
+    version for the minor (``ClusterSpec.unpinned_addon_lines``) is a ``SpecError`` (raised
+    before anything is registered, every line at once); a preview only warns
+    (``EksCluster``)."""
+    if pulumi.runtime.is_dry_run():
+        return
+    lines = (
+        [placeholder_message(found)]
+        if (found := placeholder_cidrs(spec.public_access_cidrs))
+        else []
+    )
+    lines += spec.unpinned_addon_lines()
+    if lines:
+        raise SpecError.from_lines(lines)
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -136,6 +146,8 @@ class EksCluster(pulumi.ComponentResource):
         super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
         if placeholders := placeholder_cidrs(spec.public_access_cidrs):
             pulumi.log.warn(placeholder_message(placeholders) + " (refused by `pulumi up`)", self)
+        for line in spec.unpinned_addon_lines():
+            pulumi.log.warn(line + " (refused by `pulumi up`)", self)
         # What components built on this cluster derive their defaults from (KarpenterArgs,
         # NodePoolArgs, GpuOperatorArgs, KaiSchedulerArgs, EfaDevicePluginArgs take it as
         # ``cluster``). Plain attributes, not registered outputs.
@@ -418,29 +430,26 @@ class EksCluster(pulumi.ComponentResource):
     def _addon(
         self, name: str, addon: str, tags: dict[str, str], opts: pulumi.ResourceOptions
     ) -> aws.eks.Addon:
-        """An EKS managed add-on at the default version for the cluster's Kubernetes minor,
-        taking over any existing self-managed copy.
+        """An EKS managed add-on at the version pinned for the cluster's Kubernetes minor
+        (``versions.EKS_ADDON_VERSIONS``, or ``cluster.addonVersions``), taking over any
+        existing self-managed copy.
 
-        The version is set, not left to EKS: EKS does not update an add-on when the control
-        plane's minor changes ("Amazon EKS doesn't automatically update an add-on ... after you
-        update your cluster to a new Kubernetes minor version",
-        https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html). It is the
-        version EKS marks as default for that minor (``get_addon_version`` with
-        ``most_recent=False``, pulumi_aws/eks/get_addon_version.py L131), resolved at deploy
-        time: EKS publishes no table of defaults. A minor upgrade then updates the add-ons
-        in place (addon_version is not ForceNew) after the control plane (cluster_name waits
-        for it), and the system nodes after the add-ons they depend on."""
-        version = aws.eks.get_addon_version_output(
-            addon_name=addon,
-            kubernetes_version=self.spec.kubernetes_version,
-            most_recent=False,
-            opts=pulumi.InvokeOutputOptions(parent=self),
-        ).version
+        The version is always set, never looked up: EKS does not update an add-on when the
+        control plane's minor changes ("Amazon EKS doesn't automatically update an add-on ...
+        after you update your cluster to a new Kubernetes minor version",
+        https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html), and the
+        version EKS marks as default moves over time (``get_addon_version`` returns the first
+        ``DefaultVersion``: terraform-provider-aws internal/service/eks/
+        addon_version_data_source.go), so a lookup at every `up` rolled the add-ons unasked and
+        pushed a hand-raised one down (issue 21, point 5). A minor upgrade updates them in place
+        (addon_version is not ForceNew) after the control plane (cluster_name waits for it), and
+        the plan shows the change. An add-on with no version for the minor is refused by
+        `pulumi up` (``refuse_placeholder_cidrs``); a preview declares it without one."""
         return aws.eks.Addon(
             f"{name}-{addon}",
             cluster_name=self.cluster_name,
             addon_name=addon,
-            addon_version=version,
+            addon_version=self.spec.addon_version(addon),
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=tags,

@@ -8,6 +8,7 @@ this stack's tag is refused with the way out."""
 import logging
 
 import pytest
+from addon_pins import ADDON_VERSIONS
 from pulumi.output import Unknown
 
 from eks_gpu_platform.cluster.access import (
@@ -62,7 +63,9 @@ def cluster(
         EksCluster(
             "c",
             EksClusterArgs(
-                spec=ClusterSpec(name="gpu-prod", admins=tuple(admins)),
+                spec=ClusterSpec(
+                    name="gpu-prod", admins=tuple(admins), addon_versions=ADDON_VERSIONS
+                ),
                 vpc_id="vpc-0123456789abcdef0",
                 private_subnet_ids=SUBNETS,
             ),
