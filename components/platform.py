@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
+from .amis import check_ami_parameters
 from .capacity import capacity_of, capacity_warnings, needs_node_overlay
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .cluster.component import refuse_placeholder_cidrs
@@ -204,6 +205,13 @@ class GpuPlatform(pulumi.ComponentResource):
         if given_provider is None and not stack_aws.get("aws:region"):
             self.aws_provider = aws.Provider(f"{name}-aws", region=config.region, opts=child)
             child = pulumi.ResourceOptions(parent=self, providers={"aws": self.aws_provider})
+        # Every pool's AMI alias must have an image for the cluster's minor (amis.py).
+        check_ami_parameters(
+            self,
+            config.pools,
+            config.cluster.kubernetes_version,
+            self.aws_provider or given_provider,
+        )
         cluster_name = config.cluster.name
         node_tags = {"eks-gpu-platform/cluster": cluster_name}
         tags = {**config.tags, **node_tags}

@@ -157,6 +157,8 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
     # (an untagged one: {}); any other principal has none, and getAccessEntry fails the way the
     # provider does. Tests set it on the class.
     existing_access_entries: dict[str, dict[str, str]] = {}
+    # Public SSM parameters that do not exist (an AMI release without the cluster's minor).
+    missing_ssm_parameters: frozenset[str] = frozenset()
     # Zones in another state than "available" right now (an impaired zone during an event).
     impaired_zones: frozenset[str] = frozenset()
 
@@ -195,6 +197,27 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
             "id": f"{cluster}:{principal}",
         }
 
+    def _get_parameter(self, scope: Scope, name: str) -> dict[str, Any]:
+        """A public SSM parameter (an AMI id); one in ``missing_ssm_parameters`` fails as the
+        provider's invoke does for a missing parameter (amis.py ``check_ami_parameters``)."""
+        if name in self.missing_ssm_parameters:
+            raise InvokeFailed(
+                f"invoking aws:ssm/getParameter:getParameter: 1 error occurred:\n\t* reading "
+                f"SSM Parameter ({name}): operation error SSM: GetParameter, https response "
+                "error StatusCode: 400, ParameterNotFound: \n\n"
+            )
+        arn = scope.arn("ssm", f"parameter{name}")
+        return {
+            "name": name,
+            "value": f"ami-{_hex(name, 17)}",
+            "insecureValue": f"ami-{_hex(name, 17)}",
+            "type": "String",
+            "arn": arn,
+            "version": 1,
+            "withDecryption": True,
+            "id": name,
+        }
+
     def _unmodelled(self, token: str, kind: str, message: str) -> None:
         if self.strict:
             raise NotImplementedError(message)
@@ -226,6 +249,8 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 return {"arn": arn, "issuerArn": issuer, "id": arn}
             if token == "aws:eks/getCluster:getCluster":
                 return self._get_cluster(scope, args.args["name"])
+            if token == "aws:ssm/getParameter:getParameter":
+                return self._get_parameter(scope, args.args["name"])
             if token == "aws:eks/getAccessEntry:getAccessEntry":
                 return self._get_access_entry(
                     scope, args.args["clusterName"], args.args["principalArn"]
