@@ -100,11 +100,13 @@ def bootstrap_admin_off(
 
     Transforms reach the children a packaged component registers from its own plugin: the
     engine runs a resource's transforms, then its parents' transforms, walking up the parent
-    chain it records for every URN, whoever registers the child (pulumi/pulumi
-    pkg/resource/deploy/source_eval.go L2474-2489 and L3055-3067, ``resourceTransforms``, at
-    HEAD 1b59498 = 3.260.0-dev; the 3.272.0 SDK registers a transform as a callback the engine
-    calls: pulumi/runtime/_callbacks.py ``register_transform``). Every other resource passes
-    unchanged."""
+    chain it records for every URN, whoever registers the child; a remote component's own
+    transforms are kept for its construct call (pulumi/pulumi pkg/resource/deploy/
+    source_eval.go L2453-2465 ``pendingTransforms``, "We only need to save this for remote
+    calls"; L2474-2489 the parent walk; L3055-3067 ``resourceTransforms``; at HEAD 1b59498 =
+    3.260.0-dev, the newest engine source available; the 3.272.0 SDK sends a transform as a
+    callback the engine calls: pulumi/runtime/_callbacks.py ``register_transform``). Every
+    other resource passes unchanged."""
     if args.type_ != "aws:eks/cluster:Cluster":
         return None
     return pulumi.ResourceTransformResult(props=without_bootstrap_admin(args.props), opts=args.opts)
