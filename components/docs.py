@@ -127,6 +127,12 @@ def versions_table() -> str:
         f"| Kubernetes (EKS) | {kube} (default {versions.DEFAULT_KUBERNETES_VERSION}) | "
         "Karpenter compatibility matrix |"
     )
+    for addon, pins in versions.EKS_ADDON_VERSIONS.items():
+        pinned = ", ".join(f"{minor}: `{v}`" for minor, v in pins.items()) or "none"
+        rows.append(
+            f"| EKS add-on {addon} | {pinned} | EKS user guide; other minors: "
+            f"`cluster.addonVersions.{addon}` |"
+        )
     return "\n".join(rows) + "\n"
 
 

@@ -15,9 +15,11 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
+from .amis import check_ami_parameters
 from .budget import capacity_of, capacity_warnings, needs_node_overlay
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .cluster.component import refuse_placeholder_cidrs
+from .cluster.lifecycle import credential_problems
 from .config import PROJECT, PlatformConfig
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .gpu_operator import GpuOperator, GpuOperatorArgs, mig_ready_pools
@@ -191,7 +193,10 @@ class GpuPlatform(pulumi.ComponentResource):
         config = args if isinstance(args, PlatformConfig) else platform_config_from_args(args)
         given_provider = inherited_aws_provider(opts)
         stack_aws = stack_aws_config() if given_provider is None else {}
-        if given_provider is None and (problems := region_problems(config.region, stack_aws)):
+        problems = region_problems(config.region, stack_aws) if given_provider is None else []
+        # The Kubernetes steps authenticate with `aws eks get-token`, not the AWS provider.
+        problems += credential_problems(stack_aws_config())
+        if problems:
             raise SpecError.from_lines(problems)
         # `pulumi up` with a documentation CIDR is refused before anything is registered.
         refuse_placeholder_cidrs(config.cluster)
@@ -204,6 +209,13 @@ class GpuPlatform(pulumi.ComponentResource):
         if given_provider is None and not stack_aws.get("aws:region"):
             self.aws_provider = aws.Provider(f"{name}-aws", region=config.region, opts=child)
             child = pulumi.ResourceOptions(parent=self, providers={"aws": self.aws_provider})
+        # Every pool's AMI alias must have an image for the cluster's minor (amis.py).
+        check_ami_parameters(
+            self,
+            config.pools,
+            config.cluster.kubernetes_version,
+            self.aws_provider or given_provider,
+        )
         cluster_name = config.cluster.name
         node_tags = {"eks-gpu-platform/cluster": cluster_name}
         tags = {**config.tags, **node_tags}
@@ -282,7 +294,15 @@ class GpuPlatform(pulumi.ComponentResource):
                     # stack tag edit would replace every node (issue 11, item 6).
                     tags=node_tags,
                 ),
-                opts=child,
+                # cluster.protect: each pool's NodePool, EC2NodeClass, overlays and placement
+                # group inherit it (pulumi/resource.py: a child without `protect` takes its
+                # parent's). The NodePools are deleted first by `pulumi destroy` (leaves
+                # first); a refused delete keeps everything they depend on (the engine
+                # withholds a failed step's transitive dependencies), so a `--skip-preview`
+                # destroy of a protected stack drains no GPU node.
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(protect=config.cluster.protect)
+                ),
             )
             for pool in config.pools
         }

@@ -15,6 +15,7 @@ from pathlib import Path
 import pulumi
 import pulumi_aws as aws
 import pytest
+from addon_pins import ADDON_VERSIONS
 from ruamel.yaml import YAML
 
 import eks_gpu_platform
@@ -208,7 +209,10 @@ def minimal_platform(label_domain: str = "eks-gpu-platform.io") -> dict:
     network = Network("net", NetworkArgs(cluster_name="gpu"))
     cluster = EksCluster(
         "eks",
-        EksClusterArgs(spec=ClusterSpec(name="gpu", label_domain=label_domain), network=network),
+        EksClusterArgs(
+            spec=ClusterSpec(name="gpu", label_domain=label_domain, addon_versions=ADDON_VERSIONS),
+            network=network,
+        ),
     )
     karpenter = Karpenter(
         "karpenter", KarpenterArgs(cluster=cluster, feature_gates={"nodeOverlay": True})
@@ -352,7 +356,12 @@ def test_a_custom_label_domain_follows_the_cluster(run_program) -> None:
 def test_explicit_arguments_win_over_derived_ones(run_program) -> None:
     def program():
         network = Network("net", NetworkArgs(cluster_name="gpu"))
-        cluster = EksCluster("eks", EksClusterArgs(spec=ClusterSpec(name="gpu"), network=network))
+        cluster = EksCluster(
+            "eks",
+            EksClusterArgs(
+                spec=ClusterSpec(name="gpu", addon_versions=ADDON_VERSIONS), network=network
+            ),
+        )
         Karpenter(
             "karpenter",
             KarpenterArgs(
@@ -606,7 +615,7 @@ REFUSED = [
         id="efa-plugin-without-efa-pools",
     ),
     pytest.param(
-        lambda: EksClusterArgs(spec=ClusterSpec(name="gpu")),
+        lambda: EksClusterArgs(spec=ClusterSpec(name="gpu", addon_versions=ADDON_VERSIONS)),
         [
             "EksClusterArgs.vpc_id: is required; pass the Network component as network, or set "
             "vpc_id",
@@ -689,7 +698,7 @@ def test_components_that_do_not_fit_the_cluster_are_refused(run_program) -> None
         cluster = EksCluster(
             "eks",
             EksClusterArgs(
-                spec=ClusterSpec(name="gpu"),
+                spec=ClusterSpec(name="gpu", addon_versions=ADDON_VERSIONS),
                 system_node_group=SystemNodeGroupSpec(min_size=2),
                 network=network,
             ),
@@ -710,7 +719,12 @@ def test_components_that_do_not_fit_the_cluster_are_refused(run_program) -> None
 def test_an_efa_pool_needs_karpenters_node_overlay_gate(run_program) -> None:
     def program():
         network = Network("net", NetworkArgs(cluster_name="gpu"))
-        cluster = EksCluster("eks", EksClusterArgs(spec=ClusterSpec(name="gpu"), network=network))
+        cluster = EksCluster(
+            "eks",
+            EksClusterArgs(
+                spec=ClusterSpec(name="gpu", addon_versions=ADDON_VERSIONS), network=network
+            ),
+        )
         karpenter = Karpenter("karpenter", KarpenterArgs(cluster=cluster))
         NodePool(
             "train",
@@ -724,7 +738,12 @@ def test_an_efa_pool_needs_karpenters_node_overlay_gate(run_program) -> None:
 
     def gate_off():
         network = Network("net", NetworkArgs(cluster_name="gpu"))
-        cluster = EksCluster("eks", EksClusterArgs(spec=ClusterSpec(name="gpu"), network=network))
+        cluster = EksCluster(
+            "eks",
+            EksClusterArgs(
+                spec=ClusterSpec(name="gpu", addon_versions=ADDON_VERSIONS), network=network
+            ),
+        )
         karpenter = Karpenter("karpenter", KarpenterArgs(cluster=cluster))
         NodePool("train", NodePoolArgs(spec=EFA, cluster=cluster, karpenter=karpenter))
 
@@ -752,7 +771,12 @@ def test_outputs_from_other_resources_flow_into_the_resources(run_program) -> No
         cluster = EksCluster(
             "eks",
             EksClusterArgs(
-                spec=ClusterSpec(name="gpu", admins=[admin.arn], kms_key_arn=key.arn),
+                spec=ClusterSpec(
+                    name="gpu",
+                    admins=["user/offline-render", admin.arn],
+                    kms_key_arn=key.arn,
+                    addon_versions=ADDON_VERSIONS,
+                ),
                 network=network,
             ),
         )
@@ -775,7 +799,7 @@ def test_outputs_from_other_resources_flow_into_the_resources(run_program) -> No
     assert eks.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
     assert eks.inputs["encryptionConfigKeyArn"] == key.outputs["arn"]
     # An Output admin keeps a positional key (no name to derive one from): issue 11.
-    entry = one(recording, "aws:eks/accessEntry:AccessEntry", "eks-admin-admin-0")
+    entry = one(recording, "aws:eks/accessEntry:AccessEntry", "eks-admin-admin-1")
     assert entry.inputs["principalArn"] == role.outputs["arn"]
     tags = sorted(
         r.inputs["resourceId"] for r in recording.of_type("aws:ec2/tag:Tag") if "private" in r.name
@@ -799,7 +823,7 @@ def test_gpu_platform_takes_an_existing_vpc_as_outputs(run_program) -> None:
         # As a hosted component receives it: snake_case, Outputs inside the objects.
         args = {
             "region": "us-west-2",
-            "cluster": {"name": "gpu"},
+            "cluster": {"name": "gpu", "addon_versions": ADDON_VERSIONS},
             "vpc": {"vpc_id": vpc, "private_subnet_ids": subnets},
             "node_pools": [{"name": "l4", "gpus": ["l4"], "limits": {"gpus": 8}}],
         }
@@ -817,7 +841,12 @@ def test_gpu_platform_takes_an_existing_vpc_as_outputs(run_program) -> None:
 def test_the_network_must_be_tagged_for_this_cluster(run_program) -> None:
     def program():
         network = Network("net", NetworkArgs(cluster_name="gpu-dev"))
-        EksCluster("eks", EksClusterArgs(spec=ClusterSpec(name="gpu"), network=network))
+        EksCluster(
+            "eks",
+            EksClusterArgs(
+                spec=ClusterSpec(name="gpu", addon_versions=ADDON_VERSIONS), network=network
+            ),
+        )
 
     assert refused_in_a_program(run_program, program) == [
         "EksClusterArgs.network: tags its subnets for cluster 'gpu-dev' "

@@ -236,9 +236,9 @@ BAD = [
         with_changes(cluster=cluster(adminz=["role/x"])),
         REGION,
         [
-            "cluster.adminz: unknown key; did you mean 'admins'?; allowed keys are admins, "
-            "endpointPublicAccess, kmsKeyArn, kubernetesVersion, labelDomain, logTypes, name, "
-            "protect, publicAccessCidrs"
+            "cluster.adminz: unknown key; did you mean 'admins'?; allowed keys are addonVersions, "
+            "admins, endpointPublicAccess, kmsKeyArn, kubernetesVersion, labelDomain, logTypes, "
+            "name, protect, publicAccessCidrs"
         ],
         id="cluster-unknown-key",
     ),

@@ -217,7 +217,10 @@ def test_doc_rejects_mutable_defaults():
 
 def test_doc_keeps_the_text_in_field_metadata():
     field = {f.name: f for f in dataclasses.fields(ClusterSpec)}["protect"]
-    assert field.metadata["doc"] == "Protect the cluster, its KMS key and the VPC from deletion."
+    assert field.metadata["doc"] == (
+        "Protect from deletion the cluster, its KMS key, the VPC with its subnets and NAT "
+        "addresses, and every node pool's Karpenter objects and placement group."
+    )
     assert field.default is False
 
 

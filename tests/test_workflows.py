@@ -274,9 +274,13 @@ def test_pulumi_runs_on_either_backend_in_the_stack_files_region(job):
         '"$PULUMI_BACKEND_URL" --org "$PULUMI_ORG" | tee -a "$GITHUB_OUTPUT"'
     )
     aws = uses(job, "aws-actions/configure-aws-credentials")["with"]
+    # `up` keeps its session as long as the job (issue 21, point 6); a preview needs no more
+    # than the default hour.
+    session = {"role-duration-seconds": 21600} if job is MAIN["jobs"]["up-first"] else {}
     assert aws == {
         "role-to-assume": "${{ vars.AWS_ROLE_ARN }}",
         "aws-region": "${{ steps.settings.outputs.region }}",
+        **session,
     }
     pulumi = uses(job, "pulumi/actions")
     assert {k: pulumi["with"][k] for k in PULUMI_WITH} == PULUMI_WITH
@@ -601,3 +605,24 @@ def test_stacks_module_needs_no_third_party_package_for_the_workflow_commands():
     text = Path(stacks_module.__file__).read_text()
     top_level = re.findall(r"^(?:import|from) (\S+)", text, re.M)
     assert top_level == ["argparse", "json", "re", "sys", "collections.abc", "pathlib"]
+
+
+def test_deploy_jobs_outlast_every_wait_ci_lets_through():
+    """Issue 21, point 6; fails on the old code (90-minute jobs, 1-hour OIDC sessions, no gate):
+    the gate refuses a change whose waits exceed 300 minutes, and the job's timeout and AWS
+    session are longer than that; a minor upgrade's chain fits, a 48h pool drain does not."""
+    from eks_gpu_platform.offline.plan import MINOR_UPGRADE_MINUTES
+
+    job = MAIN["jobs"]["up-first"]
+    gate = step(job, "Waits of this change")
+    budget = int(gate["run"].rsplit("--budget-minutes", 1)[1].split()[0])
+    assert budget == 300
+    session = uses(job, "aws-actions/configure-aws-credentials")["with"]["role-duration-seconds"]
+    assert budget < job["timeout-minutes"] <= session // 60
+    assert job["timeout-minutes"] <= 360  # GitHub-hosted runners' job limit
+    assert budget > MINOR_UPGRADE_MINUTES
+    names = [s.get("name") or s.get("uses") for s in job["steps"]]
+    assert names.index("Waits of this change") < names.index(
+        "aws-actions/configure-aws-credentials@v6"
+    )
+    assert 'make plan STACK="$STACK" BASE="$BASE"' in gate["run"]

@@ -1,20 +1,21 @@
 """Cluster admin access: the admins' principal ARNs, the stable names of their access entries,
-the cluster creator EKS already made an admin, and the EKS access policy they are granted.
-Pure: built from the partition, the account and the caller's identity.
+which existing entries are this stack's, and the EKS access policy they are granted. Pure:
+built from the partition, the account, the caller's identity and what EKS answers.
 
-Why the creator is left out: pulumi-eks 4.4.0 creates the cluster with
+No creator is guessed (issue 21, point 2). pulumi-eks 4.4.0 creates the cluster with
 ``bootstrapClusterCreatorAdminPermissions: true`` whenever an authentication mode is set
-(pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts L733-741 at v4.3.0 == 4.4.0; no Python input
-turns it off, pulumi_eks/cluster.py), so EKS itself gives the creating identity an access entry
-with cluster-admin. A second entry for the same principal fails with ``409
-ResourceInUseException`` (pulumi/pulumi-eks#2373).
+(pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts L733-741 at v4.3.0; unchanged at HEAD
+7bf0c1b, the 4.4.0 line; no Python input turns it off: pulumi/pulumi-eks#2373), so EKS would
+give the creating identity an access entry outside the stack. ``EksCluster`` turns that off on
+pulumi-eks's child ``aws:eks/cluster:Cluster`` with a ``transforms`` resource option
+(``without_bootstrap_admin``) and gives every admin, the deployer included, an entry of its own.
 
-Only the identity that CREATED the cluster has that entry: "Explicitely grants the principal
-creating the cluster admin access" (cluster.ts L736-739 at v4.3.0), the
-``bootstrapClusterCreatorAdminPermissions`` flag of CreateCluster. Whoever deploys later is an
-ordinary admin and needs its own entry. So the creator is recorded on the cluster as the tag
-``CREATOR_TAG`` when the cluster is created, and read back from it on later runs
-(``creator_from_tags``).
+For a cluster that already exists, EKS may still hold an entry the stack did not create (the
+old bootstrap entry of its creator, or one made by hand): a second entry for the same principal
+fails with ``409 ResourceInUseException``. Each admin's entry is looked up
+(``aws:eks/getAccessEntry``); the entries this program creates carry the tag ``CLUSTER_TAG`` =
+the cluster name (``owned_entry``), an entry without it cannot be told apart and is refused with
+the two ways out (``identity.resolve_access``).
 
 Principals are compared as IAM compares them: "IAM user, group, role, and policy names must be
 unique within the account. Names are not distinguished by case"
@@ -24,10 +25,13 @@ path is not part of that uniqueness, so ``role/a/X`` and ``role/X`` name the sam
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
-# The tag on the EKS cluster naming the principal whose access entry EKS bootstrapped.
-CREATOR_TAG = "eks-gpu-platform/creator"
+# The tag every resource of the platform carries (GpuPlatform adds it to the stack's tags), and
+# every admin access entry of this stack (EksCluster adds it): how an existing entry is known
+# to be this stack's.
+CLUSTER_TAG = "eks-gpu-platform/cluster"
 _ARN = re.compile(r"^arn:[^:]+:(iam|sts)::([0-9]{12}):(.+)$")
 
 
@@ -138,6 +142,39 @@ def cluster_missing(error: Exception) -> bool:
     )
 
 
-def creator_from_tags(tags: Mapping[str, str] | None) -> str | None:
-    """The creator recorded on an existing cluster, or None when it carries no such tag."""
-    return (tags or {}).get(CREATOR_TAG) or None
+def entry_missing(error: Exception) -> bool:
+    """Whether a failed ``aws:eks/getAccessEntry`` invoke means that the principal has no entry.
+
+    The data source reads with ``findAccessEntryByTwoPartKey``, whose ``ResourceNotFoundException``
+    becomes a ``retry.NotFoundError`` ("couldn't find resource"), and fails with "reading EKS
+    Access Entry (CLUSTER:PRINCIPAL): ..." (hashicorp/terraform-provider-aws
+    internal/service/eks/access_entry_data_source.go ``dataSourceAccessEntryRead``); the bridge
+    and the SDK pass it on as ``cluster_missing`` says. Anything else (access denied,
+    throttling) is not a missing entry."""
+    text = str(error)
+    return "reading EKS Access Entry" in text and (
+        "couldn't find resource" in text or "ResourceNotFoundException" in text
+    )
+
+
+def owned_entry(tags: Mapping[str, str] | None, cluster_name: str) -> bool:
+    """Whether an existing access entry is one this program created: it carries
+    ``CLUSTER_TAG`` = the cluster's name (EKS's bootstrap entry and hand-made ones carry no
+    tags unless someone adds them)."""
+    return (tags or {}).get(CLUSTER_TAG) == cluster_name
+
+
+def without_bootstrap_admin(props: Mapping[str, Any]) -> dict[str, Any]:
+    """``aws:eks/cluster:Cluster`` inputs (wire names, as a transform receives them) with the
+    creator's bootstrap admin permission off; the authentication mode pulumi-eks set is kept.
+
+    ``accessConfig.bootstrapClusterCreatorAdminPermissions`` is ForceNew in the provider
+    (hashicorp/terraform-provider-aws internal/service/eks/cluster.go, ``access_config``), but
+    pulumi-eks registers the cluster with ``ignoreChanges`` on it (cluster.ts L748-755, v4.3.0):
+    on an existing cluster the engine keeps the recorded value, so the change neither replaces
+    nor updates it, and only a new cluster is created without the bootstrap entry."""
+    out = dict(props)
+    access = dict(out.get("accessConfig") or {})
+    access["bootstrapClusterCreatorAdminPermissions"] = False
+    out["accessConfig"] = access
+    return out

@@ -21,9 +21,20 @@ from ..spec import (
     require_instance,
     show,
 )
-from .access import CREATOR_TAG, admin_entry_key, admin_policy_arn, admin_principal_arn, is_deployer
-from .identity import AdminIdentity, resolve_identity
-from .lifecycle import kubeconfig_with_profile, placeholder_cidrs, placeholder_message
+from .access import (
+    CLUSTER_TAG,
+    admin_entry_key,
+    admin_policy_arn,
+    admin_principal_arn,
+    without_bootstrap_admin,
+)
+from .identity import AdminAccess, resolve_access
+from .lifecycle import (
+    kubeconfig_with_credentials,
+    placeholder_cidrs,
+    placeholder_message,
+    stack_assumed_role,
+)
 from .nodegroup import (
     SYSTEM_NODE_POLICIES,
     SYSTEM_TAINT_KEY,
@@ -34,8 +45,6 @@ from .nodegroup import (
 )
 from .spec import ClusterSpec, SystemNodeGroupSpec
 
-# The tag every resource of the platform carries (GpuPlatform adds it to the stack's tags).
-CLUSTER_TAG = "eks-gpu-platform/cluster"
 # Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
 ADDONS_BEFORE_COMPUTE = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 ADDONS_AFTER_COMPUTE = ("coredns",)
@@ -82,11 +91,42 @@ class EksClusterArgs:
             raise SpecError(type(self).__name__, problems)
 
 
+def bootstrap_admin_off(
+    args: pulumi.ResourceTransformArgs,
+) -> pulumi.ResourceTransformResult | None:
+    """A ``transforms`` resource option on pulumi-eks's ``eks:index:Cluster``: its child
+    ``aws:eks/cluster:Cluster`` is created with ``bootstrapClusterCreatorAdminPermissions:
+    false`` (access.without_bootstrap_admin), which pulumi-eks hard-codes to true.
+
+    Transforms reach the children a packaged component registers from its own plugin: the
+    engine runs a resource's transforms, then its parents' transforms, walking up the parent
+    chain it records for every URN, whoever registers the child; a remote component's own
+    transforms are kept for its construct call (pulumi/pulumi pkg/resource/deploy/
+    source_eval.go L2453-2465 ``pendingTransforms``, "We only need to save this for remote
+    calls"; L2474-2489 the parent walk; L3055-3067 ``resourceTransforms``; at HEAD 1b59498 =
+    3.260.0-dev, the newest engine source available; the 3.272.0 SDK sends a transform as a
+    callback the engine calls: pulumi/runtime/_callbacks.py ``register_transform``). Every
+    other resource passes unchanged."""
+    if args.type_ != "aws:eks/cluster:Cluster":
+        return None
+    return pulumi.ResourceTransformResult(props=without_bootstrap_admin(args.props), opts=args.opts)
+
+
 def refuse_placeholder_cidrs(spec: ClusterSpec) -> None:
-    """In ``pulumi up``, a documentation CIDR in ``publicAccessCidrs`` is a ``SpecError`` (raised
-    before anything is registered); a preview only warns (``EksCluster``)."""
-    if not pulumi.runtime.is_dry_run() and (found := placeholder_cidrs(spec.public_access_cidrs)):
-        raise SpecError.from_lines([placeholder_message(found)])
+    """In ``pulumi up``, a documentation CIDR in ``publicAccessCidrs`` or an add-on without a
+    version for the minor (``ClusterSpec.unpinned_addon_lines``) is a ``SpecError`` (raised
+    before anything is registered, every line at once); a preview only warns
+    (``EksCluster``)."""
+    if pulumi.runtime.is_dry_run():
+        return
+    lines = (
+        [placeholder_message(found)]
+        if (found := placeholder_cidrs(spec.public_access_cidrs))
+        else []
+    )
+    lines += spec.unpinned_addon_lines()
+    if lines:
+        raise SpecError.from_lines(lines)
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -108,6 +148,8 @@ class EksCluster(pulumi.ComponentResource):
         super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
         if placeholders := placeholder_cidrs(spec.public_access_cidrs):
             pulumi.log.warn(placeholder_message(placeholders) + " (refused by `pulumi up`)", self)
+        for line in spec.unpinned_addon_lines():
+            pulumi.log.warn(line + " (refused by `pulumi up`)", self)
         # What components built on this cluster derive their defaults from (KarpenterArgs,
         # NodePoolArgs, GpuOperatorArgs, KaiSchedulerArgs, EfaDevicePluginArgs take it as
         # ``cluster``). Plain attributes, not registered outputs.
@@ -129,8 +171,8 @@ class EksCluster(pulumi.ComponentResource):
         partition = aws.get_partition_output(opts=scoped).partition
         dns_suffix = aws.get_partition_output(opts=scoped).dns_suffix
         account_id = aws.get_caller_identity_output(opts=scoped).account_id
-        # Who has EKS's bootstrap admin entry; resolved before the cluster is declared (its tag).
-        identity = resolve_identity(self, spec)
+        # The deployer, and the admins' existing entries; resolved before anything is declared.
+        access = resolve_access(self, name, spec)
 
         if spec.kms_key_arn:
             self.kms_key_arn = pulumi.Output.from_input(spec.kms_key_arn)
@@ -175,12 +217,15 @@ class EksCluster(pulumi.ComponentResource):
             coredns_addon_options={"enabled": False},
             kube_proxy_addon_options={"enabled": False},
             deletion_protection=spec.protect,
-            # `clusterTags` tag the aws.eks.Cluster only (pulumi-eks v4.3.0
-            # nodejs/eks/cluster/cluster.ts L724-731: `{Name, ...clusterTags, ...tags}`);
-            # `tags` go on every resource it makes.
-            cluster_tags={CREATOR_TAG: identity.tag} if identity.tag else None,
             tags=tags,
-            opts=protected,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=spec.protect,
+                # With admins listed, every admin gets an entry of its own (below) and EKS's
+                # bootstrap entry for the creator is off: access never depends on who created
+                # the cluster. See bootstrap_admin_off.
+                transforms=[bootstrap_admin_off] if spec.admins else None,
+            ),
         )
         # Resolves once the control plane exists, and carries that dependency to every user.
         self.cluster_name = cluster.cluster_security_group_id.apply(lambda _: spec.name)
@@ -191,8 +236,8 @@ class EksCluster(pulumi.ComponentResource):
         self.endpoint = cluster.core.endpoint
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
 
-        self.admin_entries = self._admin_entries(
-            name, spec, cluster, identity, partition, account_id, tags
+        self.admin_entries, self.admin_associations = self._admin_entries(
+            name, spec, cluster, access, partition, account_id, tags
         )
 
         aws.ec2.Tag(
@@ -202,14 +247,23 @@ class EksCluster(pulumi.ComponentResource):
             value=spec.name,
             opts=child,
         )
-        # With the stack's aws:profile (what the default AWS provider uses), so Helm and
-        # custom-resource steps run as the identity that created the cluster.
-        profile = pulumi.Config("aws").get("profile")
+        # With the stack's aws:profile and assumed role (what the default AWS provider uses),
+        # so Helm and custom-resource steps run as the identity that deploys (lifecycle.py).
+        aws_config = pulumi.Config("aws")
+        profile = aws_config.get("profile")
+        assumed_role = stack_assumed_role(aws_config.get("assumeRoles"))
+        # Every Kubernetes object uses this provider, so each waits for every admin's access
+        # policy association on `up` and is deleted before any of them on `destroy`; a failed
+        # Kubernetes delete keeps them all (the engine withholds a failed step's transitive
+        # dependencies: pulumi/pulumi pkg/resource/deploy/deployment_executor.go L501-553,
+        # v3.259.0 == HEAD 1b59498). The associations depend on their entries.
         self.provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=cluster.kubeconfig_json.apply(lambda k: kubeconfig_with_profile(k, profile)),
+            kubeconfig=cluster.kubeconfig_json.apply(
+                lambda k: kubeconfig_with_credentials(k, profile, assumed_role)
+            ),
             enable_server_side_apply=True,
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_associations)),
         )
 
         before = [self._addon(name, addon, tags, child) for addon in ADDONS_BEFORE_COMPUTE]
@@ -314,12 +368,13 @@ class EksCluster(pulumi.ComponentResource):
         name: str,
         spec: ClusterSpec,
         cluster: eks.Cluster,
-        identity: AdminIdentity,
+        access: AdminAccess,
         partition: pulumi.Output[str],
         account_id: pulumi.Output[str],
         tags: dict[str, str],
-    ) -> list[aws.eks.AccessEntry]:
-        """One access entry (with cluster-admin) per admin, except the cluster's creator.
+    ) -> tuple[list[aws.eks.AccessEntry], list[aws.eks.AccessPolicyAssociation]]:
+        """One access entry (with cluster-admin) per admin, the deployer included, tagged
+        ``CLUSTER_TAG`` (how a later run knows the entry is this stack's: identity.py).
 
         Named after the principal (``admin_entry_key``), so removing or reordering admins leaves
         the others alone. Each entry aliases the name pulumi-eks gave it when the entries were
@@ -330,30 +385,22 @@ class EksCluster(pulumi.ComponentResource):
         L590-652, ``inheritedChildAlias``), so existing stacks keep both.
         """
         if not spec.admins:
-            return []
+            return [], []
         policy_arn = partition.apply(admin_policy_arn)
-        entries = []
+        entry_tags = {**tags, CLUSTER_TAG: spec.name}
+        entries, associations = [], []
         for i, admin in enumerate(spec.admins):
-            if isinstance(admin, str) and identity.account:
+            if isinstance(admin, str) and access.account:
                 principal: pulumi.Input[str] = admin_principal_arn(
-                    admin, identity.partition, identity.account
+                    admin, access.partition or "aws", access.account
                 )
-                if is_deployer(str(principal), identity.creator):
-                    pulumi.log.info(
-                        f"cluster.admins[{i}]: {admin} created this cluster "
-                        f"({identity.creator}, tag {CREATOR_TAG}); EKS made it a cluster admin "
-                        "(bootstrapClusterCreatorAdminPermissions), so it gets no access entry "
-                        "of its own (a second one fails with 409 ResourceInUseException)",
-                        resource=self,
-                    )
-                    continue
                 key = admin_entry_key(admin)
-            elif isinstance(admin, str):  # identity unknown (preview only: _identity)
+            elif isinstance(admin, str):  # identity unknown (preview only: resolve_access)
                 principal = pulumi.Output.all(partition, account_id).apply(
                     lambda a, admin=admin: admin_principal_arn(admin, a[0], a[1])
                 )
                 key = admin_entry_key(admin)
-            else:  # a role created by this program: never the creator; no name to key by
+            else:  # a role created by this program; no name to key by
                 principal = pulumi.Output.all(partition, account_id, admin).apply(
                     lambda a: admin_principal_arn(a[2], a[0], a[1])
                 )
@@ -363,49 +410,48 @@ class EksCluster(pulumi.ComponentResource):
                 cluster_name=self.cluster_name,
                 principal_arn=principal,
                 type="STANDARD",
-                tags=tags,
+                tags=entry_tags,
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     aliases=[pulumi.Alias(name=f"{name}-eks-admin-{i}", parent=cluster)],
                 ),
             )
-            aws.eks.AccessPolicyAssociation(
-                f"{name}-admin-{key}-cluster-admin",
-                cluster_name=self.cluster_name,
-                principal_arn=entry.principal_arn,
-                policy_arn=policy_arn,
-                access_scope={"type": "cluster"},
-                opts=pulumi.ResourceOptions(parent=entry),
+            associations.append(
+                aws.eks.AccessPolicyAssociation(
+                    f"{name}-admin-{key}-cluster-admin",
+                    cluster_name=self.cluster_name,
+                    principal_arn=entry.principal_arn,
+                    policy_arn=policy_arn,
+                    access_scope={"type": "cluster"},
+                    opts=pulumi.ResourceOptions(parent=entry),
+                )
             )
             entries.append(entry)
-        return entries
+        return entries, associations
 
     def _addon(
         self, name: str, addon: str, tags: dict[str, str], opts: pulumi.ResourceOptions
     ) -> aws.eks.Addon:
-        """An EKS managed add-on at the default version for the cluster's Kubernetes minor,
-        taking over any existing self-managed copy.
+        """An EKS managed add-on at the version pinned for the cluster's Kubernetes minor
+        (``versions.EKS_ADDON_VERSIONS``, or ``cluster.addonVersions``), taking over any
+        existing self-managed copy.
 
-        The version is set, not left to EKS: EKS does not update an add-on when the control
-        plane's minor changes ("Amazon EKS doesn't automatically update an add-on ... after you
-        update your cluster to a new Kubernetes minor version",
-        https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html). It is the
-        version EKS marks as default for that minor (``get_addon_version`` with
-        ``most_recent=False``, pulumi_aws/eks/get_addon_version.py L131), resolved at deploy
-        time: EKS publishes no table of defaults. A minor upgrade then updates the add-ons
-        in place (addon_version is not ForceNew) after the control plane (cluster_name waits
-        for it), and the system nodes after the add-ons they depend on."""
-        version = aws.eks.get_addon_version_output(
-            addon_name=addon,
-            kubernetes_version=self.spec.kubernetes_version,
-            most_recent=False,
-            opts=pulumi.InvokeOutputOptions(parent=self),
-        ).version
+        The version is always set, never looked up: EKS does not update an add-on when the
+        control plane's minor changes ("Amazon EKS doesn't automatically update an add-on ...
+        after you update your cluster to a new Kubernetes minor version",
+        https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html), and the
+        version EKS marks as default moves over time (``get_addon_version`` returns the first
+        ``DefaultVersion``: terraform-provider-aws internal/service/eks/
+        addon_version_data_source.go), so a lookup at every `up` rolled the add-ons unasked and
+        pushed a hand-raised one down (issue 21, point 5). A minor upgrade updates them in place
+        (addon_version is not ForceNew) after the control plane (cluster_name waits for it), and
+        the plan shows the change. An add-on with no version for the minor is refused by
+        `pulumi up` (``refuse_placeholder_cidrs``); a preview declares it without one."""
         return aws.eks.Addon(
             f"{name}-{addon}",
             cluster_name=self.cluster_name,
             addon_name=addon,
-            addon_version=version,
+            addon_version=self.spec.addon_version(addon),
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=tags,

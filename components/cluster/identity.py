@@ -1,6 +1,7 @@
-"""Who EKS already made a cluster admin: the deploying identity and the cluster's creator,
+"""Which admins get an access entry from this stack: the deploying identity, whether the cluster
+exists, and for an existing one which admins already have an entry the stack did not create,
 resolved with synchronous invokes before ``EksCluster`` declares anything (cluster/access.py
-says why the creator, not the deployer, has EKS's bootstrap access entry)."""
+says why nothing is guessed from a tag or from who deploys)."""
 
 from dataclasses import dataclass
 
@@ -9,29 +10,29 @@ from pulumi_aws._utilities import get_invoke_opts_defaults as aws_invoke_default
 
 from ..spec import SpecError
 from .access import (
-    CREATOR_TAG,
+    CLUSTER_TAG,
+    admin_entry_key,
     admin_principal_arn,
     cluster_missing,
-    creator_from_tags,
     duplicate_admins,
+    entry_missing,
     is_deployer,
     needs_session_context,
-    principal_identity,
+    owned_entry,
 )
 from .spec import ClusterSpec
 
 
 @dataclass(frozen=True)
-class AdminIdentity:
-    """Plain values ``EksCluster`` resolves before it declares the cluster (all None when there
-    are no admins, or the identity is unknown in preview): ``creator`` is the principal EKS
-    made an admin, ``tag`` the ``CREATOR_TAG`` value to declare (None: leave the tag alone)."""
+class AdminAccess:
+    """Plain values ``EksCluster`` resolves before it declares the cluster (None when there are
+    no admins, or the identity is unknown in preview). ``exists``: a cluster of that name
+    exists (None: unknown)."""
 
     partition: str | None = None
     account: str | None = None
     deployer: str | None = None
-    creator: str | None = None
-    tag: str | None = None
+    exists: bool | None = None
 
 
 def plain_invoke(component: pulumi.Resource, token: str, args: dict[str, str]) -> dict:
@@ -52,18 +53,27 @@ def plain_invoke(component: pulumi.Resource, token: str, args: dict[str, str]) -
     return dict(result.value or {}) if result.is_known else {}
 
 
-def resolve_identity(component: pulumi.Resource, spec: ClusterSpec) -> AdminIdentity:
-    """The partition, account, deploying principal and cluster creator, as plain values.
+def resolve_access(component: pulumi.Resource, name: str, spec: ClusterSpec) -> AdminAccess:
+    """The partition, account and deploying principal, and the admins' existing entries.
 
     The deployer: ``sts:GetCallerIdentity``, and for an assumed-role session its role
     (``iam.getSessionContext``: "IAM source role ARN if `arn` corresponds to an STS assumed
-    role", pulumi_aws/iam/get_session_context.py). The creator: the deployer when no cluster
-    has the name yet; else the cluster's ``CREATOR_TAG``; a cluster created before the tag
-    existed falls back to the deployer with a warning. Identity unknown (a provider
-    configured from other resources' outputs, in preview): a warning in preview, a
-    ``SpecError`` in ``pulumi up``."""
+    role", pulumi_aws/iam/get_session_context.py). It must be one of ``cluster.admins``, or
+    (an existing cluster) hold an entry of its own: with the bootstrap permission off nothing
+    else lets its Kubernetes steps in.
+
+    A new cluster (``aws:eks/getCluster`` finds none): every admin gets an entry. An existing
+    one: each admin's entry is looked up (``aws:eks/getAccessEntry``); none, or one carrying
+    ``CLUSTER_TAG`` (this stack's), and the admin gets its entry; one without the tag cannot be
+    told apart (EKS's bootstrap entry of the creator, one made by hand, or one an old version of
+    this program created untagged) and is refused with the way out for each case.
+
+    What cannot be decided (identity or lookups unknown: a provider configured from other
+    resources' outputs, in preview) is a warning in preview and a ``SpecError`` in ``pulumi
+    up``; every problem is reported at once."""
     if not spec.admins:
-        return AdminIdentity()
+        return AdminAccess()
+    up = not pulumi.runtime.is_dry_run()
     partition = plain_invoke(component, "aws:index/getPartition:getPartition", {}).get("partition")
     caller = plain_invoke(component, "aws:index/getCallerIdentity:getCallerIdentity", {})
     account, deployer = caller.get("accountId"), caller.get("arn")
@@ -76,13 +86,13 @@ def resolve_identity(component: pulumi.Resource, spec: ClusterSpec) -> AdminIden
         message = (
             "cluster.admins: the deploying identity is unknown (sts:GetCallerIdentity "
             "through this component's AWS provider answered nothing; is the provider "
-            "configured from other resources' outputs?), so the admin EKS bootstrapped "
-            "cannot be left out"
+            "configured from other resources' outputs?), so whether it is an admin and which "
+            "admins already have an access entry cannot be checked"
         )
-        if not pulumi.runtime.is_dry_run():
+        if up:
             raise SpecError.from_lines([message])
         pulumi.log.warn(message + "; the preview shows an entry for every admin", component)
-        return AdminIdentity()
+        return AdminAccess()
     if pairs := duplicate_admins(spec.admins, account):
         raise SpecError.from_lines(
             [
@@ -92,48 +102,106 @@ def resolve_identity(component: pulumi.Resource, spec: ClusterSpec) -> AdminIden
                 for first, later in pairs
             ]
         )
+    known = {
+        i: admin_principal_arn(a, partition, account)
+        for i, a in enumerate(spec.admins)
+        if isinstance(a, str)
+    }
+    deployer_listed = any(is_deployer(arn, deployer) for arn in known.values())
     try:
         found = plain_invoke(component, "aws:eks/getCluster:getCluster", {"name": spec.name})
     except Exception as error:  # the provider's "not found" only: cluster_missing
         if not cluster_missing(error):
             raise
         found = None
-    if found is None:  # a new cluster: this deployer creates it
-        return AdminIdentity(partition, account, deployer, deployer, tag=deployer)
+    problems: list[str] = []
+    if found is None:  # a new cluster: nobody has access but the admins listed
+        if not deployer_listed:
+            problems.append(
+                f"cluster.admins: the deploying identity {deployer} is not listed; EKS's "
+                "bootstrap admin entry for the cluster's creator is off (no access is guessed), "
+                "so its Kubernetes steps would be refused (Unauthorized); add it to "
+                "cluster.admins"
+            )
+        return _decide(component, problems, up, AdminAccess(partition, account, deployer, False))
     if not found:  # unknown in preview (plain_invoke)
         pulumi.log.warn(
-            f"cluster {spec.name}: its tags are unknown in this preview; the creator is "
-            f"taken to be the deploying identity {deployer}",
+            f"cluster {spec.name}: whether it exists is unknown in this preview; an entry is "
+            "shown for every admin",
             component,
         )
-        return AdminIdentity(partition, account, deployer, deployer)
-    if creator := creator_from_tags(found.get("tags")):
-        if principal_identity(creator) is None:
-            pulumi.log.warn(
-                f"cluster {spec.name}: its tag {CREATOR_TAG}={creator} is not an IAM role or "
-                "user ARN, so no admin is recognised as its creator; set it to the creator's "
-                "role ARN",
-                component,
+        return AdminAccess(partition, account, deployer, None)
+    for i, arn in known.items():
+        problem = _existing_entry_problem(component, name, spec, i, arn)
+        if problem:
+            problems.append(problem)
+    if not deployer_listed:
+        entry = _lookup_entry(component, spec.name, deployer, "the deploying identity")
+        if entry is None:
+            problems.append(
+                f"cluster.admins: the deploying identity {deployer} is not listed and has no "
+                f"access entry on cluster {spec.name}, so its Kubernetes steps would be refused "
+                "(Unauthorized); add it to cluster.admins"
             )
-        elif not is_deployer(deployer, creator) and not any(
-            isinstance(a, str) and is_deployer(admin_principal_arn(a, partition, account), deployer)
-            for a in spec.admins
-        ):
-            pulumi.log.warn(
-                f"the deploying identity {deployer} neither created cluster {spec.name} "
-                f"({creator}) nor is in cluster.admins: unless an access entry made elsewhere "
-                "lets it in, EKS refuses its Kubernetes steps (Unauthorized)",
-                component,
-            )
-        return AdminIdentity(partition, account, deployer, creator, tag=creator)
-    pulumi.log.warn(
-        f"cluster {spec.name} exists but has no tag {CREATOR_TAG} (created before the tag "
-        "was recorded): the identity deploying now "
-        f"({deployer}) is taken to be its creator, whose access entry EKS made. If another "
-        "principal created it, tag the cluster with "
-        f"{CREATOR_TAG}=<creator ARN> (aws eks tag-resource --resource-arn "
-        f"{found.get('arn')} --tags {CREATOR_TAG}=<creator ARN>) before the next "
-        "`pulumi up`; the program then keeps that tag",
-        component,
+    return _decide(component, problems, up, AdminAccess(partition, account, deployer, True))
+
+
+def _decide(
+    component: pulumi.Resource, problems: list[str], up: bool, access: AdminAccess
+) -> AdminAccess:
+    if problems and up:
+        raise SpecError.from_lines(problems)
+    for problem in problems:
+        pulumi.log.warn(problem + " (refused by `pulumi up`)", component)
+    return access
+
+
+def _lookup_entry(
+    component: pulumi.Resource, cluster: str, principal: str, what: str
+) -> dict | None:
+    """The principal's access entry (``aws:eks/getAccessEntry``), None when it has none, ``{}``
+    when unknown in preview; any other failure is a ``SpecError`` naming ``what``."""
+    try:
+        return plain_invoke(
+            component,
+            "aws:eks/getAccessEntry:getAccessEntry",
+            {"clusterName": cluster, "principalArn": principal},
+        )
+    except Exception as error:  # the provider's "not found" only: entry_missing
+        if entry_missing(error):
+            return None
+        raise SpecError.from_lines(
+            [
+                f"{what}: looking up the access entry of {principal} on cluster {cluster} "
+                f"failed ({str(error).strip()}); the deploying identity needs "
+                "eks:DescribeAccessEntry"
+            ]
+        ) from None
+
+
+def _existing_entry_problem(
+    component: pulumi.Resource, name: str, spec: ClusterSpec, index: int, principal: str
+) -> str | None:
+    """Why ``admins[index]`` (``principal``) of an existing cluster cannot get its entry, or
+    None."""
+    key = f"cluster.admins[{index}]"
+    entry = _lookup_entry(component, spec.name, principal, key)
+    if entry is None or owned_entry(entry.get("tags"), spec.name):
+        return None
+    if not entry:
+        return (
+            f"{key}: whether {principal} already has an access entry on cluster {spec.name} is "
+            "unknown in this preview"
+        )
+    arn = entry.get("accessEntryArn") or principal
+    resource = f"{name}-admin-{admin_entry_key(spec.admins[index])}"
+    return (
+        f"{key}: {principal} already has an access entry on cluster {spec.name} ({arn}) "
+        f"without this stack's tag {CLUSTER_TAG}={spec.name}, so whether this stack created it "
+        "cannot be decided (a second entry fails with 409 ResourceInUseException). If "
+        f"`pulumi stack --show-urns` lists the AccessEntry {resource}, tag it: `aws eks "
+        f"tag-resource --resource-arn {arn} --tags {CLUSTER_TAG}={spec.name}`. Otherwise "
+        "(EKS's bootstrap entry for the cluster's creator, or one made by hand) delete it and "
+        "the next `pulumi up` creates the stack's own before any Kubernetes step: `aws eks "
+        f"delete-access-entry --cluster-name {spec.name} --principal-arn {principal}`"
     )
-    return AdminIdentity(partition, account, deployer, deployer)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .. import catalog, versions
@@ -29,6 +30,7 @@ DEFAULT_LABEL_DOMAIN = "eks-gpu-platform.io"
 # so the policy pack (render and `pulumi preview --policy-pack`) checks those labels unprompted.
 LABEL_DOMAIN_ANNOTATION = f"{DEFAULT_LABEL_DOMAIN}/label-domain"
 DEFAULT_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
 DEFAULT_SYSTEM_INSTANCE_TYPES = ("m7i.xlarge",)
 DEFAULT_SYSTEM_MIN_SIZE = 2
 DEFAULT_SYSTEM_MAX_SIZE = 4
@@ -101,7 +103,36 @@ class ClusterSpec(Spec):
     label_domain: str = doc(
         DEFAULT_LABEL_DOMAIN, "Domain of the project's own node labels, e.g. '<domain>/pool'."
     )
-    protect: bool = doc(False, "Protect the cluster, its KMS key and the VPC from deletion.")
+    addon_versions: Mapping[str, str] = doc(
+        text="EKS add-on versions by add-on (vpc-cni, kube-proxy, eks-pod-identity-agent, "
+        "coredns), over the ones pinned for the Kubernetes minor; required where none is "
+        "pinned.",
+        default_factory=dict,
+    )
+    protect: bool = doc(
+        False,
+        "Protect from deletion the cluster, its KMS key, the VPC with its subnets and NAT "
+        "addresses, and every node pool's Karpenter objects and placement group.",
+    )
+
+    def addon_version(self, addon: str) -> str | None:
+        """The version of an EKS add-on: ``addonVersions``, else the one pinned for the minor
+        (``versions.EKS_ADDON_VERSIONS``), else None (refused by `pulumi up`)."""
+        return self.addon_versions.get(addon) or versions.EKS_ADDON_VERSIONS.get(addon, {}).get(
+            self.kubernetes_version
+        )
+
+    def unpinned_addon_lines(self) -> list[str]:
+        """One line per add-on with no version for this minor."""
+        return [
+            f"cluster.addonVersions.{addon}: no version is pinned for Kubernetes "
+            f"{self.kubernetes_version} and none is set, so EKS's moving default would be "
+            f"installed; set a version EKS publishes for {self.kubernetes_version} (`aws eks "
+            f"describe-addon-versions --addon-name {addon} --kubernetes-version "
+            f"{self.kubernetes_version}`)"
+            for addon in versions.EKS_ADDONS
+            if self.addon_version(addon) is None
+        ]
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
@@ -168,6 +199,15 @@ class ClusterSpec(Spec):
                     "account whatever their path, and not distinguished by case); list it once",
                 )
             )
+        for addon, version in self.addon_versions.items():
+            if msg := check_one_of(addon, versions.EKS_ADDONS):
+                out.append(
+                    (("addon_versions",), f"key {msg}" + did_you_mean(addon, versions.EKS_ADDONS))
+                )
+            elif msg := check_pattern(
+                version, ADDON_VERSION_PATTERN, "an EKS add-on version such as 'v1.20.1-eksbuild.3'"
+            ):
+                out.append((("addon_versions", addon), msg))
         if self.kms_key_arn is not None and (
             msg := check_pattern(
                 self.kms_key_arn,

@@ -4,10 +4,18 @@ A new VPC gets, per AZ, a large private subnet (nodes and pods: the VPC CNI give
 address) and a small public subnet (load balancers, NAT), one NAT gateway (or one per AZ), and
 route tables. Private subnets carry ``karpenter.sh/discovery: <cluster>`` so EC2NodeClasses
 select them by tag; an existing VPC's private subnets get the same tag through ``aws.ec2.Tag``.
+A new VPC's zones are chosen by name (``vpc_zone_names``: ``vpc.zones``, or the region's first
+``azCount`` zones by name whatever their state), so they stay put across runs.
 """
 
 from .component import Network, NetworkArgs
-from .layout import PRIVATE_SUBNET_SHIFT, PUBLIC_SUBNET_SHIFT, subnet_layout, subnet_tags
+from .layout import (
+    PRIVATE_SUBNET_SHIFT,
+    PUBLIC_SUBNET_SHIFT,
+    subnet_layout,
+    subnet_tags,
+    vpc_zone_names,
+)
 from .spec import VpcSpec
 
 __all__ = [
@@ -18,4 +26,5 @@ __all__ = [
     "VpcSpec",
     "subnet_layout",
     "subnet_tags",
+    "vpc_zone_names",
 ]

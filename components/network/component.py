@@ -10,7 +10,7 @@ import pulumi_aws as aws
 
 from ..naming import TYPE_PREFIX
 from ..spec import SpecError, require_instance, show
-from .layout import subnet_layout, subnet_selector, subnet_tags, vpc_zone_names, zone_at
+from .layout import subnet_layout, subnet_selector, subnet_tags, vpc_zone_names
 from .spec import VpcSpec
 
 
@@ -57,14 +57,16 @@ class Network(pulumi.ComponentResource):
         # Parented to the component: the zones of its AWS provider's region. Only zones that
         # need no opt-in: an opted-in Local or Wavelength Zone is "available" too, but lacks
         # most instance types and services ("Only Availability Zones (no Local Zones)":
-        # pulumi_aws/get_availability_zones.py, the opt-in-status filter example).
+        # pulumi_aws/get_availability_zones.py, the opt-in-status filter example). In any
+        # state: the subnets' zones are chosen by name (layout.vpc_zone_names), never by
+        # position in a list of the zones healthy right now (issue 21, point 7).
         azs = aws.get_availability_zones_output(
-            state="available",
             filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
         # The region's zone names, and the zones of the VPC's private subnets (an EFA pool's
-        # zone is checked against both: nodepool/zones.py).
+        # zone is checked against both: nodepool/zones.py; the gang templates' default zone is
+        # the first of them). One lookup: the subnets take the same names.
         self.region_zones: pulumi.Output[list[str]] = azs.names
         self.zones: pulumi.Output[list[str | None]]
         # What nodes and controllers need to reach AWS and the internet (routes, their table
@@ -72,8 +74,10 @@ class Network(pulumi.ComponentResource):
         # on the nodes depends on these, so `pulumi destroy` removes them only afterwards.
         self.egress: list[pulumi.Resource] = []
         if spec.create:
-            self._create(name, spec, args.cluster_name, tags, child, args.protect, azs)
-            self.zones = azs.names.apply(functools.partial(vpc_zone_names, az_count=spec.azs))
+            self.zones = azs.names.apply(
+                functools.partial(vpc_zone_names, az_count=spec.azs, zones=spec.zones)
+            )
+            self._create(name, spec, args.cluster_name, tags, child, args.protect, self.zones)
         else:
             self.zones = pulumi.Output.all(
                 *[
@@ -126,9 +130,14 @@ class Network(pulumi.ComponentResource):
         tags: dict[str, str],
         child: pulumi.ResourceOptions,
         protect: bool,
-        azs: pulumi.Output[aws.GetAvailabilityZonesResult],
+        zones: pulumi.Output[list[str | None]],
     ) -> None:
         private_cidrs, public_cidrs = subnet_layout(spec.vpc_cidr, spec.azs)
+        # With cluster.protect: the VPC, its subnets (the cluster's, the nodes' and every load
+        # balancer's) and the NAT addresses; the engine refuses their delete
+        # (pkg/resource/deploy/step.go, DeleteStep.Apply), so `pulumi destroy --skip-preview`
+        # stops there.
+        stateful = pulumi.ResourceOptions(parent=self, protect=protect)
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",
             cidr_block=spec.vpc_cidr,
@@ -156,8 +165,8 @@ class Network(pulumi.ComponentResource):
         self.egress.append(public_default)
         public, private, nats = [], [], []
         for i in range(spec.azs):
-            # Checked against the region's real zones at run time (vpc.azCount).
-            az = azs.names.apply(functools.partial(zone_at, index=i, az_count=spec.azs))
+            # Checked against the region's real zones at run time (vpc.azCount, vpc.zones).
+            az = zones.apply(lambda names, i=i: names[i])
             suffix = chr(ord("a") + i)
             pub = aws.ec2.Subnet(
                 f"{name}-public-{suffix}",
@@ -170,7 +179,7 @@ class Network(pulumi.ComponentResource):
                     **subnet_tags(cluster, private=False),
                     "Name": f"{cluster}-public-{suffix}",
                 },
-                opts=child,
+                opts=stateful,
             )
             public_assoc = aws.ec2.RouteTableAssociation(
                 f"{name}-public-{suffix}",
@@ -181,11 +190,12 @@ class Network(pulumi.ComponentResource):
             self.egress.append(public_assoc)
             public.append(pub)
             if i == 0 or spec.nat_gateway_per_az:
+                # The NAT's public address: what partners allow-list; a new one is another.
                 eip = aws.ec2.Eip(
                     f"{name}-nat-{suffix}",
                     domain="vpc",
                     tags={**tags, "Name": f"{cluster}-nat-{suffix}"},
-                    opts=child,
+                    opts=stateful,
                 )
                 nats.append(
                     aws.ec2.NatGateway(
@@ -207,7 +217,7 @@ class Network(pulumi.ComponentResource):
                     **subnet_tags(cluster, private=True),
                     "Name": f"{cluster}-private-{suffix}",
                 },
-                opts=child,
+                opts=stateful,
             )
             rt = aws.ec2.RouteTable(
                 f"{name}-private-{suffix}",

@@ -61,28 +61,51 @@ def subnet_selector(cluster_name: str, *, create: bool, subnet_tagging: str) -> 
     return {DISCOVERY_TAG: cluster_name}
 
 
-def zone_at(names: Sequence[str], index: int, az_count: int) -> str:
-    """The ``index``-th of the region's zones (``aws.getAvailabilityZones`` names); a
-    ``SpecError`` naming ``vpc.azCount`` when the region has fewer zones than the VPC spans."""
-    if len(names) < az_count:
-        region = names[0][:-1] if names else "the region"
+def vpc_zone_names(
+    region_zones: Sequence[str], az_count: int, zones: Sequence[str] = ()
+) -> list[str]:
+    """The availability zones of a new VPC's subnets, by name (pure): ``zones`` when configured
+    (``vpc.zones``; each must be one of the region's), else the first ``az_count`` of the
+    region's zone names in name order.
+
+    ``region_zones``: ``aws.getAvailabilityZones`` names of zones that need no opt-in, in ANY
+    state (no ``state`` filter: an impaired or constrained zone is still a zone, and dropping it
+    would shift every later subnet to another zone, a replacement). Zones a region gains later
+    sort after the existing ones in the regions this project models (``a``..``f``), so the
+    choice stays put; ``vpc.zones`` pins it whatever happens. A ``SpecError`` naming
+    ``vpc.azCount`` or ``vpc.zones[i]`` when the region cannot give them."""
+    region = region_zones[0][:-1] if region_zones else "the region"
+    if zones:
+        known = set(region_zones)
+        problems = [
+            (
+                ("zones", i),
+                f"{zone!r} is not an availability zone of {region} that needs no opt-in; "
+                f"expected one of {', '.join(sorted(known))}",
+            )
+            for i, zone in enumerate(zones)
+            if zone not in known
+        ]
+        if problems:
+            raise SpecError("vpc", problems, config=True)
+        return list(zones)
+    if len(region_zones) < az_count:
         raise SpecError(
             "vpc",
             [
                 (
                     ("az_count",),
-                    f"{az_count} is more than the {len(names)} availability zones of {region} "
-                    f"that need no opt-in; expected at most {len(names)}",
+                    f"{az_count} is more than the {len(region_zones)} availability zones of "
+                    f"{region} that need no opt-in; expected at most {len(region_zones)}",
                 )
             ],
             config=True,
         )
-    return names[index]
+    return sorted(region_zones)[:az_count]
 
 
-def vpc_zone_names(region_zones: Sequence[str], az_count: int) -> list[str]:
-    """The zones of a new VPC's subnets, in subnet order, from the region's zone names
-    (``aws.getAvailabilityZones``, no opt-in): the one place that chooses them (the subnets,
-    the EFA zone check and the gang templates' default zone read it). A ``SpecError`` naming
-    ``vpc.azCount`` when the region has fewer zones."""
-    return [zone_at(region_zones, i, az_count) for i in range(az_count)]
+def zone_at(names: Sequence[str], index: int, az_count: int) -> str:
+    """The ``index``-th zone ``vpc_zone_names`` chooses from the region's zones (``aws.
+    getAvailabilityZones`` names); a ``SpecError`` naming ``vpc.azCount`` when the region has
+    fewer zones than the VPC spans."""
+    return vpc_zone_names(names, az_count)[index]

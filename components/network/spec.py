@@ -19,6 +19,11 @@ class VpcSpec(Spec):
 
     cidr: str | None = doc(None, f"CIDR of a new VPC (/16 to /20); default {DEFAULT_VPC_CIDR}.")
     az_count: int | None = doc(None, f"AZs of a new VPC (2-6); default {DEFAULT_AZ_COUNT}.")
+    zones: tuple[str, ...] = doc(
+        (),
+        "Availability zones of a new VPC, by name (e.g. us-east-1a); default: the first "
+        "azCount zones of the region by name, whatever their state.",
+    )
     nat_gateway_per_az: bool = doc(
         False, "One NAT gateway per AZ (resilient) instead of a single one (cheap)."
     )
@@ -52,7 +57,7 @@ class VpcSpec(Spec):
 
     @property
     def azs(self) -> int:
-        return self.az_count or DEFAULT_AZ_COUNT
+        return self.az_count or len(self.zones) or DEFAULT_AZ_COUNT
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
@@ -77,6 +82,23 @@ class VpcSpec(Spec):
                         )
             if self.az_count is not None and (msg := check_range(self.az_count, 2, 6)):
                 out.append((("az_count",), msg))
+            if self.zones and (msg := check_range(len(self.zones), 2, 6)):
+                out.append((("zones",), f"lists {len(self.zones)} zone(s); " + msg))
+            if self.zones and self.az_count is not None and len(self.zones) != self.az_count:
+                out.append(
+                    (
+                        ("zones",),
+                        f"lists {len(self.zones)} zone(s) but azCount is {self.az_count}; "
+                        "set one of them",
+                    )
+                )
+            for i, zone in enumerate(self.zones):
+                if msg := check_pattern(
+                    zone, r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$", "a zone name such as 'us-east-1a'"
+                ):
+                    out.append((("zones", i), msg))
+                elif zone in self.zones[:i]:
+                    out.append((("zones", i), f"{show(zone)} is listed twice"))
             if self.subnet_tagging != "owned":
                 out.append(
                     (
@@ -90,8 +112,8 @@ class VpcSpec(Spec):
             self.vpc_id or "", r"^vpc-[0-9a-f]{8,17}$", "a VPC id; expected 'vpc-' and hex digits"
         ):
             out.append((("vpc_id",), msg))
-        for name in ("cidr", "az_count"):
-            if getattr(self, name) is not None:
+        for name in ("cidr", "az_count", "zones"):
+            if getattr(self, name) not in (None, ()):
                 out.append(((name,), f"is set with vpcId; {camel(name)} only applies to a new VPC"))
         if self.nat_gateway_per_az:
             out.append((("nat_gateway_per_az",), "only applies to a new VPC; remove it"))

@@ -6,7 +6,7 @@ An EFA pool names its one zone (``zone``). Configuration checks its form and its
 private subnets (``Network.zones``: a new VPC's from ``network.layout.vpc_zone_names``, an
 existing VPC's from its subnets). A zone outside either yields a pool that can never launch a
 node, so it is a configuration error, raised in the lookup's result as ``vpc.azCount`` is
-(``network/layout.py`` ``zone_at``), before the pool's resources are registered.
+(``network/layout.py`` ``vpc_zone_names``), before the pool's resources are registered.
 """
 
 from collections.abc import Sequence

@@ -58,7 +58,7 @@ def gang_zones(config: PlatformConfig) -> list[str]:
     subnets' zones are known only at deployment)."""
     if not config.vpc.create:
         return []
-    return vpc_zone_names(modelled_zone_names(config.region), config.vpc.azs)
+    return vpc_zone_names(modelled_zone_names(config.region), config.vpc.azs, config.vpc.zones)
 
 
 def gang_notes(queue: str, zone: str | None, instance_type: str | None) -> tuple[str, ...]:

@@ -205,14 +205,51 @@ class MockOutputs:
     # -- remote components ------------------------------------------------------------------
 
     def _component(
-        self, typ: str, name: str, inputs: dict[str, Any], provider: str | None
+        self,
+        typ: str,
+        name: str,
+        inputs: dict[str, Any],
+        provider: str | None,
+        transforms: list[Any] = (),  # type: ignore[assignment]
     ) -> tuple[str, dict]:
         if typ == "eks:index:Cluster":
+            self._eks_cluster_child(name, inputs, list(transforms or ()))
             # pulumi-eks creates the cluster with the AWS provider it is given (the monitor
             # passes it in as ``provider``) and writes the kubeconfig's --region from the
             # cluster's ARN (nodejs/eks/cluster/cluster.ts, getRegionFromArn).
             return "", self._eks_cluster(name, inputs, self.scope(provider))
         return "", {}
+
+    def _eks_cluster_child(self, name: str, inputs: dict[str, Any], transforms: list[Any]) -> None:
+        """pulumi-eks's child ``aws:eks/cluster:Cluster`` (``<name>-eksCluster``) as far as
+        access goes: the ``accessConfig`` it hard-codes (pulumi/pulumi-eks
+        nodejs/eks/cluster/cluster.ts L733-741, v4.3.0), after the component's own transforms,
+        which the engine runs on every child the plugin registers (pulumi/pulumi
+        pkg/resource/deploy/source_eval.go L2474-2489, HEAD 1b59498). Recorded in
+        ``remote_children``; the SDK's mock monitor hands the transforms over as callables
+        (pulumi/runtime/mocks.py ``_resolve_callbacks``) but runs none."""
+        from pulumi import ResourceOptions, ResourceTransformArgs
+
+        props: dict[str, Any] = {"name": inputs.get("name")}
+        if inputs.get("authenticationMode"):
+            props["accessConfig"] = {
+                "authenticationMode": inputs["authenticationMode"],
+                "bootstrapClusterCreatorAdminPermissions": True,
+            }
+        child = f"{name}-eksCluster"
+        for transform in transforms:
+            result = transform(
+                ResourceTransformArgs(
+                    custom=True,
+                    type_="aws:eks/cluster:Cluster",
+                    name=child,
+                    props=props,
+                    opts=ResourceOptions(),
+                )
+            )
+            if result is not None:
+                props = dict(result.props)
+        self.remote_children.append(("aws:eks/cluster:Cluster", child, props))
 
     def _eks_cluster(self, name: str, inputs: dict[str, Any], scope: Scope) -> dict[str, Any]:
         cluster = inputs.get("name") or f"{name}-eksCluster-{_hex(name, 7)}"

@@ -104,6 +104,9 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
         self.provider_regions: dict[str, str | None] = {}
         # Unmodelled type or invoke token -> "resource" or "invoke", in first-seen order.
         self.unmodelled: dict[str, str] = {}
+        # The children of remote components the mocks model (type, name, inputs after the
+        # component's transforms ran on them, as the engine runs them): mock_outputs.py.
+        self.remote_children: list[tuple[str, str, dict[str, Any]]] = []
         self._builder_cache: dict[Scope, dict[str, Callable]] = {}
         # The inputs the SDK's MockMonitor deserialized for the registration this thread is
         # answering (RecordingMonitor records them instead of deserializing them again).
@@ -150,6 +153,14 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
     # getCluster fails the way the provider does for a missing one (a new cluster, the
     # render's default). Tests set it on the class.
     existing_cluster_tags: dict[str, str] | None = None
+    # The access entries EKS holds on that existing cluster: principal ARN -> the entry's tags
+    # (an untagged one: {}); any other principal has none, and getAccessEntry fails the way the
+    # provider does. Tests set it on the class.
+    existing_access_entries: dict[str, dict[str, str]] = {}
+    # Public SSM parameters that do not exist (an AMI release without the cluster's minor).
+    missing_ssm_parameters: frozenset[str] = frozenset()
+    # Zones in another state than "available" right now (an impaired zone during an event).
+    impaired_zones: frozenset[str] = frozenset()
 
     def caller_arn(self, scope: Scope) -> str:
         service = "sts" if self.caller.startswith("assumed-role/") else "iam"
@@ -166,6 +177,46 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
             )
         arn = scope.arn("eks", f"cluster/{name}")
         return {"name": name, "arn": arn, "tags": dict(self.existing_cluster_tags), "id": name}
+
+    def _get_access_entry(self, scope: Scope, cluster: str, principal: str) -> dict[str, Any]:
+        """An existing access entry (its ARN and tags); a missing one fails as the provider's
+        invoke does ("reading EKS Access Entry (CLUSTER:PRINCIPAL): couldn't find resource":
+        cluster/access.py ``entry_missing`` cites the chain)."""
+        if principal not in self.existing_access_entries:
+            raise InvokeFailed(
+                f"invoking aws:eks/getAccessEntry:getAccessEntry: 1 error occurred:\n\t* "
+                f"reading EKS Access Entry ({cluster}:{principal}): couldn't find resource\n\n"
+            )
+        arn = scope.arn("eks", f"access-entry/{cluster}/role/{_hex(principal, 12)}")
+        return {
+            "clusterName": cluster,
+            "principalArn": principal,
+            "accessEntryArn": arn,
+            "type": "STANDARD",
+            "tags": dict(self.existing_access_entries[principal]),
+            "id": f"{cluster}:{principal}",
+        }
+
+    def _get_parameter(self, scope: Scope, name: str) -> dict[str, Any]:
+        """A public SSM parameter (an AMI id); one in ``missing_ssm_parameters`` fails as the
+        provider's invoke does for a missing parameter (amis.py ``check_ami_parameters``)."""
+        if name in self.missing_ssm_parameters:
+            raise InvokeFailed(
+                f"invoking aws:ssm/getParameter:getParameter: 1 error occurred:\n\t* reading "
+                f"SSM Parameter ({name}): operation error SSM: GetParameter, https response "
+                "error StatusCode: 400, ParameterNotFound: \n\n"
+            )
+        arn = scope.arn("ssm", f"parameter{name}")
+        return {
+            "name": name,
+            "value": f"ami-{_hex(name, 17)}",
+            "insecureValue": f"ami-{_hex(name, 17)}",
+            "type": "String",
+            "arn": arn,
+            "version": 1,
+            "withDecryption": True,
+            "id": name,
+        }
 
     def _unmodelled(self, token: str, kind: str, message: str) -> None:
         if self.strict:
@@ -198,6 +249,12 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 return {"arn": arn, "issuerArn": issuer, "id": arn}
             if token == "aws:eks/getCluster:getCluster":
                 return self._get_cluster(scope, args.args["name"])
+            if token == "aws:ssm/getParameter:getParameter":
+                return self._get_parameter(scope, args.args["name"])
+            if token == "aws:eks/getAccessEntry:getAccessEntry":
+                return self._get_access_entry(
+                    scope, args.args["clusterName"], args.args["principalArn"]
+                )
             if token == "aws:eks/getAddonVersion:getAddonVersion":
                 # EKS's default version for the minor is only known at deploy time: a marker
                 # that says so (the render shows which minor each add-on follows).
@@ -218,15 +275,23 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 # the EFA zone check (nodepool/zones.py) cannot test it against the VPC.
                 return {**args.args, "availabilityZone": None}
             if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-                # The region's real zone count where it is modelled (regions.py).
-                names = modelled_zone_names(scope.region)
+                # The region's real zone count where it is modelled (regions.py); a `state`
+                # filter drops the zones in another state (``impaired_zones``), as the API does.
+                names = [
+                    name
+                    for name in modelled_zone_names(scope.region)
+                    if args.args.get("state") in (None, "available")
+                    and not (args.args.get("state") and name in self.impaired_zones)
+                ]
                 short = region_short_code(scope.region)
-                return {
+                out = {
                     "names": names,
-                    "zoneIds": [f"{short}-az{i + 1}" for i in range(len(names))],
-                    "state": "available",
+                    "zoneIds": [f"{short}-az{'abcdef'.index(name[-1]) + 1}" for name in names],
                     "id": scope.region,
                 }
+                if args.args.get("state"):
+                    out["state"] = args.args["state"]
+                return out
         self._unmodelled(
             token,
             "invoke",
@@ -242,7 +307,7 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
         self.answering.inputs = args.inputs
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
         if not args.custom:
-            return self._component(typ, name, inputs, args.provider)
+            return self._component(typ, name, inputs, args.provider, args.transforms)
         if typ.startswith("kubernetes:") or typ.startswith("pulumi:providers:"):
             return f"{name}-id", inputs
         scope = self.scope(args.provider, inputs.get("region")) if typ.startswith("aws:") else None
@@ -384,6 +449,8 @@ class Recording:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     # Resource types and invoke tokens the mocks answered generically (non-strict runs only).
     unmodelled: dict[str, str] = field(default_factory=dict)
+    # Modelled children of remote components: (type, name, inputs after transforms).
+    remote_children: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def notices(self) -> list[str]:
@@ -480,6 +547,7 @@ def run(
         secret_outputs=secret,
         calls=mocks.calls,
         unmodelled=dict(mocks.unmodelled),
+        remote_children=list(mocks.remote_children),
     )
 
 

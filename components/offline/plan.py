@@ -15,10 +15,19 @@ input keys that differ. Following the engine:
   created before the old one is deleted.
 Karpenter objects whose change drifts nodes are marked as rolling them: any EC2NodeClass spec
 change (its static fields are hashed, its selectors resolved: karpenter-provider-aws
-pkg/apis/v1/ec2nodeclass.go L591-611, pkg/cloudprovider/drift.go L181-195, v1.14.1) and a
-NodePool's ``spec.template``; and the system nodes roll when their launch template or the node
-group's version changes. ``plan.md`` also shows the order ``pulumi destroy`` deletes the new
-render in (``teardown.delete_order``).
+pkg/apis/v1/ec2nodeclass.go L591-611, pkg/cloudprovider/drift.go L181-195, v1.14.1), every
+EC2NodeClass selecting its AMI by alias when the cluster's Kubernetes minor changes (the alias
+resolves with the cluster's current version: pkg/providers/amifamily/ami.go L83-104, al2023.go
+L39-80, bottlerocket.go L44-52; "If you upgrade your Kubernetes cluster while using this alias
+type, Karpenter *will* automatically drift your nodes", website/content/en/docs/tasks/
+managing-amis.md), and a NodePool's ``spec.template``; and the system nodes roll when their
+launch template or the node group's version changes. Add-on rows name the version change.
+``waits`` (in plan.json, and plan.md) are the longest waits the change makes ``pulumi up``
+sit through: a NodePool or EC2NodeClass deleted or replaced waits up to its delete timeout
+(terminationGracePeriod + 20 minutes), a minor upgrade up to the providers' default timeouts of
+its chain (``MINOR_UPGRADE_MINUTES``); ``python -m eks_gpu_platform.offline.plan gate`` refuses
+a plan whose total is above a CI job's budget. ``plan.md`` also shows the order ``pulumi
+destroy`` deletes the new render in (``teardown.delete_order``).
 
 ``write_plan(previous_dir, out)`` writes ``plan.json`` and ``plan.md`` into ``out``.
 """
@@ -26,6 +35,8 @@ render in (``teardown.delete_order``).
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +63,21 @@ AUTONAMED: dict[str, str] = {
 KUBERNETES_IDENTITY = ("apiVersion", "kind")
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+CLUSTER = "eks:index:Cluster"
+ADDON = "aws:eks/addon:Addon"
+# A minor upgrade's chain, each step at most its provider's default timeout
+# (hashicorp/terraform-provider-aws internal/service/eks: cluster.go Update 60m, addon.go Update
+# 20m, node_group.go Update 60m): the control plane, then vpc-cni, kube-proxy and
+# eks-pod-identity-agent together, then the system node group's roll, then coredns
+# (EksCluster's dependencies).
+MINOR_UPGRADE_STEPS = (
+    ("control plane", 60),
+    ("add-ons", 20),
+    ("system nodes", 60),
+    ("coredns", 20),
+)
+MINOR_UPGRADE_MINUTES = sum(m for _, m in MINOR_UPGRADE_STEPS)
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
 def registrations(resources: Sequence[Mapping[str, Any]]) -> list[mocks.Registration]:
@@ -207,6 +233,74 @@ def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[
     return False
 
 
+def minor_change(old: mocks.Recording, new: mocks.Recording) -> tuple[str, str] | None:
+    """The cluster's Kubernetes minor before and after, when it changes."""
+    before = [r.inputs.get("version") for r in old.of_type(CLUSTER)]
+    after = [r.inputs.get("version") for r in new.of_type(CLUSTER)]
+    if len(before) == len(after) == 1 and before[0] and after[0] and before != after:
+        return before[0], after[0]
+    return None
+
+
+def ami_alias(reg: mocks.Registration) -> str | None:
+    """The alias an EC2NodeClass selects its AMI by, if any."""
+    terms = (reg.inputs.get("spec") or {}).get("amiSelectorTerms") or []
+    return next((t["alias"] for t in terms if isinstance(t, dict) and t.get("alias")), None)
+
+
+def minutes(duration: str | None) -> int:
+    """A Go duration such as ``48h20m`` in whole minutes (0 when absent)."""
+    m = _DURATION.match(duration or "")
+    if not duration or not m:
+        return 0
+    hours, mins, secs = (int(g or 0) for g in m.groups())
+    return hours * 60 + mins + (1 if secs else 0)
+
+
+def waits(
+    rows: Sequence[Mapping[str, Any]], old: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """What the change makes ``pulumi up`` wait for, longest first: each NodePool or
+    EC2NodeClass deleted or replaced (its recorded delete timeout: the engine passes the one in
+    the state, pulumi/pulumi pkg/resource/deploy/step.go L695, and pulumi-kubernetes waits for
+    the finalizers that long), and a minor upgrade (``MINOR_UPGRADE_MINUTES``)."""
+    timeouts = {
+        r["urn"]: (r.get("customTimeouts") or {}).get("delete") for r in old if r.get("urn")
+    }
+    old_urns = engine_urns(_recording(old))
+    by_engine = {old_urns[u]: t for u, t in timeouts.items() if u in old_urns}
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if row["type"] in (NODEPOOL, NODECLASS) and row["action"] in ("delete", "replace"):
+            timeout = by_engine.get(row.get("aliasOf") or row["urn"])
+            if minutes(timeout):
+                out.append(
+                    {
+                        "resource": _short(row["urn"]),
+                        "minutes": minutes(timeout),
+                        "why": f"{row['action']}: waits for its nodes to drain (up to {timeout})",
+                    }
+                )
+        if row["type"] == CLUSTER and "version" in row.get("changed", ()):
+            steps = ", ".join(f"{name} {m}m" for name, m in MINOR_UPGRADE_STEPS)
+            out.append(
+                {
+                    "resource": _short(row["urn"]),
+                    "minutes": MINOR_UPGRADE_MINUTES,
+                    "why": f"Kubernetes minor upgrade: {steps}, one after another",
+                }
+            )
+    return sorted(out, key=lambda w: (-w["minutes"], w["resource"]))
+
+
+def total_wait(found: Sequence[Mapping[str, Any]]) -> int:
+    """The longest the change can keep ``pulumi up`` waiting: a minor upgrade's chain plus the
+    longest pool drain (the drains run in parallel; the upgrade's steps one after another)."""
+    upgrade = sum(w["minutes"] for w in found if w["why"].startswith("Kubernetes minor"))
+    drains = [w["minutes"] for w in found if not w["why"].startswith("Kubernetes minor")]
+    return upgrade + max(drains, default=0)
+
+
 def plan(
     old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -217,6 +311,7 @@ def plan(
     aliases = alias_urns(new_rec)
     matched: set[str] = set()
     rows = []
+    minor = minor_change(old_rec, new_rec)
     for reg in new_rec.resources:
         urn = new_urns[reg.urn]
         candidates = [urn, *aliases.get(urn, [])]
@@ -237,6 +332,13 @@ def plan(
             row["deleteBeforeReplace"] = delete_before_replace(reg)
         if changed and rolls_nodes(reg, previous, changed):
             row["rollsNodes"] = True
+        if minor and reg.type == NODECLASS and (alias := ami_alias(reg)):
+            row["rollsNodes"] = True
+            row["minorDrift"] = (
+                f"Kubernetes {minor[0]} -> {minor[1]}: {alias} resolves for {minor[1]}"
+            )
+        if reg.type == ADDON and "addonVersion" in changed:
+            row["version"] = [previous.inputs.get("addonVersion"), reg.inputs.get("addonVersion")]
         rows.append(row)
     for urn, reg in old_by.items():
         if urn not in matched:
@@ -249,7 +351,11 @@ def _short(urn: str) -> str:
     return f"{typ} {urn.rsplit('::', 1)[-1]}"
 
 
-def markdown(rows: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> str:
+def markdown(
+    rows: Sequence[Mapping[str, Any]],
+    new: Sequence[Mapping[str, Any]],
+    old: Sequence[Mapping[str, Any]] = (),
+) -> str:
     counts = {a: sum(1 for r in rows if r["action"] == a) for a in ACTIONS}
     lines = [
         "# Plan",
@@ -258,7 +364,7 @@ def markdown(rows: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
         + f", {counts['same']} unchanged",
         "",
     ]
-    changes = [r for r in rows if r["action"] != "same"]
+    changes = [r for r in rows if r["action"] != "same" or r.get("rollsNodes")]
     if changes:
         lines += ["| action | resource | changed inputs | notes |", "|---|---|---|---|"]
         for r in changes:
@@ -271,6 +377,10 @@ def markdown(rows: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
                 )
             if r.get("rollsNodes"):
                 notes.append("**rolls nodes**")
+            if r.get("minorDrift"):
+                notes.append(r["minorDrift"])
+            if r.get("version"):
+                notes.append(f"version {r['version'][0]} -> {r['version'][1]}")
             if r.get("aliasOf"):
                 notes.append(f"was {_short(r['aliasOf'])} (alias)")
             changed = ", ".join(r["changed"]) if r["action"] != "create" else ""
@@ -280,6 +390,16 @@ def markdown(rows: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
         lines.append("")
     else:
         lines += ["No changes.", ""]
+    if found := waits(rows, old):
+        lines += [
+            "## Waits",
+            "",
+            f"This change can keep `pulumi up` waiting up to {total_wait(found)} minutes "
+            "(the CI job's credentials and timeout must outlast it):",
+            "",
+            *[f"- `{w['resource']}`: {w['minutes']} minutes ({w['why']})" for w in found],
+            "",
+        ]
     order = delete_order(new)
     urns = engine_urns(_recording(new))
     lines += [
@@ -301,6 +421,44 @@ def write_plan(previous: Path, out: Path) -> list[dict[str, Any]]:
     old = json.loads((previous / "resources.json").read_text())
     new = json.loads((out / "resources.json").read_text())
     rows = plan(old, new)
-    (out / "plan.json").write_text(json.dumps({"changes": rows}, indent=2, sort_keys=True) + "\n")
-    (out / "plan.md").write_text(markdown(rows, new))
+    found = waits(rows, old)
+    document = {"changes": rows, "waits": found, "longestWaitMinutes": total_wait(found)}
+    (out / "plan.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    (out / "plan.md").write_text(markdown(rows, new, old))
     return rows
+
+
+def gate(plan_json: Path, budget_minutes: int) -> list[str]:
+    """Why a plan must not run in CI: its longest wait above the job's budget (empty: fine)."""
+    document = json.loads(plan_json.read_text())
+    longest = int(document.get("longestWaitMinutes") or 0)
+    if longest <= budget_minutes:
+        return []
+    return [
+        f"this change can keep `pulumi up` waiting {longest} minutes, more than the CI job's "
+        f"{budget_minutes}-minute budget (its timeout and its AWS session would end first, "
+        "leaving pending operations in the state):",
+        *[f"  {w['resource']}: {w['minutes']} minutes ({w['why']})" for w in document["waits"]],
+        "run this `pulumi up` by hand with credentials that last longer (README, "
+        '"Upgrades and tear-down")',
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m eks_gpu_platform.offline.plan gate PLAN_JSON --budget-minutes N``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m eks_gpu_platform.offline.plan")
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("gate", help="refuse a plan whose waits exceed the CI budget")
+    check.add_argument("plan_json", type=Path)
+    check.add_argument("--budget-minutes", type=int, required=True)
+    args = parser.parse_args(argv)
+    lines = gate(args.plan_json, args.budget_minutes)
+    for line in lines:
+        print(("error: " if line is lines[0] else "") + line, file=sys.stderr)
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

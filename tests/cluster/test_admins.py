@@ -1,22 +1,28 @@
-"""Cluster admins (issue 11, items 1 and 2; review 11-14 B1, S1, S3): the principal that
-CREATED the cluster gets no access entry of its own (EKS made it an admin already) and is
-recorded on the cluster as a tag; every other admin's entry is named after its principal, with
-an alias to the positional name pulumi-eks gave it."""
+"""Cluster admins (issue 21, point 2; issue 11, items 1 and 2): no creator is guessed. A new
+cluster is created without EKS's bootstrap admin entry (a transform on pulumi-eks's child
+aws:eks/cluster:Cluster) and every admin, the deployer included, gets an entry of its own,
+named after its principal, with an alias to the positional name pulumi-eks gave it. On an
+existing cluster each admin's entry is looked up (aws:eks/getAccessEntry): an entry without
+this stack's tag is refused with the way out."""
 
 import logging
 
 import pytest
+from addon_pins import ADDON_VERSIONS
 from pulumi.output import Unknown
 
 from eks_gpu_platform.cluster.access import (
-    CREATOR_TAG,
+    CLUSTER_TAG,
     admin_entry_key,
     cluster_missing,
     duplicate_admins,
+    entry_missing,
     is_deployer,
+    owned_entry,
     principal_identity,
+    without_bootstrap_admin,
 )
-from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
+from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs, bootstrap_admin_off
 from eks_gpu_platform.cluster.spec import ClusterSpec
 from eks_gpu_platform.errors import SpecError
 from eks_gpu_platform.offline import mocks
@@ -41,20 +47,25 @@ def cluster(
     caller="user/offline-render",
     monkeypatch=None,
     existing_tags=None,
+    existing_entries=None,
     preview=None,
     **kw,
 ):
     """Run an EksCluster; ``existing_tags``: a cluster named gpu-prod exists with these tags
-    (None: getCluster finds none). ``preview``: run through ``mocks.run`` in that mode."""
+    (None: getCluster finds none); ``existing_entries``: its access entries (principal ARN ->
+    tags). ``preview``: run through ``mocks.run`` in that mode."""
     if monkeypatch is not None:
         monkeypatch.setattr(mocks.RecordingMocks, "caller", caller)
         monkeypatch.setattr(mocks.RecordingMocks, "existing_cluster_tags", existing_tags)
+        monkeypatch.setattr(mocks.RecordingMocks, "existing_access_entries", existing_entries or {})
 
     def program():
         EksCluster(
             "c",
             EksClusterArgs(
-                spec=ClusterSpec(name="gpu-prod", admins=tuple(admins)),
+                spec=ClusterSpec(
+                    name="gpu-prod", admins=tuple(admins), addon_versions=ADDON_VERSIONS
+                ),
                 vpc_id="vpc-0123456789abcdef0",
                 private_subnet_ids=SUBNETS,
             ),
@@ -76,6 +87,13 @@ def cluster(
 def cluster_tags(rec) -> dict | None:
     (eks_cluster,) = rec.of_type("eks:index:Cluster")
     return eks_cluster.inputs.get("clusterTags")
+
+
+def eks_child_access(rec) -> dict | None:
+    """The accessConfig of pulumi-eks's child aws:eks/cluster:Cluster, after the transforms."""
+    ((typ, name, props),) = rec.remote_children
+    assert (typ, name) == ("aws:eks/cluster:Cluster", "c-eks-eksCluster")
+    return props.get("accessConfig")
 
 
 def entries(rec) -> dict[str, str]:
@@ -120,45 +138,107 @@ def test_is_deployer_compares_account_kind_and_name():
     assert not is_deployer(role, None)
 
 
-def test_assumed_role_deployer_gets_no_entry(run_program, monkeypatch, caplog):
-    """Fails on the old code: it created an entry for every admin, the deployer's included,
-    which EKS rejects with 409 (pulumi/pulumi-eks#2373)."""
-    caplog.set_level(logging.INFO)
+def test_every_admin_the_deployer_included_gets_an_entry(run_program, monkeypatch):
+    """Issue 21, point 2; fails on the old code, which left out the deployer (the creator EKS
+    bootstrapped) and recorded it in a cluster tag."""
     rec = cluster(
         run_program,
-        ["role/PlatformAdmin", "role/GitHubActionsDeploy"],
+        PROD_ADMINS,
         caller="assumed-role/GitHubActionsDeploy/gha-run-42",
         monkeypatch=monkeypatch,
     )
     assert entries(rec) == {
-        "c-admin-role-PlatformAdmin": "arn:aws:iam::111122223333:role/PlatformAdmin"
+        "c-admin-role-PlatformAdmin": ADMIN,
+        "c-admin-role-GitHubActionsDeploy": CI,
     }
+    assert cluster_tags(rec) is None
     assert [c[0] for c in rec.calls if c[0] == "aws:iam/getSessionContext:getSessionContext"]
-    assert (
-        "cluster.admins[1]: role/GitHubActionsDeploy created this cluster "
-        "(arn:aws:iam::111122223333:role/GitHubActionsDeploy, tag eks-gpu-platform/creator); "
-        "EKS made it a cluster admin (bootstrapClusterCreatorAdminPermissions), so it gets no "
-        "access entry of its own (a second one fails with 409 ResourceInUseException)"
-    ) in caplog.text
-    # A new cluster: the deployer creates it, and the cluster records it.
-    assert cluster_tags(rec) == {CREATOR_TAG: CI}
 
 
-def test_user_deployer_gets_no_entry(run_program, monkeypatch):
+def test_the_bootstrap_admin_entry_is_off(run_program, monkeypatch):
+    """Fails on the old code: pulumi-eks's child cluster kept
+    bootstrapClusterCreatorAdminPermissions true (no transform)."""
+    rec = cluster(run_program, PROD_ADMINS, caller="role/PlatformAdmin", monkeypatch=monkeypatch)
+    assert eks_child_access(rec) == {
+        "authenticationMode": "API",
+        "bootstrapClusterCreatorAdminPermissions": False,
+    }
+
+
+def test_without_admins_the_bootstrap_entry_stays(run_program):
+    """No admins listed: no entries, and the creator keeps EKS's bootstrap entry (pulumi-eks's
+    default): the only way in, and nothing is guessed."""
+    rec = cluster(run_program, [])
+    assert entries(rec) == {}
+    assert eks_child_access(rec) == {
+        "authenticationMode": "API",
+        "bootstrapClusterCreatorAdminPermissions": True,
+    }
+
+
+def test_without_bootstrap_admin_keeps_the_rest():
+    props = {
+        "name": "gpu-prod",
+        "accessConfig": {
+            "authenticationMode": "API",
+            "bootstrapClusterCreatorAdminPermissions": True,
+        },
+        "version": "1.36",
+    }
+    assert without_bootstrap_admin(props) == {
+        "name": "gpu-prod",
+        "accessConfig": {
+            "authenticationMode": "API",
+            "bootstrapClusterCreatorAdminPermissions": False,
+        },
+        "version": "1.36",
+    }
+    # The input is not changed in place.
+    assert props["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is True
+
+
+def test_bootstrap_admin_off_touches_only_the_eks_cluster():
+    import pulumi
+
+    def args(typ):
+        return pulumi.ResourceTransformArgs(
+            custom=True,
+            type_=typ,
+            name="c-eks-x",
+            props={"accessConfig": {"authenticationMode": "API"}},
+            opts=pulumi.ResourceOptions(),
+        )
+
+    assert bootstrap_admin_off(args("aws:iam/role:Role")) is None
+    assert bootstrap_admin_off(args("pulumi:providers:kubernetes")) is None
+    result = bootstrap_admin_off(args("aws:eks/cluster:Cluster"))
+    assert result.props == {
+        "accessConfig": {
+            "authenticationMode": "API",
+            "bootstrapClusterCreatorAdminPermissions": False,
+        }
+    }
+
+
+def test_a_user_deployer_gets_its_entry(run_program, monkeypatch):
     rec = cluster(
         run_program,
         ["user/alice", "arn:aws:iam::444455556666:role/Ops"],
         caller="user/alice",
         monkeypatch=monkeypatch,
     )
-    assert entries(rec) == {"c-admin-444455556666-role-Ops": "arn:aws:iam::444455556666:role/Ops"}
+    assert entries(rec) == {
+        "c-admin-user-alice": "arn:aws:iam::111122223333:user/alice",
+        "c-admin-444455556666-role-Ops": "arn:aws:iam::444455556666:role/Ops",
+    }
 
 
-def test_entries_are_keyed_by_principal_not_position(run_program):
+def test_entries_are_keyed_by_principal_not_position(run_program, monkeypatch):
     """Fails on the old code: entries were `admin-<i>`, so removing the first admin moved the
     second one's principal into `admin-0` (a replacement of both)."""
-    before = entries(cluster(run_program, ["role/A", "role/B", "user/carol"]))
-    after = entries(cluster(run_program, ["user/carol", "role/B"]))
+    kw = {"caller": "user/carol", "monkeypatch": monkeypatch}
+    before = entries(cluster(run_program, ["role/A", "role/B", "user/carol"], **kw))
+    after = entries(cluster(run_program, ["user/carol", "role/B"], **kw))
     assert before == {
         "c-admin-role-A": "arn:aws:iam::111122223333:role/A",
         "c-admin-role-B": "arn:aws:iam::111122223333:role/B",
@@ -167,15 +247,23 @@ def test_entries_are_keyed_by_principal_not_position(run_program):
     assert after == {k: v for k, v in before.items() if k != "c-admin-role-A"}
 
 
-def test_entry_and_association_inputs(run_program):
-    rec = cluster(run_program, ["role/PlatformAdmin"], region="cn-north-1", partition="aws-cn")
+def test_entry_and_association_inputs(run_program, monkeypatch):
+    rec = cluster(
+        run_program,
+        ["role/PlatformAdmin"],
+        caller="role/PlatformAdmin",
+        monkeypatch=monkeypatch,
+        region="cn-north-1",
+        partition="aws-cn",
+    )
     (entry,) = rec.of_type(ENTRY)
     (assoc,) = rec.of_type(ASSOCIATION)
     assert entry.inputs == {
         "clusterName": "gpu-prod",
         "principalArn": "arn:aws-cn:iam::111122223333:role/PlatformAdmin",
         "type": "STANDARD",
-        "tags": {},
+        # How a later run knows the entry is this stack's (getAccessEntry).
+        "tags": {CLUSTER_TAG: "gpu-prod"},
     }
     assert assoc.name == "c-admin-role-PlatformAdmin-cluster-admin"
     assert assoc.parent == entry.urn
@@ -187,11 +275,11 @@ def test_entry_and_association_inputs(run_program):
     }
 
 
-def test_entries_alias_the_old_positional_children(run_program):
+def test_entries_alias_the_old_positional_children(run_program, monkeypatch):
     """Existing stacks keep their entries: the entry aliases pulumi-eks's `<name>-admin-<i>`
     child of the eks.Cluster (its index in the configured list), and its association follows
     by the engine's inherited child alias (snapshot.alias_urns models it)."""
-    rec = cluster(run_program, ["role/A", "role/B"])
+    rec = cluster(run_program, ["role/A", "role/B"], caller="role/A", monkeypatch=monkeypatch)
     urns = engine_urns(rec)
     a = next(r for r in rec.of_type(ENTRY) if r.name == "c-admin-role-B")
     assoc = next(r for r in rec.of_type(ASSOCIATION) if r.parent == a.urn)
@@ -205,82 +293,208 @@ def test_entries_alias_the_old_positional_children(run_program):
     ]
 
 
-def test_later_deployer_keeps_its_entry_and_the_creator_is_left_out(run_program, monkeypatch):
-    """Review 11-14 B1; fails on the old code, which left out whoever deploys NOW: CI created
-    the cluster (EKS bootstrapped CI's entry), then PlatformAdmin deploys. The old code deleted
-    PlatformAdmin's own entry and declared one for CI (409 against EKS's bootstrap entry)."""
-    rec = cluster(
-        run_program,
-        PROD_ADMINS,
-        caller="assumed-role/PlatformAdmin/alice",
-        monkeypatch=monkeypatch,
-        existing_tags={CREATOR_TAG: CI, "team": "ml"},
-    )
-    assert entries(rec) == {"c-admin-role-PlatformAdmin": ADMIN}
-    # The recorded creator is declared again: the same value every run, so no diff.
-    assert cluster_tags(rec) == {CREATOR_TAG: CI}
+NOT_LISTED = (
+    "cluster.admins: the deploying identity arn:aws:iam::111122223333:user/bob is not listed; "
+    "EKS's bootstrap admin entry for the cluster's creator is off (no access is guessed), so "
+    "its Kubernetes steps would be refused (Unauthorized); add it to cluster.admins"
+)
 
 
-def test_the_creator_tag_is_stable_across_deployers(run_program, monkeypatch):
-    """The first run (CI, new cluster) writes the tag the later run (PlatformAdmin) reads."""
-    first = cluster(
-        run_program,
-        PROD_ADMINS,
-        caller="assumed-role/GitHubActionsDeploy/gha-1",
-        monkeypatch=monkeypatch,
-    )
-    second = cluster(
-        run_program,
-        PROD_ADMINS,
-        caller="role/PlatformAdmin",
-        monkeypatch=monkeypatch,
-        existing_tags=cluster_tags(first),
-    )
-    assert cluster_tags(first) == cluster_tags(second) == {CREATOR_TAG: CI}
-    assert entries(first) == entries(second) == {"c-admin-role-PlatformAdmin": ADMIN}
+def test_a_new_cluster_refuses_a_deployer_outside_the_admins(run_program, monkeypatch):
+    with pytest.raises(SpecError) as err:
+        cluster(run_program, PROD_ADMINS, caller="user/bob", monkeypatch=monkeypatch)
+    assert err.value.lines == [NOT_LISTED]
 
 
-def test_creator_tag_matches_the_admin_whatever_its_path_and_case(run_program, monkeypatch):
-    rec = cluster(
-        run_program,
-        ["role/PlatformAdmin", "role/githubactionsdeploy"],
-        caller="role/PlatformAdmin",
-        monkeypatch=monkeypatch,
-        existing_tags={CREATOR_TAG: "arn:aws:iam::111122223333:role/ci/GitHubActionsDeploy"},
-    )
-    assert entries(rec) == {"c-admin-role-PlatformAdmin": ADMIN}
-
-
-def test_legacy_cluster_without_the_tag_falls_back_to_the_deployer(
-    run_program, monkeypatch, caplog
-):
+def test_a_preview_as_another_identity_plans_the_same_entries(run_program, monkeypatch, caplog):
+    """Review F3e; fails on the old code: a preview run as another identity (a PR role) left
+    out another admin and wrote another creator tag than the deploying run."""
     caplog.set_level(logging.WARNING)
+    ci = cluster(
+        run_program,
+        PROD_ADMINS,
+        caller="assumed-role/GitHubActionsDeploy/gha",
+        monkeypatch=monkeypatch,
+        preview=False,
+    )
+    bob = cluster(
+        run_program, PROD_ADMINS, caller="user/bob", monkeypatch=monkeypatch, preview=True
+    )
+    assert (
+        entries(ci)
+        == entries(bob)
+        == {
+            "c-admin-role-PlatformAdmin": ADMIN,
+            "c-admin-role-GitHubActionsDeploy": CI,
+        }
+    )
+    assert cluster_tags(ci) == cluster_tags(bob) is None
+    assert NOT_LISTED + " (refused by `pulumi up`)" in caplog.text
+
+
+def untagged(principal: str, index: int, key: str) -> str:
+    arn_hex = mocks._hex(principal, 12)
+    arn = f"arn:aws:eks:us-west-2:111122223333:access-entry/gpu-prod/role/{arn_hex}"
+    return (
+        f"cluster.admins[{index}]: {principal} already has an access entry on cluster gpu-prod "
+        f"({arn}) without this stack's tag eks-gpu-platform/cluster=gpu-prod, so whether this "
+        "stack created it cannot be decided (a second entry fails with 409 "
+        "ResourceInUseException). If `pulumi stack --show-urns` lists the AccessEntry "
+        f"c-admin-{key}, tag it: `aws eks tag-resource --resource-arn {arn} --tags "
+        "eks-gpu-platform/cluster=gpu-prod`. Otherwise (EKS's bootstrap entry for the "
+        "cluster's creator, or one made by hand) delete it and the next `pulumi up` creates "
+        "the stack's own before any Kubernetes step: `aws eks delete-access-entry "
+        f"--cluster-name gpu-prod --principal-arn {principal}`"
+    )
+
+
+def test_an_existing_entry_of_this_stack_is_kept(run_program, monkeypatch):
+    """Tagged with this stack's cluster tag: declared again (it is in the state)."""
     rec = cluster(
         run_program,
         PROD_ADMINS,
-        caller="role/GitHubActionsDeploy",
+        caller="role/PlatformAdmin",
         monkeypatch=monkeypatch,
         existing_tags={"team": "ml"},
+        existing_entries={ADMIN: {CLUSTER_TAG: "gpu-prod"}, CI: {CLUSTER_TAG: "gpu-prod"}},
+    )
+    assert entries(rec) == {
+        "c-admin-role-PlatformAdmin": ADMIN,
+        "c-admin-role-GitHubActionsDeploy": CI,
+    }
+    assert [a for t, a in rec.calls if t == "aws:eks/getAccessEntry:getAccessEntry"] == [
+        {"clusterName": "gpu-prod", "principalArn": ADMIN},
+        {"clusterName": "gpu-prod", "principalArn": CI},
+    ]
+
+
+def test_an_entry_the_stack_did_not_create_is_refused(run_program, monkeypatch):
+    """Review F3a/F3c; fails on the old code, which trusted the creator tag (or, untagged, the
+    deployer) and deleted or duplicated entries. CI created the cluster with the old code (EKS's
+    bootstrap entry, untagged); PlatformAdmin's entry is the stack's."""
+    with pytest.raises(SpecError) as err:
+        cluster(
+            run_program,
+            PROD_ADMINS,
+            caller="role/PlatformAdmin",
+            monkeypatch=monkeypatch,
+            existing_tags={"eks-gpu-platform/creator": CI},
+            existing_entries={ADMIN: {CLUSTER_TAG: "gpu-prod"}, CI: {}},
+        )
+    assert err.value.lines == [untagged(CI, 1, "role-GitHubActionsDeploy")]
+
+
+def test_an_entry_removed_out_of_band_is_created_again(run_program, monkeypatch):
+    """Review F3b; fails on the old code, which kept skipping the tagged creator whose
+    bootstrap entry was removed (every Kubernetes step of CI then failed)."""
+    rec = cluster(
+        run_program,
+        PROD_ADMINS,
+        caller="assumed-role/GitHubActionsDeploy/gha",
+        monkeypatch=monkeypatch,
+        existing_tags={"eks-gpu-platform/creator": CI},
+        existing_entries={ADMIN: {CLUSTER_TAG: "gpu-prod"}},
+    )
+    assert entries(rec) == {
+        "c-admin-role-PlatformAdmin": ADMIN,
+        "c-admin-role-GitHubActionsDeploy": CI,
+    }
+
+
+def test_an_existing_cluster_refuses_a_deployer_without_access(run_program, monkeypatch):
+    with pytest.raises(SpecError) as err:
+        cluster(
+            run_program,
+            ["role/PlatformAdmin"],
+            caller="user/bob",
+            monkeypatch=monkeypatch,
+            existing_tags={},
+            existing_entries={ADMIN: {CLUSTER_TAG: "gpu-prod"}},
+        )
+    assert err.value.lines == [
+        "cluster.admins: the deploying identity arn:aws:iam::111122223333:user/bob is not "
+        "listed and has no access entry on cluster gpu-prod, so its Kubernetes steps would be "
+        "refused (Unauthorized); add it to cluster.admins"
+    ]
+
+
+def test_an_existing_cluster_accepts_a_deployer_with_an_entry_of_its_own(run_program, monkeypatch):
+    bob = "arn:aws:iam::111122223333:user/bob"
+    rec = cluster(
+        run_program,
+        ["role/PlatformAdmin"],
+        caller="user/bob",
+        monkeypatch=monkeypatch,
+        existing_tags={},
+        existing_entries={ADMIN: {CLUSTER_TAG: "gpu-prod"}, bob: {}},
     )
     assert entries(rec) == {"c-admin-role-PlatformAdmin": ADMIN}
-    # A guess is not recorded: the tag stays the operator's to set.
-    assert cluster_tags(rec) is None
-    assert (
-        "cluster gpu-prod exists but has no tag eks-gpu-platform/creator (created before the "
-        "tag was recorded): the identity deploying now "
-        "(arn:aws:iam::111122223333:role/GitHubActionsDeploy) is taken to be its creator, "
-        "whose access entry EKS made. If another principal created it, tag the cluster with "
-        "eks-gpu-platform/creator=<creator ARN> (aws eks tag-resource --resource-arn "
-        "arn:aws:eks:us-west-2:111122223333:cluster/gpu-prod --tags "
-        "eks-gpu-platform/creator=<creator ARN>) before the next `pulumi up`; the program then "
-        "keeps that tag"
-    ) in caplog.text
+
+
+def test_a_failed_entry_lookup_names_the_admin(run_program, monkeypatch):
+    def denied(self, scope, cluster_name, principal):
+        raise mocks.InvokeFailed(
+            f"reading EKS Access Entry ({cluster_name}:{principal}): operation error EKS: "
+            "DescribeAccessEntry, StatusCode: 403, AccessDeniedException"
+        )
+
+    monkeypatch.setattr(mocks.RecordingMocks, "_get_access_entry", denied)
+    with pytest.raises(SpecError) as err:
+        cluster(
+            run_program,
+            ["role/PlatformAdmin"],
+            caller="role/PlatformAdmin",
+            monkeypatch=monkeypatch,
+            existing_tags={},
+        )
+    (line,) = err.value.lines
+    assert line.startswith(
+        f"cluster.admins[0]: looking up the access entry of {ADMIN} on cluster gpu-prod failed ("
+    )
+    assert line.endswith(
+        "AccessDeniedException); the deploying identity needs eks:DescribeAccessEntry"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tags", "owned"),
+    [
+        ({CLUSTER_TAG: "gpu-prod"}, True),
+        ({CLUSTER_TAG: "gpu-dev"}, False),
+        ({}, False),
+        (None, False),
+    ],
+)
+def test_owned_entry(tags, owned):
+    assert owned_entry(tags, "gpu-prod") is owned
+
+
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        (
+            "invoke of aws:eks/getAccessEntry:getAccessEntry failed: reading EKS Access Entry "
+            f"(gpu-prod:{ADMIN}): couldn't find resource",
+            True,
+        ),
+        (
+            "invoke of aws:eks/getAccessEntry:getAccessEntry failed: reading EKS Access Entry "
+            f"(gpu-prod:{ADMIN}): AccessDeniedException",
+            False,
+        ),
+        ("reading EKS Cluster (gpu-prod): couldn't find resource", False),
+    ],
+    ids=["not-found", "access-denied", "another-data-source"],
+)
+def test_entry_missing(text, missing):
+    assert entry_missing(Exception(text)) is missing
 
 
 UNKNOWN = (
     "cluster.admins: the deploying identity is unknown (sts:GetCallerIdentity through this "
     "component's AWS provider answered nothing; is the provider configured from other "
-    "resources' outputs?), so the admin EKS bootstrapped cannot be left out"
+    "resources' outputs?), so whether it is an admin and which admins already have an access "
+    "entry cannot be checked"
 )
 
 
@@ -352,7 +566,10 @@ def test_short_form_and_arn_in_the_deploying_account_are_refused(run_program, mo
 
 def test_same_name_in_another_account_is_another_principal(run_program, monkeypatch):
     rec = cluster(
-        run_program, ["role/Ops", "arn:aws:iam::444455556666:role/Ops"], monkeypatch=monkeypatch
+        run_program,
+        ["role/Ops", "arn:aws:iam::444455556666:role/Ops"],
+        caller="role/Ops",
+        monkeypatch=monkeypatch,
     )
     assert entries(rec) == {
         "c-admin-role-Ops": "arn:aws:iam::111122223333:role/Ops",
@@ -390,61 +607,17 @@ def test_cluster_missing(text, missing):
 
 
 def test_get_cluster_asks_for_the_cluster_by_name(run_program, monkeypatch):
-    rec = cluster(run_program, ["role/PlatformAdmin"], monkeypatch=monkeypatch)
+    rec = cluster(
+        run_program, ["role/PlatformAdmin"], caller="role/PlatformAdmin", monkeypatch=monkeypatch
+    )
     assert [a for t, a in rec.calls if t == "aws:eks/getCluster:getCluster"] == [
         {"name": "gpu-prod"}
     ]
+    # A new cluster: no entry to look up.
+    assert not [t for t, _ in rec.calls if t == "aws:eks/getAccessEntry:getAccessEntry"]
 
 
 def test_no_admins_no_lookups(run_program):
     rec = cluster(run_program, [])
     assert not [t for t, _ in rec.calls if t == "aws:eks/getCluster:getCluster"]
     assert cluster_tags(rec) is None
-
-
-def test_deployer_outside_the_admins_is_warned(run_program, monkeypatch, caplog):
-    caplog.set_level(logging.WARNING)
-    rec = cluster(
-        run_program,
-        ["role/PlatformAdmin"],
-        caller="user/bob",
-        monkeypatch=monkeypatch,
-        existing_tags={CREATOR_TAG: CI},
-    )
-    assert entries(rec) == {"c-admin-role-PlatformAdmin": ADMIN}
-    assert (
-        "the deploying identity arn:aws:iam::111122223333:user/bob neither created cluster "
-        f"gpu-prod ({CI}) nor is in cluster.admins: unless an access entry made elsewhere lets "
-        "it in, EKS refuses its Kubernetes steps (Unauthorized)"
-    ) in caplog.text
-
-
-def test_deployer_in_the_admins_is_not_warned(run_program, monkeypatch, caplog):
-    caplog.set_level(logging.WARNING)
-    cluster(
-        run_program,
-        PROD_ADMINS,
-        caller="assumed-role/PlatformAdmin/alice",
-        monkeypatch=monkeypatch,
-        existing_tags={CREATOR_TAG: CI},
-    )
-    assert caplog.text == ""
-
-
-def test_creator_tag_that_is_not_a_principal_is_warned(run_program, monkeypatch, caplog):
-    caplog.set_level(logging.WARNING)
-    rec = cluster(
-        run_program,
-        PROD_ADMINS,
-        caller="role/PlatformAdmin",
-        monkeypatch=monkeypatch,
-        existing_tags={CREATOR_TAG: "ci"},
-    )
-    assert entries(rec) == {
-        "c-admin-role-PlatformAdmin": ADMIN,
-        "c-admin-role-GitHubActionsDeploy": CI,
-    }
-    assert (
-        f"cluster gpu-prod: its tag {CREATOR_TAG}=ci is not an IAM role or user ARN, so no admin "
-        "is recognised as its creator; set it to the creator's role ARN"
-    ) in caplog.text

@@ -6,9 +6,12 @@ import json
 import logging
 
 import pytest
+from addon_pins import ADDON_VERSIONS
 
 from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
 from eks_gpu_platform.cluster.lifecycle import (
+    credential_problems,
+    kubeconfig_with_credentials,
     kubeconfig_with_profile,
     placeholder_cidrs,
     placeholder_message,
@@ -54,7 +57,10 @@ def test_placeholder_cidrs():
 
 
 PLACEHOLDER = ClusterSpec(
-    name="gpu-prod", endpoint_public_access=True, public_access_cidrs=("198.51.100.0/24",)
+    name="gpu-prod",
+    endpoint_public_access=True,
+    public_access_cidrs=("198.51.100.0/24",),
+    addon_versions=ADDON_VERSIONS,
 )
 
 
@@ -99,7 +105,11 @@ def test_kubeconfig_with_profile():
 
 def test_kubernetes_provider_uses_the_stack_profile():
     """Fails on the old code: the provider got pulumi-eks's kubeconfig, which has no profile."""
-    rec = run(program(ClusterSpec(name="gpu-dev")), preview=False, config={"aws:profile": "ops"})
+    rec = run(
+        program(ClusterSpec(name="gpu-dev", addon_versions=ADDON_VERSIONS)),
+        preview=False,
+        config={"aws:profile": "ops"},
+    )
     (provider,) = rec.of_type("pulumi:providers:kubernetes")
     args = json.loads(provider.inputs["kubeconfig"])["users"][0]["user"]["exec"]["args"]
     assert args[-2:] == ["--profile", "ops"]
@@ -107,3 +117,183 @@ def test_kubernetes_provider_uses_the_stack_profile():
     assert provider.inputs["kubeconfig"] == kubeconfig_with_profile(
         cluster.outputs["kubeconfigJson"], "ops"
     )
+
+
+ROLE = "arn:aws:iam::111122223333:role/Deploy"
+GET_TOKEN = KUBECONFIG["users"][0]["user"]["exec"]["args"]
+
+
+def test_kubeconfig_with_credentials():
+    both = json.loads(kubeconfig_with_credentials(json.dumps(KUBECONFIG), "ops", ROLE))
+    assert both["users"][0]["user"]["exec"]["args"] == [
+        *GET_TOKEN,
+        "--role-arn",
+        ROLE,
+        "--profile",
+        "ops",
+    ]
+    role_only = json.loads(kubeconfig_with_credentials(json.dumps(KUBECONFIG), None, ROLE))
+    assert role_only["users"][0]["user"]["exec"]["args"] == [*GET_TOKEN, "--role-arn", ROLE]
+    assert kubeconfig_with_credentials(json.dumps(KUBECONFIG), None, None) == json.dumps(KUBECONFIG)
+
+
+def test_kubernetes_provider_assumes_the_stack_role():
+    """Issue 21, point 3; fails on the old code: with aws:assumeRoles the provider resolved the
+    assumed role while `aws eks get-token` ran as the runner's base identity (401)."""
+    roles = json.dumps([{"roleArn": ROLE, "sessionName": "pulumi"}])
+    rec = run(
+        program(ClusterSpec(name="gpu-dev", addon_versions=ADDON_VERSIONS)),
+        preview=False,
+        config={"aws:assumeRoles": roles},
+    )
+    (provider,) = rec.of_type("pulumi:providers:kubernetes")
+    args = json.loads(provider.inputs["kubeconfig"])["users"][0]["user"]["exec"]["args"]
+    assert args == [
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "gpu-dev",
+        "--region",
+        "us-west-2",
+        "--role-arn",
+        ROLE,
+    ]
+
+
+STATIC = (
+    "{key}: static credentials in the stack configuration reach the AWS provider but not `aws "
+    "eks get-token`, which every Kubernetes step runs with the environment's credentials; "
+    "remove it and provide them through the environment (AWS_ACCESS_KEY_ID, "
+    "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) or aws:profile"
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "lines"),
+    [
+        ({"aws:region": "us-west-2", "aws:profile": "ops"}, []),
+        ({"aws:assumeRoles": json.dumps([{"roleArn": ROLE, "duration": "1h"}])}, []),
+        ({"aws:assumeRoles": "[]"}, []),
+        (
+            {"aws:accessKey": "AKIA", "aws:secretKey": "s", "aws:token": "t"},
+            [STATIC.format(key=k) for k in ("aws:accessKey", "aws:secretKey", "aws:token")],
+        ),
+        (
+            {"aws:assumeRoles": json.dumps([{"roleArn": ROLE}, {"roleArn": ROLE + "2"}])},
+            [
+                "aws:assumeRoles: lists 2 roles (a chain); `aws eks get-token --role-arn` "
+                "assumes one role from the environment's credentials, so the Kubernetes steps "
+                "would run as another identity; list one role, or assume the chain in the "
+                "environment"
+            ],
+        ),
+        (
+            {"aws:assumeRoles": json.dumps([{"roleArn": ROLE, "externalId": "x"}])},
+            [
+                "aws:assumeRoles[0].externalId: `aws eks get-token --role-arn` cannot pass it, "
+                "so the Kubernetes steps could not assume the role the provider assumes; "
+                "allowed: roleArn, sessionName, duration (assume the role in the environment "
+                "instead)"
+            ],
+        ),
+        (
+            {"aws:assumeRoles": json.dumps([{"sessionName": "x"}])},
+            ["aws:assumeRoles[0].roleArn: is required"],
+        ),
+        (
+            {"aws:assumeRoleWithWebIdentity": json.dumps({"roleArn": ROLE})},
+            [
+                "aws:assumeRoleWithWebIdentity: `aws eks get-token` cannot assume a role with "
+                "a web identity token, so the Kubernetes steps would run as another identity; "
+                "assume the role in the environment instead (CI: "
+                "aws-actions/configure-aws-credentials)"
+            ],
+        ),
+        (
+            {"aws:assumeRole": json.dumps({"roleArn": ROLE})},
+            [
+                "aws:assumeRole: not read by pulumi-aws 7 (its setting is aws:assumeRoles, a "
+                "list); use aws:assumeRoles with one roleArn"
+            ],
+        ),
+    ],
+    ids=[
+        "profile",
+        "one-role",
+        "empty",
+        "static-keys",
+        "chain",
+        "external-id",
+        "no-role-arn",
+        "web-identity",
+        "assume-role",
+    ],
+)
+def test_credential_problems(config, lines):
+    assert credential_problems(config) == lines
+
+
+def unpinned(addon: str) -> str:
+    return (
+        f"cluster.addonVersions.{addon}: no version is pinned for Kubernetes 1.36 and none is "
+        "set, so EKS's moving default would be installed; set a version EKS publishes for 1.36 "
+        f"(`aws eks describe-addon-versions --addon-name {addon} --kubernetes-version 1.36`)"
+    )
+
+
+def test_an_addon_without_a_version_is_refused_by_up():
+    """Issue 21, point 5; fails on the old code, which looked EKS's default up at every `up`.
+    kube-proxy is pinned for 1.36 (versions.EKS_ADDON_VERSIONS); the others are not."""
+    with pytest.raises(SpecError) as err:
+        run(program(ClusterSpec(name="gpu-dev")), preview=False)
+    assert err.value.lines == [
+        unpinned(a) for a in ("vpc-cni", "eks-pod-identity-agent", "coredns")
+    ]
+
+
+def test_an_addon_without_a_version_warns_in_preview(caplog):
+    caplog.set_level(logging.WARNING)
+    rec = run(program(ClusterSpec(name="gpu-dev")), preview=True)
+    versions = {
+        a.inputs["addonName"]: a.inputs.get("addonVersion")
+        for a in rec.of_type("aws:eks/addon:Addon")
+    }
+    assert versions == {
+        "vpc-cni": None,
+        "kube-proxy": "v1.36.0-eksbuild.14",
+        "eks-pod-identity-agent": None,
+        "coredns": None,
+    }
+    assert unpinned("coredns") + " (refused by `pulumi up`)" in caplog.text
+
+
+def test_pinned_minors_need_no_override():
+    spec = ClusterSpec(name="gpu-dev", kubernetes_version="1.33")
+    assert [spec.addon_version(a) for a in ("vpc-cni", "kube-proxy", "coredns")] == [
+        "v1.20.1-eksbuild.3",
+        "v1.33.10-eksbuild.13",
+        "v1.13.2-eksbuild.4",
+    ]
+    assert spec.unpinned_addon_lines() == [
+        "cluster.addonVersions.eks-pod-identity-agent: no version is pinned for Kubernetes 1.33 "
+        "and none is set, so EKS's moving default would be installed; set a version EKS "
+        "publishes for 1.33 (`aws eks describe-addon-versions --addon-name "
+        "eks-pod-identity-agent --kubernetes-version 1.33`)"
+    ]
+    override = ClusterSpec(name="gpu-dev", addon_versions={"kube-proxy": "v1.36.1-eksbuild.2"})
+    assert override.addon_version("kube-proxy") == "v1.36.1-eksbuild.2"
+
+
+def test_addon_versions_are_validated():
+    """As the stack configures them: the key and the value named, every problem at once."""
+    from eks_gpu_platform.config import PlatformConfig
+
+    bad = {"corends": "v1", "kube-proxy": "1.36.0"}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load({"cluster": {"name": "x", "addonVersions": bad}}, "us-west-2")
+    assert err.value.lines == [
+        "cluster.addonVersions: key 'corends' is not allowed; expected one of vpc-cni, "
+        "kube-proxy, eks-pod-identity-agent, coredns; did you mean 'coredns'?",
+        "cluster.addonVersions.kube-proxy: '1.36.0' is not an EKS add-on version such as "
+        "'v1.20.1-eksbuild.3'",
+    ]

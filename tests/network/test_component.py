@@ -153,7 +153,15 @@ def test_new_vpc_outputs_and_protect(run_program):
         ],
     }
     protected = sorted(r.name for r in rec.resources if r.protect)
-    assert protected == ["net-vpc"]
+    # Issue 21, point 8: the subnets and the NAT address too.
+    assert protected == [
+        "net-nat-a",
+        "net-private-a",
+        "net-private-b",
+        "net-public-a",
+        "net-public-b",
+        "net-vpc",
+    ]
 
 
 def test_new_vpc_uses_the_default_cidr_and_three_azs(run_program):
@@ -216,9 +224,49 @@ def test_new_vpc_uses_only_zones_without_opt_in(run_program):
     (call,) = [
         a for t, a in rec.calls if t == "aws:index/getAvailabilityZones:getAvailabilityZones"
     ]
-    assert call == {
-        "state": "available",
-        "filters": [{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+    # No `state` filter (issue 21, point 7): the zones are chosen by name, whatever their state.
+    assert call == {"filters": [{"name": "opt-in-status", "values": ["opt-in-not-required"]}]}
+
+
+def zones_of(rec) -> dict[str, str]:
+    return {r.name: r.inputs["availabilityZone"] for r in rec.of_type("aws:ec2/subnet:Subnet")}
+
+
+def test_an_impaired_zone_does_not_move_the_subnets(run_program, monkeypatch):
+    """Issue 21, point 7; fails on the old code, which took the zones by index from the list of
+    zones `available` right now: with us-west-2a impaired, every subnet moved one zone on
+    (subnet replacement planned during an outage)."""
+    from eks_gpu_platform.network.component import Network, NetworkArgs
+    from eks_gpu_platform.offline import mocks
+
+    def program():
+        Network("n", NetworkArgs(cluster_name="gpu", spec=VpcSpec(az_count=2)))
+
+    healthy = zones_of(run_program(program))
+    monkeypatch.setattr(mocks.RecordingMocks, "impaired_zones", frozenset({"us-west-2a"}))
+    impaired = zones_of(run_program(program))
+    assert (
+        healthy
+        == impaired
+        == {
+            "n-public-a": "us-west-2a",
+            "n-private-a": "us-west-2a",
+            "n-public-b": "us-west-2b",
+            "n-private-b": "us-west-2b",
+        }
+    )
+
+
+def test_configured_zones_are_used_by_name(run_program):
+    from eks_gpu_platform.network.component import Network, NetworkArgs
+
+    spec = VpcSpec(zones=("us-west-2d", "us-west-2b"))
+    rec = run_program(lambda: Network("n", NetworkArgs(cluster_name="gpu", spec=spec)))
+    assert zones_of(rec) == {
+        "n-public-a": "us-west-2d",
+        "n-private-a": "us-west-2d",
+        "n-public-b": "us-west-2b",
+        "n-private-b": "us-west-2b",
     }
 
 

@@ -84,3 +84,54 @@ def test_subnet_layout_never_overlaps_and_stays_inside_the_vpc(cidr, azs):
 )
 def test_subnet_tags(private, expected):
     assert subnet_tags("gpu-dev", private=private) == expected
+
+
+def test_vpc_zone_names_by_name():
+    """Pure: by name, whatever the order the API lists them in; configured ones as given."""
+    from eks_gpu_platform.errors import SpecError
+    from eks_gpu_platform.network.layout import vpc_zone_names
+
+    region = ["us-east-1c", "us-east-1a", "us-east-1f", "us-east-1b"]
+    assert vpc_zone_names(region, 3) == ["us-east-1a", "us-east-1b", "us-east-1c"]
+    assert vpc_zone_names(region, 2, ("us-east-1f", "us-east-1a")) == ["us-east-1f", "us-east-1a"]
+    with pytest.raises(SpecError) as err:
+        vpc_zone_names(region, 2, ("us-east-1a", "us-east-1e"))
+    assert err.value.lines == [
+        "vpc.zones[1]: 'us-east-1e' is not an availability zone of us-east-1 that needs no "
+        "opt-in; expected one of us-east-1a, us-east-1b, us-east-1c, us-east-1f"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "lines"),
+    [
+        (
+            {"zones": ("us-east-1a", "us-east-1b"), "az_count": 3},
+            ["VpcSpec.zones: lists 2 zone(s) but azCount is 3; set one of them"],
+        ),
+        (
+            {"zones": ("us-east-1a", "us-east-1a")},
+            ["VpcSpec.zones[1]: 'us-east-1a' is listed twice"],
+        ),
+        (
+            {"zones": ("us-east-1a", "use1-az1")},
+            ["VpcSpec.zones[1]: 'use1-az1' is not a zone name such as 'us-east-1a'"],
+        ),
+        (
+            {
+                "vpc_id": "vpc-0123456789abcdef0",
+                "private_subnet_ids": ("subnet-01234567", "subnet-01234568"),
+                "zones": ("us-east-1a", "us-east-1b"),
+            },
+            ["VpcSpec.zones: is set with vpcId; zones only applies to a new VPC"],
+        ),
+    ],
+    ids=["count", "twice", "pattern", "existing-vpc"],
+)
+def test_zones_spec_problems(kwargs, lines):
+    from eks_gpu_platform.errors import SpecError
+    from eks_gpu_platform.network.spec import VpcSpec
+
+    with pytest.raises(SpecError) as err:
+        VpcSpec(**kwargs)
+    assert err.value.lines == lines

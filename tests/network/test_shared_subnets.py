@@ -4,6 +4,7 @@ shared``). Each cluster tags the subnets with its own key ``kubernetes.io/cluste
 clusters on the same subnets never overwrite each other's tag."""
 
 import pytest
+from addon_pins import ADDON_VERSIONS
 
 from eks_gpu_platform import (
     ClusterSpec,
@@ -129,7 +130,12 @@ def test_composed_node_class_selects_the_networks_tag(run_program, tagging, expe
 
     def program():
         network = Network("net", NetworkArgs(cluster_name="gpu-a", spec=existing(tagging)))
-        cluster = EksCluster("eks", EksClusterArgs(spec=ClusterSpec(name="gpu-a"), network=network))
+        cluster = EksCluster(
+            "eks",
+            EksClusterArgs(
+                spec=ClusterSpec(name="gpu-a", addon_versions=ADDON_VERSIONS), network=network
+            ),
+        )
         karpenter = Karpenter("karpenter", KarpenterArgs(cluster=cluster))
         NodePool("l4", NodePoolArgs(spec=L4, cluster=cluster, karpenter=karpenter))
 
@@ -144,7 +150,7 @@ def test_gpu_platform_in_shared_mode(run_program):
     def program():
         args = {
             "region": "us-west-2",
-            "cluster": {"name": "gpu-a"},
+            "cluster": {"name": "gpu-a", "addon_versions": ADDON_VERSIONS},
             "vpc": {
                 "vpc_id": "vpc-0123456789abcdef0",
                 "private_subnet_ids": list(SUBNETS),

@@ -5,6 +5,7 @@ them. The Karpenter side is tests/karpenter_model.py (kubernetes-sigs/karpenter 
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+from addon_pins import ADDON_VERSIONS
 from crd_validation import validate
 from karpenter_model import GPU, Karpenter, Pod, Render
 
@@ -479,7 +480,10 @@ def test_a_time_sliced_pool_needs_karpenters_node_overlay_gate(run_program):
         def run() -> None:
             network = Network("net", NetworkArgs(cluster_name="gpu"))
             cluster = EksCluster(
-                "eks", EksClusterArgs(spec=ClusterSpec(name="gpu"), network=network)
+                "eks",
+                EksClusterArgs(
+                    spec=ClusterSpec(name="gpu", addon_versions=ADDON_VERSIONS), network=network
+                ),
             )
             karpenter = Karpenter("karpenter", KarpenterArgs(cluster=cluster, feature_gates=gates))
             NodePool(

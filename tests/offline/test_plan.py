@@ -9,6 +9,8 @@ import yaml
 from eks_gpu_platform.offline.plan import (
     changed_keys,
     delete_before_replace,
+    gate,
+    minutes,
     plan,
     registrations,
     write_plan,
@@ -176,3 +178,101 @@ def test_pulumi_eks_access_entries_match_their_aliased_successors():
     assert rows["c-admin-role-A"]["action"] == "same"
     assert rows["c-admin-role-A"]["aliasOf"].endswith("::c-eks-admin-0")
     assert rows["c-eks-admin-0-cluster-admin"]["action"] == "delete"
+
+
+def minor(version):
+    def change(config):
+        config["eks-gpu-platform:cluster"]["kubernetesVersion"] = version
+
+    return change
+
+
+def test_a_minor_upgrade_marks_every_alias_node_class_as_rolling(tmp_path):
+    """Issue 21, point 4; fails on the old code, whose plan said nothing rolls on a minor
+    upgrade while Karpenter drifts every node of an alias-based EC2NodeClass."""
+    old = render_to(tmp_path, "old", minor("1.35"))
+    new = render_to(tmp_path, "new", minor("1.36"))
+    rows = write_plan(old, new)
+    classes = by_type(rows, NODECLASS)
+    assert sorted(r["urn"].rsplit("::", 1)[1] for r in classes) == [
+        "platform-pool-general-class",
+        "platform-pool-gpu-spot-class",
+        "platform-pool-inference-class",
+        "platform-pool-notebooks-class",
+    ]
+    assert {(r["action"], r["rollsNodes"], r["minorDrift"]) for r in classes} == {
+        ("same", True, "Kubernetes 1.35 -> 1.36: al2023@v20260903 resolves for 1.36")
+    }
+    # The add-ons' versions move with the minor, and the plan names the change (point 5).
+    addons = {
+        r["urn"].rsplit("::", 1)[1]: r.get("version") for r in by_type(rows, "aws:eks/addon:Addon")
+    }
+    assert addons == {
+        "platform-cluster-coredns": ["v1.13.2-eksbuild.4", None],
+        "platform-cluster-eks-pod-identity-agent": None,
+        "platform-cluster-kube-proxy": ["v1.35.3-eksbuild.13", "v1.36.0-eksbuild.14"],
+        "platform-cluster-vpc-cni": None,
+    }
+    text = (new / "plan.md").read_text()
+    assert (
+        "| same | `kubernetes:karpenter.k8s.aws/v1:EC2NodeClass platform-pool-general-class` |  | "
+        "**rolls nodes**; Kubernetes 1.35 -> 1.36: al2023@v20260903 resolves for 1.36 |"
+    ) in text
+    # The upgrade's chain is the change's wait (point 6).
+    document = json.loads((new / "plan.json").read_text())
+    assert document["waits"] == [
+        {
+            "resource": "eks:index:Cluster platform-cluster-eks",
+            "minutes": 160,
+            "why": "Kubernetes minor upgrade: control plane 60m, add-ons 20m, system nodes 60m, "
+            "coredns 20m, one after another",
+        }
+    ]
+    assert document["longestWaitMinutes"] == 160
+
+
+def test_removing_a_pool_waits_for_its_drain_and_ci_refuses_it(base, tmp_path):
+    """Issue 21, point 6; fails on the old code (no waits in the plan, nothing to gate on):
+    the notebooks pool (48h grace) cannot be removed within a CI job."""
+
+    def change(config):
+        config["eks-gpu-platform:nodePools"] = [
+            p for p in config["eks-gpu-platform:nodePools"] if p["name"] != "notebooks"
+        ]
+        queues = config["eks-gpu-platform:scheduler"]["queues"]
+        config["eks-gpu-platform:scheduler"]["queues"] = [
+            q for q in queues if q["name"] != "research-notebooks"
+        ]
+
+    new = render_to(tmp_path, "removed", change)
+    write_plan(base, new)
+    document = json.loads((new / "plan.json").read_text())
+    assert document["waits"] == [
+        {
+            "resource": f"{kind} platform-pool-notebooks-{suffix}",
+            "minutes": 2900,
+            "why": "delete: waits for its nodes to drain (up to 48h20m)",
+        }
+        for kind, suffix in ((NODECLASS, "class"), (NODEPOOL, "pool"))
+    ]
+    assert document["longestWaitMinutes"] == 2900
+    assert gate(new / "plan.json", 300) == [
+        "this change can keep `pulumi up` waiting 2900 minutes, more than the CI job's "
+        "300-minute budget (its timeout and its AWS session would end first, leaving pending "
+        "operations in the state):",
+        f"  {NODECLASS} platform-pool-notebooks-class: 2900 minutes (delete: waits for its nodes "
+        "to drain (up to 48h20m))",
+        f"  {NODEPOOL} platform-pool-notebooks-pool: 2900 minutes (delete: waits for its nodes "
+        "to drain (up to 48h20m))",
+        'run this `pulumi up` by hand with credentials that last longer (README, "Upgrades and '
+        'tear-down")',
+    ]
+    assert gate(new / "plan.json", 3000) == []
+    assert "## Waits" in (new / "plan.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("duration", "expected"), [("48h20m", 2900), ("4h20m", 260), ("20m", 20), ("1h", 60), (None, 0)]
+)
+def test_minutes(duration, expected):
+    assert minutes(duration) == expected

@@ -464,7 +464,12 @@ def test_availability_zone_names():
     zones = m.call(pulumi.runtime.MockCallArgs(AZ_TOKEN, {}, ""))
     # us-west-2's four zones that need no opt-in (regions.py, issue 13).
     assert zones["names"] == [f"us-west-2{c}" for c in "abcd"]
-    assert zones["state"] == "available"
+    # Asked for the zones in one state, the mocks drop the others (issue 21, point 7).
+    m.impaired_zones = frozenset({"us-west-2b"})
+    available = m.call(pulumi.runtime.MockCallArgs(AZ_TOKEN, {"state": "available"}, ""))
+    assert available["names"] == ["us-west-2a", "us-west-2c", "us-west-2d"]
+    assert available["state"] == "available"
+    assert m.call(pulumi.runtime.MockCallArgs(AZ_TOKEN, {}, ""))["names"] == zones["names"]
 
 
 @pytest.mark.parametrize(

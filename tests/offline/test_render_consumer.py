@@ -210,6 +210,29 @@ def test_other_aws_keys_without_aws_region_are_reported(tmp_path):
     )
 
 
+def test_stack_credentials_the_kubernetes_steps_cannot_use_are_refused(tmp_path):
+    """Issue 21, point 3; fails on the old code, which deployed with static keys in the stack:
+    the AWS provider used them, `aws eks get-token` did not (every Kubernetes step 401)."""
+    program = PLATFORM_IN_CODE.replace("REGION", "'us-west-2'")
+    config = {
+        "aws:region": "us-west-2",
+        "aws:accessKey": "AKIAEXAMPLE",
+        "aws:assumeRoles": '[{"roleArn": "arn:aws:iam::111122223333:role/A", "externalId": "x"}]',
+    }
+    assert_config_error(
+        render(project(tmp_path, program, config)),
+        [
+            "aws:accessKey: static credentials in the stack configuration reach the AWS "
+            "provider but not `aws eks get-token`, which every Kubernetes step runs with the "
+            "environment's credentials; remove it and provide them through the environment "
+            "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) or aws:profile",
+            "aws:assumeRoles[0].externalId: `aws eks get-token --role-arn` cannot pass it, so "
+            "the Kubernetes steps could not assume the role the provider assumes; allowed: "
+            "roleArn, sessionName, duration (assume the role in the environment instead)",
+        ],
+    )
+
+
 # --- the multi-language input: GpuPlatform's ``region`` arg --------------------------------
 
 HOSTED = """

@@ -154,3 +154,141 @@ def test_karpenter_objects_wait_for_the_drain(render_stack, stack):
     expected_pool = {name: f"{g}20m" for name, g in graces.items()}
     assert {n: t for n, t in timeouts.items() if n in graces} == expected_pool
     assert all(t is not None and t.endswith("20m") for t in timeouts.values())
+
+
+def admin_access(rec) -> list:
+    """The admins' access entries and their cluster-admin policy associations."""
+    return [
+        r
+        for r in rec.resources
+        if (r.type == "aws:eks/accessEntry:AccessEntry" and r.inputs.get("type") == "STANDARD")
+        or r.type == "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+    ]
+
+
+def kubernetes_objects(rec) -> list:
+    """Every resource the Kubernetes provider serves, and the provider itself."""
+    return [
+        r
+        for r in rec.resources
+        if r.type.startswith("kubernetes:") or r.type == "pulumi:providers:kubernetes"
+    ]
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_every_kubernetes_resource_depends_on_every_admin_association(render_stack, stack):
+    """Issue 21, point 1; fails on the old code: the Kubernetes provider depended only on the
+    cluster, so no Kubernetes object reached the admins' entries or associations. A failed
+    Kubernetes delete (a drain past its timeout, a Helm error) withholds only its transitive
+    dependencies (pulumi/pulumi pkg/resource/deploy/deployment_executor.go L501-553,
+    ``TransitiveDependenciesOf``: ``kept_if_delete_fails``): the admins' access must be among
+    them, or the engine removes it and every retry by an admin gets 401/403."""
+    rec = render_stack(stack)
+    resources = [r.to_json() for r in rec.resources]
+    access = admin_access(rec)
+    objects = kubernetes_objects(rec)
+    admins = {"dev": 1, "prod": 2}.get(stack)
+    if admins is not None:  # one entry and one association per admin of the shipped stacks
+        assert len(access) == 2 * admins
+    assert access and len(objects) > 10
+    missing = sorted(
+        {
+            (o.name, a.name)
+            for o in objects
+            for a in access
+            if a.urn not in kept_if_delete_fails(resources, o.urn)
+        }
+    )
+    assert missing == []
+
+
+@pytest.mark.parametrize("stack", stacks())
+def test_every_kubernetes_delete_precedes_every_access_removal(render_stack, stack):
+    """Fails on the old code: the admin associations were deleted in the same antichain as
+    five Kubernetes objects, and after the NodePools' (review F1)."""
+    rec = render_stack(stack)
+    step = delete_step([r.to_json() for r in rec.resources])
+    last_kubernetes = max(step[o.urn] for o in kubernetes_objects(rec))
+    first_access = min(step[a.urn] for a in admin_access(rec))
+    assert last_kubernetes < first_access
+
+
+def test_a_failed_delete_keeps_its_transitive_dependencies_only():
+    """The engine's rule, on a small graph: when the pool's delete fails, what it depends on
+    (through the provider, transitively) stays; an unrelated resource is still deleted."""
+    res = [
+        {"urn": "entry", "custom": True},
+        {"urn": "assoc", "custom": True, "dependencies": ["entry"]},
+        {"urn": "k8s", "custom": True, "dependencies": ["assoc"]},
+        {"urn": "pool", "custom": True, "provider": "k8s::id"},
+        {"urn": "other", "custom": True},
+    ]
+    assert kept_if_delete_fails(res, "pool") == {"k8s", "assoc", "entry"}
+    assert delete_order(res) == [["pool"], ["k8s"], ["assoc"], ["entry", "other"]]
+
+
+def test_cluster_protect_guards_state_and_capacity(render_stack):
+    """Issue 21, point 8; fails on the old code, which protected only the KMS key, the cluster
+    and the VPC: `pulumi destroy --skip-preview` drained every GPU node (the NodePools go
+    first) and released the NAT addresses before failing at the cluster."""
+    rec = render_stack("prod")
+    protected = sorted((r.type, r.name) for r in rec.resources if r.protect)
+    pools = ("general", "inference", "train-spot")
+    efa = ("p5-48xlarge", "p5e-48xlarge")
+    assert protected == sorted(
+        [
+            ("aws:kms/key:Key", "platform-cluster-secrets"),
+            ("eks:index:Cluster", "platform-cluster-eks"),
+            ("aws:ec2/vpc:Vpc", "platform-network-vpc"),
+            *[("aws:ec2/eip:Eip", f"platform-network-nat-{z}") for z in "abc"],
+            *[
+                ("aws:ec2/subnet:Subnet", f"platform-network-{k}-{z}")
+                for k in ("private", "public")
+                for z in "abc"
+            ],
+            *[
+                ("eks-gpu-platform:index:NodePool", f"platform-pool-{p}")
+                for p in (*pools, "train-efa")
+            ],
+            *[("kubernetes:karpenter.sh/v1:NodePool", f"platform-pool-{p}-pool") for p in pools],
+            *[
+                ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", f"platform-pool-{p}-class")
+                for p in pools
+            ],
+            *[
+                ("kubernetes:karpenter.sh/v1:NodePool", f"platform-pool-train-efa-{t}-pool")
+                for t in efa
+            ],
+            *[
+                (
+                    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+                    f"platform-pool-train-efa-{t}-class",
+                )
+                for t in efa
+            ],
+            ("kubernetes:karpenter.sh/v1alpha1:NodeOverlay", "platform-pool-train-efa-hugepages"),
+            ("aws:ec2/placementGroup:PlacementGroup", "platform-pool-train-efa-pg"),
+            ("aws:ec2/securityGroup:SecurityGroup", "platform-pool-train-efa-efa"),
+            (
+                "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+                "platform-pool-train-efa-efa-self-out",
+            ),
+            (
+                "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+                "platform-pool-train-efa-efa-self-in",
+            ),
+        ]
+    )
+    # A refused NodePool delete keeps what it depends on: the controller, the system nodes,
+    # the admins' access, the network and the cluster (so no GPU node is left unmanaged).
+    resources = [r.to_json() for r in rec.resources]
+    pool = next(r for r in rec.resources if r.name == "platform-pool-general-pool")
+    kept = {r.name for r in rec.resources if r.urn in kept_if_delete_fails(resources, pool.urn)}
+    assert {
+        "platform-cluster-eks",
+        "platform-cluster-system",
+        "platform-cluster-admin-role-PlatformAdmin-cluster-admin",
+        "platform-network-nat-a",
+        "platform-network-vpc",
+    } <= kept
+    assert not [r for r in render_stack("dev").resources if r.protect]
