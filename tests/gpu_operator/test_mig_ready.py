@@ -7,6 +7,7 @@ from pathlib import Path
 
 import celpy
 import pytest
+from addon_pins import ADDON_VERSIONS
 from conftest import one
 
 from eks_gpu_platform.config import PlatformConfig
@@ -293,7 +294,7 @@ def test_the_pod_runs_this_module():
 def test_the_platform_registers_the_remover_for_a_mig_pool(run_program):
     config = PlatformConfig.load(
         {
-            "cluster": {"name": "gpu-test"},
+            "cluster": {"name": "gpu-test", "addonVersions": ADDON_VERSIONS},
             "nodePools": [
                 {
                     "name": "mig",

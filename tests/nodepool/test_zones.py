@@ -4,6 +4,7 @@ time with every pool's problem in one error, as ``vpc.azCount`` is."""
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+from addon_pins import ADDON_VERSIONS
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.errors import SpecError
@@ -62,7 +63,7 @@ def test_every_pool_in_one_error_naming_the_pool_and_the_key():
 def platform_config(*zones: str) -> PlatformConfig:
     return PlatformConfig.load(
         {
-            "cluster": {"name": "gpu-test"},
+            "cluster": {"name": "gpu-test", "addonVersions": ADDON_VERSIONS},
             "vpc": {"azCount": 2},
             "nodePools": [
                 {
@@ -99,14 +100,14 @@ def test_a_zone_of_the_vpc_is_accepted(run_program):
     rec = run_program(lambda: GpuPlatform("platform", platform_config("us-west-2b")))
     pools = [r for r in rec.resources if r.type == "kubernetes:karpenter.sh/v1:NodePool"]
     assert sorted(p.name for p in pools) == [
-        "platform-pool-efa-0-p5-48xlarge-pool",
+        "platform-pool-efa-0-pool",
         "platform-pool-general-pool",
     ]
 
 
 def existing_vpc_config(zone: str) -> PlatformConfig:
     values = {
-        "cluster": {"name": "gpu-test"},
+        "cluster": {"name": "gpu-test", "addonVersions": ADDON_VERSIONS},
         "vpc": {
             "vpcId": "vpc-0123456789abcdef0",
             "privateSubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],

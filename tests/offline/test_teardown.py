@@ -233,8 +233,9 @@ def test_cluster_protect_guards_state_and_capacity(render_stack):
     first) and released the NAT addresses before failing at the cluster."""
     rec = render_stack("prod")
     protected = sorted((r.type, r.name) for r in rec.resources if r.protect)
-    pools = ("general", "inference", "train-spot")
-    efa = ("p5-48xlarge", "p5e-48xlarge")
+    # One NodePool and EC2NodeClass per pool: prod's EFA pool has one layout, so its pair is
+    # named after the pool (issue 19, branch capacity), not one pair per instance type.
+    pools = ("general", "inference", "train-efa", "train-spot")
     assert protected == sorted(
         [
             ("aws:kms/key:Key", "platform-cluster-secrets"),
@@ -246,25 +247,11 @@ def test_cluster_protect_guards_state_and_capacity(render_stack):
                 for k in ("private", "public")
                 for z in "abc"
             ],
-            *[
-                ("eks-gpu-platform:index:NodePool", f"platform-pool-{p}")
-                for p in (*pools, "train-efa")
-            ],
+            *[("eks-gpu-platform:index:NodePool", f"platform-pool-{p}") for p in pools],
             *[("kubernetes:karpenter.sh/v1:NodePool", f"platform-pool-{p}-pool") for p in pools],
             *[
                 ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", f"platform-pool-{p}-class")
                 for p in pools
-            ],
-            *[
-                ("kubernetes:karpenter.sh/v1:NodePool", f"platform-pool-train-efa-{t}-pool")
-                for t in efa
-            ],
-            *[
-                (
-                    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
-                    f"platform-pool-train-efa-{t}-class",
-                )
-                for t in efa
             ],
             ("kubernetes:karpenter.sh/v1alpha1:NodeOverlay", "platform-pool-train-efa-hugepages"),
             ("aws:ec2/placementGroup:PlacementGroup", "platform-pool-train-efa-pg"),
