@@ -664,8 +664,16 @@ class Karpenter:
 
     def provision(self, pods: Sequence[Pod], rounds: int = 100) -> list[Pod]:
         """Bind what fits, launch NodeClaims for the rest, initialize them, repeat; returns the
-        pods left pending."""
-        pending = sorted(pods, key=lambda p: (-p.requests.get(CPU, 0), -p.requests.get(MEMORY, 0)))
+        pods left pending. A pod listed more than once (``[pod] * n``) is that many pods of its
+        shape: each is bound and claimed on its own (the claims track pods by identity)."""
+        seen: set[int] = set()
+        distinct = []
+        for pod in pods:
+            distinct.append(pod if id(pod) not in seen else pod.copy())
+            seen.add(id(distinct[-1]))
+        pending = sorted(
+            distinct, key=lambda p: (-p.requests.get(CPU, 0), -p.requests.get(MEMORY, 0))
+        )
         for round_ in range(1, rounds + 1):
             still = [p for p in pending if not self._bind(p)]
             if not still:
@@ -788,6 +796,13 @@ class Pod:
 
     def selects(self, labels: Mapping[str, str]) -> bool:
         return all(labels.get(k) == v for k, v in self.node_selector.items())
+
+    def copy(self) -> Pod:
+        """Another pod of the same shape (its own dicts)."""
+        return Pod(
+            dict(self.requests), dict(self.node_selector), dict(self.annotations), self.daemon,
+            self.name,
+        )  # fmt: skip
 
 
 @dataclass

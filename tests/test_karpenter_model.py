@@ -130,31 +130,49 @@ def test_a_conflicting_overlay_is_rejected_for_every_nodepool():
 
 
 def test_a_nodeclaim_keeps_every_viable_type_and_subtracts_the_largest():
-    """scheduler.go L786, L1045-1066: the first pod's NodeClaim may become any l4/l40s type up to
-    8 GPUs, so gpu-spot's remaining 8 drops to 0 for the round and a pod pinned to another type
-    waits for round 2, when usage is what was launched (the cheapest option, g6.xlarge)."""
+    """scheduler.go L709-716, L786, L1045-1066: gpu-spot's limit is 6 GPUs (dev's research
+    limit 12 less its serving 4 and notebooks 2: issue 19, branch capacity), so the 8-GPU types
+    are filtered out and the first pod's NodeClaim may become any l4/l40s type of 1 or 4 GPUs
+    (16 of the 18); the largest, 4, is subtracted, leaving 2 for the round. A 4-GPU pod pinned
+    to g6e.12xlarge waits for round 2, when usage is what was launched (the cheapest option,
+    g6.xlarge: 1 GPU), so 5 remain. Subtracting what is launched instead would leave 5 in
+    round 1."""
     model = Karpenter(stack_render("dev"))
-    pinned = {POOL_LABEL: "gpu-spot", "node.kubernetes.io/instance-type": "g6e.xlarge"}
+    assert model.limits("gpu-spot") == {GPU: 6}
+    pinned = {POOL_LABEL: "gpu-spot", "node.kubernetes.io/instance-type": "g6e.12xlarge"}
     pods = [
         Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "gpu-spot"}),
-        Pod({GPU: 1, "pods": 1}, pinned),
+        Pod({GPU: 4, "pods": 1}, pinned),
     ]
     assert model.provision(pods) == []
     assert [(n.round, n.instance_type) for n in model.nodes] == [
         (1, "g6.xlarge"),
-        (2, "g6e.xlarge"),
+        (2, "g6e.12xlarge"),
     ]
-    assert len(model.nodes[0].options) == 18
+    assert len(model.nodes[0].options) == 16
 
 
 def test_pending_pods_pack_onto_the_in_flight_nodeclaim():
-    """Eight one-GPU pods become one NodeClaim whose options narrow to the 8-GPU types; the
-    cheapest (Karpenter's static prices) is launched."""
+    """Eight one-GPU pods under gpu-spot's limit of 6: the first four pack onto one NodeClaim
+    whose options narrow to the 4-GPU types (the 8-GPU ones exceed the limit: scheduler.go
+    L709-716), the cheapest (Karpenter's static prices) is launched; its largest option (4) is
+    subtracted, so the next two get a 1-GPU NodeClaim each and the last two stay pending: 6 GPUs
+    bought, the limit."""
     model = Karpenter(stack_render("dev"))
-    assert model.provision([Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "gpu-spot"})] * 8) == []
-    ((node),) = model.nodes
-    assert node.instance_type == "g6.48xlarge"
-    assert [t.name for t in node.options] == ["g6.48xlarge", "g6e.48xlarge"]
+    left = model.provision([Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "gpu-spot"})] * 8)
+    assert len(left) == 2
+    assert [(n.instance_type, len([p for p in n.pods if not p.daemon])) for n in model.nodes] == [
+        ("g6.12xlarge", 4),
+        ("g6.xlarge", 1),
+        ("g6.xlarge", 1),
+    ]
+    assert [t.name for t in model.nodes[0].options] == [
+        "g6.12xlarge",
+        "g6.24xlarge",
+        "g6e.12xlarge",
+        "g6e.24xlarge",
+    ]
+    assert model.usage("gpu-spot")[GPU] == 6
 
 
 def test_an_empty_gpu_node_with_its_daemonsets_is_a_candidate_and_do_not_disrupt_blocks_it():
