@@ -16,8 +16,9 @@ Sources, each at a pinned version:
   ``assets/state-mig-manager/0400_configmap.yaml``): MIG devices per GPU and profile, by PCI
   device id; the ids of the GPUs AWS sells are the ones that file's comments name.
 
-Usage (the committed table is the output; tests/test_karpenter_model.py re-extracts and compares
-when moto is installed):
+Usage (the committed table is the output; tests/test_karpenter_model.py re-extracts its EC2 rows
+from moto, pinned in requirements-dev.txt, its MIG table from the vendored mig-parted config, and
+its prices from the Go module cache when that holds Karpenter v1.14.1):
 
     python tests/gen_advertised.py [--moto-wheel PATH] [--pricing PATH] [--mig-parted PATH]
 """
@@ -44,6 +45,8 @@ PRICING = Path(
     "zz_generated.pricing_aws.go"
 )
 MIG_PARTED = "NVIDIA/gpu-operator v26.7.0 assets/state-mig-manager/0400_configmap.yaml"
+# That file, vendored byte for byte (reference/README.md).
+MIG_PARTED_FILE = HERE.parent / "reference" / "gpu-operator" / "mig-parted-config-v26.7.0.yaml"
 
 # PCI device ids of the NVIDIA GPUs EC2 sells with MIG, as the mig-parted config's comments name
 # them (0400_configmap.yaml L111-121, L141, L357-457): (EC2 GPU name, GPU memory MiB) -> id.
@@ -152,7 +155,8 @@ def mig_table(path: Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def build(wheel: Path | None, pricing: Path, mig_parted: Path) -> dict[str, Any]:
+def ec2_rows(wheel: Path | None) -> dict[str, dict[str, Any]]:
+    """The row of every instance type with one NVIDIA GPU model, from EC2's data (moto)."""
     types, zones = moto_data(wheel)
     table = {}
     for name in sorted(types):
@@ -160,6 +164,11 @@ def build(wheel: Path | None, pricing: Path, mig_parted: Path) -> dict[str, Any]
         gpus = info.get("GpuInfo", {}).get("Gpus", [])
         if len(gpus) == 1 and gpus[0]["Manufacturer"] == "NVIDIA":
             table[name] = instance_row(info, zones.get(name, {}))
+    return table
+
+
+def build(wheel: Path | None, pricing: Path, mig_parted: Path) -> dict[str, Any]:
+    table = ec2_rows(wheel)
     price = prices(pricing)
     for name, row in table.items():
         if name in price:
@@ -181,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moto-wheel", type=Path)
     parser.add_argument("--pricing", type=Path, default=PRICING)
-    parser.add_argument("--mig-parted", type=Path, required=True)
+    parser.add_argument("--mig-parted", type=Path, default=MIG_PARTED_FILE)
     args = parser.parse_args(argv)
     data = build(args.moto_wheel, args.pricing, args.mig_parted)
     OUT.write_text(

@@ -4,6 +4,7 @@ upstream rules they claim, the independent table and the CLI the Go differential
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import json
 from pathlib import Path
 
@@ -56,17 +57,46 @@ def test_the_table_holds_ec2s_numbers():
     assert table()["migParted"]["all-1g.10gb"][0]["devices"] == {"1g.10gb": 7}
 
 
-def test_the_table_is_what_the_generator_extracts():
-    moto = pytest.importorskip(
-        "moto"
-    )  # not installed by make venv: run after `pip install moto==5.2.5`
-    del moto
+def test_the_tables_ec2_rows_are_what_moto_holds():
+    """Every NVIDIA single-GPU-model instance type of EC2's data (moto 5.2.5, pinned in
+    requirements-dev.txt) with its vCPUs, memory, GPUs, EFA, interfaces, max pods and zones in
+    us-east-1 and us-west-2, and no other type: the committed table is that data."""
     import gen_advertised
 
-    mig = Path("/tmp/migparted.yaml")
-    if not gen_advertised.PRICING.exists() or not mig.exists():
-        pytest.skip("the pricing source or the mig-parted config is not on this machine")
-    assert gen_advertised.build(None, gen_advertised.PRICING, mig) == table()
+    assert importlib.metadata.version("moto") == "5.2.5"
+    rows = {
+        name: {k: v for k, v in row.items() if k != "onDemandPrice"}
+        for name, row in table()["instanceTypes"].items()
+    }
+    assert rows == gen_advertised.ec2_rows(None)
+    assert table()["sources"]["instanceTypes"] == "moto==5.2.5 " + (
+        "moto/ec2/resources/instance_types.json.gz"
+    )
+
+
+def test_the_tables_mig_layouts_are_the_vendored_mig_parted_config():
+    """The GPU Operator v26.7.0 default mig-parted config, vendored in reference/gpu-operator
+    (all-3g.71gb: ``devices: all``, two 3g.71gb per GPU, L498-502)."""
+    import gen_advertised
+
+    assert table()["migParted"] == gen_advertised.mig_table(gen_advertised.MIG_PARTED_FILE)
+    assert table()["migParted"]["all-3g.71gb"] == [
+        {"deviceFilter": None, "devices": {"3g.71gb": 2}}
+    ]
+
+
+def test_the_tables_prices_are_karpenters_static_prices():
+    """Karpenter v1.14.1's generated us-east-1 on-demand prices, from the Go module cache."""
+    import gen_advertised
+
+    if not gen_advertised.PRICING.exists():
+        pytest.skip(f"{gen_advertised.PRICING} is not on this machine (go mod download)")
+    price = gen_advertised.prices(gen_advertised.PRICING)
+    assert {
+        name: row["onDemandPrice"]
+        for name, row in table()["instanceTypes"].items()
+        if "onDemandPrice" in row
+    } == {name: price[name] for name in table()["instanceTypes"] if name in price}
 
 
 @pytest.mark.parametrize(
