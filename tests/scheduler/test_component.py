@@ -101,7 +101,10 @@ def test_component_release(run_program):
     recording = run_program(make_scheduler())
     _, kids = children(recording)
     release = next(r for r in kids if r.type == RELEASE_TYPE)
-    namespace = next(r for r in kids if r.type == NAMESPACE_TYPE)
+    # By name: the queue namespaces are Namespaces too, and registrations reach the monitor in
+    # the order their asyncio tasks finish preparing (this one waits for its depends_on), not
+    # in source order, so "the first Namespace" was sometimes kai-queue-namespace-team-a.
+    (namespace,) = [r for r in kids if r.type == NAMESPACE_TYPE and r.name == "kai-namespace"]
     operator = next(r for r in recording.resources if r.name == "operator")
     assert namespace.inputs["metadata"] == {"name": "kai-scheduler"}
     assert operator.urn in namespace.dependencies
