@@ -33,7 +33,17 @@ const (
 // PolicyMode is the render's mode, from the policy kinds it writes: exactly one kind of policy
 // (README "Friction points": MutatingAdmissionPolicy from 1.36, ValidatingAdmissionPolicy before).
 func PolicyMode(r *render.Render) (Mode, error) {
-	maps, vaps := len(r.Kind("MutatingAdmissionPolicy")), len(r.Kind("ValidatingAdmissionPolicy"))
+	policies := DoNotDisruptPolicies(r)
+	count := func(kind string) int {
+		n := 0
+		for _, d := range r.Kind(kind) {
+			if policies[d.Object.GetName()] {
+				n++
+			}
+		}
+		return n
+	}
+	maps, vaps := count("MutatingAdmissionPolicy"), count("ValidatingAdmissionPolicy")
 	switch {
 	case maps > 0 && vaps == 0:
 		return Mutate, nil
@@ -209,7 +219,7 @@ var podAnnotations = []string{"metadata", "annotations"}
 func (e *Env) activePolicies(ctx context.Context, r *render.Render, mode Mode, probe *unstructured.Unstructured) ([]render.Doc, error) {
 	var policies []render.Doc
 	for _, d := range Ordered(r.Manifests) {
-		if IsPolicy(d) {
+		if IsPolicy(r, d) {
 			if _, err := e.Apply(ctx, d.Object); err != nil {
 				return nil, fmt.Errorf("%s: %s", d, errorText(err))
 			}

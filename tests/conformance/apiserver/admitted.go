@@ -18,7 +18,7 @@ func AdmittedScenario(ctx context.Context, e *Env, r *render.Render, fx *Fixture
 	problems := e.withPolicies(ctx, r, fx, func(Mode, []string) []error {
 		var problems []error
 		for _, d := range Ordered(r.All()) {
-			if IsPolicy(d) {
+			if IsPolicy(r, d) {
 				continue
 			}
 			if _, err := e.Apply(ctx, d.Object); err != nil {

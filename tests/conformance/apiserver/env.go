@@ -10,6 +10,7 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -261,9 +262,35 @@ func Ordered(docs []render.Doc) []render.Doc {
 	return out
 }
 
-// IsPolicy says whether doc is a do-not-disrupt admission policy or binding.
-func IsPolicy(doc render.Doc) bool {
-	return applyOrder(doc.Object.GetKind()) == 4 || applyOrder(doc.Object.GetKind()) == 5
+// DoNotDisruptPolicies are the names of the render's do-not-disrupt admission policies: the
+// Mutating or ValidatingAdmissionPolicies whose spec names the karpenter.sh/do-not-disrupt
+// annotation. Other admission policies of the render (the MIG startup remover's, which lets its
+// ServiceAccount only remove a startup taint from its own node) are ordinary objects here.
+func DoNotDisruptPolicies(r *render.Render) map[string]bool {
+	out := map[string]bool{}
+	for _, kind := range []string{"MutatingAdmissionPolicy", "ValidatingAdmissionPolicy"} {
+		for _, d := range r.Kind(kind) {
+			spec, _, _ := unstructured.NestedFieldNoCopy(d.Object.Object, "spec")
+			if raw, err := json.Marshal(spec); err == nil && strings.Contains(string(raw), DoNotDisrupt) {
+				out[d.Object.GetName()] = true
+			}
+		}
+	}
+	return out
+}
+
+// IsPolicy says whether doc is one of the render's do-not-disrupt admission policies
+// (DoNotDisruptPolicies) or a binding of one (spec.policyName).
+func IsPolicy(r *render.Render, doc render.Doc) bool {
+	policies := DoNotDisruptPolicies(r)
+	switch applyOrder(doc.Object.GetKind()) {
+	case 4:
+		return policies[doc.Object.GetName()]
+	case 5:
+		name, _, _ := unstructured.NestedString(doc.Object.Object, "spec", "policyName")
+		return policies[name]
+	}
+	return false
 }
 
 func errorText(err error) string {
