@@ -69,6 +69,23 @@ def pool_parameters(pools: Sequence[NodePoolSpec], minor: str) -> dict[str, list
     return out
 
 
+def parameter_missing(error: Exception) -> bool:
+    """Whether a failed ``aws:ssm/getParameter`` invoke means that the parameter does not exist.
+
+    The data source reads with ``findParameterByName``, which turns SSM's ``ParameterNotFound``
+    into a ``retry.NotFoundError`` without a message, whose text is "couldn't find resource"
+    (hashicorp/terraform-provider-aws internal/service/ssm/parameter.go ``findParameterByName``:
+    ``&retry.NotFoundError{LastError: err, LastRequest: input}``; terraform-plugin-sdk
+    helper/retry error.go ``NotFoundError.Error``), and fails with "reading SSM Parameter
+    (NAME): couldn't find resource" (parameter_data_source.go ``dataParameterRead``); the
+    bridge and the SDK pass it on as ``cluster.access.cluster_missing`` says. SSM's own
+    ``ParameterNotFound`` code is accepted too. Anything else is not a missing parameter."""
+    text = str(error)
+    return "reading SSM Parameter" in text and (
+        "couldn't find resource" in text or "ParameterNotFound" in text
+    )
+
+
 def missing_parameter_line(name: str, pools: Sequence[str], alias: str, minor: str) -> str:
     return (
         f"nodePools ({', '.join(pools)}): the AMI alias {alias} has no image for Kubernetes "
@@ -86,10 +103,9 @@ def check_ami_parameters(
 ) -> None:
     """In ``pulumi up``, a ``SpecError`` listing every pool AMI parameter missing for
     ``minor`` (``aws:ssm/getParameter`` through the component's AWS provider); a preview only
-    warns. The provider's "not found" is told apart from other failures as in
-    ``cluster.access.cluster_missing`` (the data source fails with "reading SSM Parameter
-    (NAME): ..." and ``ParameterNotFound``: hashicorp/terraform-provider-aws
-    internal/service/ssm/parameter_data_source.go); any other failure is raised. ``provider``:
+    warns. The provider's "not found" is told apart from other failures
+    (``parameter_missing``); any other failure (access denied, throttling) is a ``SpecError``
+    naming the parameter, never a traceback. ``provider``:
     the AWS provider the platform's resources use when it is not the component's (a region
     given in code); synchronous, so it runs before any AWS resource is declared."""
     opts = pulumi.InvokeOptions.merge(
@@ -100,14 +116,22 @@ def check_ami_parameters(
         for p in pools
         for a in pool_arches(p)
     }
-    lines = []
+    lines, failures = [], []
     for name, names in pool_parameters(pools, minor).items():
         try:
             pulumi.runtime.invoke(SSM_GET_PARAMETER, {"name": name}, opts=opts)
-        except Exception as error:
-            if "ParameterNotFound" not in str(error):
-                raise
-            lines.append(missing_parameter_line(name, names, aliases[name], minor))
+        except Exception as error:  # the provider's "not found" only: parameter_missing
+            if parameter_missing(error):
+                lines.append(missing_parameter_line(name, names, aliases[name], minor))
+            else:
+                failures.append(
+                    f"nodePools ({', '.join(names)}): looking up the SSM parameter {name} "
+                    f"(the image of AMI alias {aliases[name]} for Kubernetes {minor}) failed "
+                    f"({str(error).strip()}); the deploying identity needs ssm:GetParameter "
+                    "on the public /aws/service/ parameters"
+                )
+    if failures:
+        raise SpecError.from_lines(failures + lines)
     if lines and not pulumi.runtime.is_dry_run():
         raise SpecError.from_lines(lines)
     for line in lines:

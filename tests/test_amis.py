@@ -77,10 +77,11 @@ CONFIG = {
 }
 
 
-def platform(run_program, monkeypatch, missing=()):
+def platform(run_program, monkeypatch, missing=(), denied=()):
     from eks_gpu_platform import GpuPlatform
 
     monkeypatch.setattr(mocks.RecordingMocks, "missing_ssm_parameters", frozenset(missing))
+    monkeypatch.setattr(mocks.RecordingMocks, "denied_ssm_parameters", frozenset(denied))
     config = PlatformConfig.load(CONFIG, "us-west-2")
     return run_program(lambda: GpuPlatform("platform", config), config={"aws:region": "us-west-2"})
 
@@ -101,4 +102,45 @@ def test_up_refuses_an_alias_without_an_image_for_the_minor(run_program, monkeyp
         f"parameter {NVIDIA_136} does not exist), so Karpenter would launch no node "
         "(EC2NodeClass AMIsReady=False); set the pools' ami.version to a release that "
         "publishes 1.36"
+    ]
+
+
+def test_parameter_missing_reads_the_providers_not_found():
+    """pulumi-aws's getParameter fails for a missing parameter with the data source's
+    "reading SSM Parameter (NAME): couldn't find resource" (terraform-provider-aws
+    internal/service/ssm/parameter.go ``findParameterByName`` wraps ``ParameterNotFound`` in a
+    ``retry.NotFoundError`` without a message); the old check looked for "ParameterNotFound"
+    only, so a real missing parameter raised the raw invoke error."""
+    from eks_gpu_platform.amis import parameter_missing
+
+    real = Exception(
+        "invoke of aws:ssm/getParameter:getParameter failed: invocation of "
+        "aws:ssm/getParameter:getParameter returned an error: 1 error occurred:\n\t* reading "
+        f"SSM Parameter ({NVIDIA_136}): couldn't find resource\n\n"
+    )
+    assert parameter_missing(real)
+    assert not parameter_missing(
+        Exception(f"reading SSM Parameter ({NVIDIA_136}): api error AccessDeniedException")
+    )
+    assert not parameter_missing(Exception("reading EKS Cluster (gpu): couldn't find resource"))
+
+
+def test_up_names_a_parameter_it_may_not_read(run_program, monkeypatch):
+    """An access-denied lookup is a configuration error naming the parameter and the
+    permission (the old code re-raised the invoke's exception: a traceback); a missing
+    parameter found in the same run is listed with it."""
+    with pytest.raises(SpecError) as err:
+        platform(run_program, monkeypatch, missing=[STANDARD_136], denied=[NVIDIA_136])
+    assert err.value.lines == [
+        f"nodePools (l4): looking up the SSM parameter {NVIDIA_136} (the image of AMI alias "
+        "al2023@v20260903 for Kubernetes 1.36) failed (invoke of "
+        "aws:ssm/getParameter:getParameter failed: invoking aws:ssm/getParameter:getParameter: 1 "
+        f"error occurred:\n\t* reading SSM Parameter ({NVIDIA_136}): operation error SSM: "
+        "GetParameter, https response error StatusCode: 400, RequestID: 0, api error "
+        "AccessDeniedException: not authorized to perform: ssm:GetParameter); the deploying "
+        "identity needs ssm:GetParameter on the public /aws/service/ parameters",
+        f"nodePools (general): the AMI alias al2023@v20260903 has no image for Kubernetes 1.36 "
+        f"(SSM parameter {STANDARD_136} does not exist), so Karpenter would launch no node "
+        "(EC2NodeClass AMIsReady=False); set the pools' ami.version to a release that "
+        "publishes 1.36",
     ]

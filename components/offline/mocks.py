@@ -159,6 +159,8 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
     existing_access_entries: dict[str, dict[str, str]] = {}
     # Public SSM parameters that do not exist (an AMI release without the cluster's minor).
     missing_ssm_parameters: frozenset[str] = frozenset()
+    # Public SSM parameters the deploying identity may not read (AccessDeniedException).
+    denied_ssm_parameters: frozenset[str] = frozenset()
     # Zones in another state than "available" right now (an impaired zone during an event).
     impaired_zones: frozenset[str] = frozenset()
 
@@ -199,12 +201,19 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
 
     def _get_parameter(self, scope: Scope, name: str) -> dict[str, Any]:
         """A public SSM parameter (an AMI id); one in ``missing_ssm_parameters`` fails as the
-        provider's invoke does for a missing parameter (amis.py ``check_ami_parameters``)."""
+        provider's invoke does for a missing parameter ("reading SSM Parameter (NAME):
+        couldn't find resource": amis.py ``parameter_missing`` cites the chain)."""
         if name in self.missing_ssm_parameters:
             raise InvokeFailed(
                 f"invoking aws:ssm/getParameter:getParameter: 1 error occurred:\n\t* reading "
+                f"SSM Parameter ({name}): couldn't find resource\n\n"
+            )
+        if name in self.denied_ssm_parameters:
+            raise InvokeFailed(
+                f"invoking aws:ssm/getParameter:getParameter: 1 error occurred:\n\t* reading "
                 f"SSM Parameter ({name}): operation error SSM: GetParameter, https response "
-                "error StatusCode: 400, ParameterNotFound: \n\n"
+                "error StatusCode: 400, RequestID: 0, api error AccessDeniedException: not "
+                "authorized to perform: ssm:GetParameter\n\n"
             )
         arn = scope.arn("ssm", f"parameter{name}")
         return {

@@ -621,3 +621,27 @@ def test_no_admins_no_lookups(run_program):
     rec = cluster(run_program, [])
     assert not [t for t, _ in rec.calls if t == "aws:eks/getCluster:getCluster"]
     assert cluster_tags(rec) is None
+
+
+def test_bootstrap_admin_off_keeps_pulumi_eks_ignore_changes():
+    """What keeps an existing cluster from being replaced: the field is ForceNew
+    (terraform-provider-aws internal/service/eks/cluster.go ``access_config``), and only
+    pulumi-eks's ``ignoreChanges: ["accessConfig.bootstrapClusterCreatorAdminPermissions",
+    "bootstrapSelfManagedAddons"]`` (pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts L748-755,
+    HEAD 7bf0c1b) makes the engine keep the recorded true. A transform's options replace the
+    child's (pulumi/pulumi pkg/resource/deploy/source_eval.go ``wrapTransformCallback``:
+    ``newOpts = response.Options``), so they must come back with that list intact."""
+    import pulumi
+
+    ignore = ["accessConfig.bootstrapClusterCreatorAdminPermissions", "bootstrapSelfManagedAddons"]
+    result = bootstrap_admin_off(
+        pulumi.ResourceTransformArgs(
+            custom=True,
+            type_="aws:eks/cluster:Cluster",
+            name="c-eks-eksCluster",
+            props={"accessConfig": {"authenticationMode": "API"}},
+            opts=pulumi.ResourceOptions(ignore_changes=list(ignore), protect=True),
+        )
+    )
+    assert result.opts.ignore_changes == ignore
+    assert result.opts.protect is True
