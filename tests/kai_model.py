@@ -88,7 +88,8 @@ class Kai:
 
 
 def kai_units(resources: Mapping[str, int]) -> float:
-    """KAI's charge (kai-scheduler v0.16.8 ``pkg/scheduler/api/resource_info/mig.go`` L13-15):
+    """KAI's charge (kai-scheduler v0.16.8 ``pkg/scheduler/api/common_info/resources/mig.go``
+    L13-15, applied by ``pkg/scheduler/api/resource_info/gpu_resource_requirment.go`` L185):
     1 per nvidia.com/gpu, the g-count per nvidia.com/mig-<g>g.<mem>gb."""
     total = 0.0
     for r, n in resources.items():

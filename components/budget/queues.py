@@ -17,7 +17,7 @@ leaves' shares under an ancestor with a finite ``gpu.limit`` L are cut to L toge
 - when the in-quota parts under the ancestor sum to L or more, every part is scaled by
   L / (their sum) and the over-quota parts are dropped;
 - otherwise the over-quota parts are scaled by (L - in-quota sum) / (their sum), an unlimited
-  one counting as L;
+  one counting as L (an unlimited share is always cut, even when it alone fits in L);
 - then the pools' budgets are the sums of the cut shares in whole nodes, so the physical GPUs
   under the ancestor exceed L by at most the rounding of its pools to whole nodes.
 
@@ -149,7 +149,10 @@ def capped_shares(
 
         in_quota = sum(value(parts[k][0]) for k in mine)
         over = sum(max(0.0, value(parts[k][1]) - value(parts[k][0])) for k in mine)
-        if in_quota + over <= limit + EPSILON:
+        # An unlimited share is always cut: counted as L it may fit, but left None the pool
+        # would be bounded only by its own cap (or reported as unbounded).
+        unbounded = any(parts[k][1] is None for k in mine)
+        if in_quota + over <= limit + EPSILON and not unbounded:
             continue
         cut.add(name)
         for k in mine:

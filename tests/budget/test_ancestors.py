@@ -108,3 +108,21 @@ def test_quotas_above_the_parents_limit_are_scaled_and_reported():
         )
         for i, name, pool in ((1, "a", "o1"), (2, "b", "o2"))
     ]
+
+
+def test_a_lone_unlimited_leaf_is_cut_to_its_parents_limit():
+    # Review: an only child with gpu.limit -1 fits the parent's limit when counted as L, so
+    # the cut was skipped and its share stayed unlimited: the pool got its own cap (100) and
+    # the routing check said nothing bounded it, though KAI's max_allowed_check.go L19 loop
+    # stops the parent's subtree at 12.
+    queues = [
+        queue("p", gpu=(4, 12)),
+        queue("u", parent="p", pools=("s1",), gpu=(4, -1)),
+    ]
+    shares, caps = capped_shares(queues, {"s1": SPOT})
+    assert shares == {"u": {"s1": 12.0}}
+    assert caps == {"u": (AncestorCap("p", 12.0, True),)}
+    assert routing_problems(queues, {"s1": SPOT}) == []
+    assert pool_gpu_limits(queues, {"s1": PoolRouting(preemptible=True, gpu_cap=100)}) == {"s1": 12}
+    zero = [queue("p", gpu=(0, 12)), queue("u", parent="p", pools=("s1",), gpu=(0, -1))]
+    assert pool_gpu_limits(zero, {"s1": PoolRouting(preemptible=True, gpu_cap=100)}) == {"s1": 12}

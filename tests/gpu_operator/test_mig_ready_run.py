@@ -1,0 +1,221 @@
+"""The MIG startup remover's program run end to end against a fake API server over TLS: the
+exact requests it sends (bearer token, ``application/json-patch+json``), its waiting, its retry
+after a concurrent change (a failed ``test`` op), and that it stops once the taint is gone.
+
+The fake applies JSON patches the way the API server does for ``application/json-patch+json``
+(RFC 6902 ``test`` and ``remove``; a failed ``test`` is a 422, k8s.io/apiserver v0.36.3
+``pkg/endpoints/handlers/patch.go`` ``jsonPatcher``)."""
+
+import copy
+import json
+import shutil
+import ssl
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from eks_gpu_platform.gpu_operator import mig_ready_script as script
+
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+
+NODE = "ip-10-0-0-1"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+STARTUP = {"key": "nvidia.com/mig.config.state", "value": "pending", "effect": "NoSchedule"}
+EXPECTED = {"p4d.24xlarge": {"nvidia.com/gpu": 56}}
+
+
+def node(version: int, state: str | None, gpus: str) -> dict:
+    labels = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+    if state:
+        labels["nvidia.com/mig.config.state"] = state
+    return {
+        "metadata": {"name": NODE, "resourceVersion": str(version), "labels": labels},
+        "spec": {"taints": [dict(GPU_TAINT), dict(STARTUP)]},
+        "status": {"capacity": {"nvidia.com/gpu": gpus}},
+    }
+
+
+class FakeAPI:
+    """One node. ``steps``: what the node looks like on each GET (the last one repeats);
+    ``race``: bump the node's resourceVersion right after the n-th GET (a concurrent writer)."""
+
+    def __init__(self, steps: list[dict], race: int | None = None):
+        self.steps, self.race = steps, race
+        self.node = copy.deepcopy(steps[0])
+        self.gets = 0
+        self.log: list[tuple] = []
+
+    def get(self) -> dict:
+        if self.gets < len(self.steps):
+            self.node = copy.deepcopy(self.steps[self.gets])
+        self.gets += 1
+        out = copy.deepcopy(self.node)
+        if self.race == self.gets:
+            version = int(self.node["metadata"]["resourceVersion"]) + 1
+            self.node["metadata"]["resourceVersion"] = str(version)
+            self.steps = [copy.deepcopy(self.node)]
+            self.gets = 1
+        return out
+
+    def patch(self, ops: list[dict]) -> tuple[int, dict]:
+        new = copy.deepcopy(self.node)
+        for op in ops:
+            if op["op"] == "test":
+                if new["metadata"]["resourceVersion"] != op["value"]:
+                    return 422, {"kind": "Status", "code": 422, "reason": "Invalid"}
+            elif op["op"] == "remove":
+                index = int(op["path"].rsplit("/", 1)[1])
+                assert op["path"].startswith("/spec/taints/")
+                del new["spec"]["taints"][index]
+            else:
+                raise AssertionError(op)
+        new["metadata"]["resourceVersion"] = str(int(new["metadata"]["resourceVersion"]) + 1)
+        self.node = new
+        self.steps = [copy.deepcopy(new)]
+        self.gets = 1
+        return 200, new
+
+
+@pytest.fixture
+def tls(tmp_path):
+    """A self-signed certificate for localhost and a token, laid out as the kubelet mounts
+    them."""
+    secrets = tmp_path / "sa"
+    secrets.mkdir()
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+            "-keyout", str(tmp_path / "key.pem"), "-out", str(secrets / "ca.crt"),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    (secrets / "token").write_text("sekret\n")
+    return tmp_path
+
+
+def serve(api: FakeAPI, tls):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def reply(self, code: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            api.log.append(("GET", self.path, self.headers["Authorization"]))
+            self.reply(200, api.get())
+
+        def do_PATCH(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            kind = self.headers["Content-Type"]
+            api.log.append(("PATCH", self.path, self.headers["Authorization"], kind, body))
+            if kind != "application/json-patch+json":
+                self.reply(415, {})
+                return
+            self.reply(*api.patch(body))
+
+    server = ThreadingHTTPServer(("localhost", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls / "sa" / "ca.crt", tls / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class Idle(Exception):
+    """Raised by the fake clock when the program reaches its idle loop."""
+
+
+def run(api: FakeAPI, tls, monkeypatch, capsys) -> list[str]:
+    server = serve(api, tls)
+    try:
+        monkeypatch.setattr(script, "TOKEN_DIR", str(tls / "sa"))
+        monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "localhost")
+        monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(server.server_address[1]))
+        monkeypatch.setenv("NODE_NAME", NODE)
+        monkeypatch.setenv("TAINT_KEY", STARTUP["key"])
+        monkeypatch.setenv("TAINT_EFFECT", STARTUP["effect"])
+        monkeypatch.setenv("EXPECTED", json.dumps(EXPECTED))
+        monkeypatch.setattr(script.signal, "signal", lambda *_: None)
+        sleeps: list[int] = []
+
+        def sleep(seconds):
+            sleeps.append(seconds)
+            if seconds == 3600:
+                raise Idle
+            if len(sleeps) > 20:
+                raise AssertionError("the program never finished")
+
+        monkeypatch.setattr(script.time, "sleep", sleep)
+        with pytest.raises(Idle):
+            script.main()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert set(sleeps[:-1]) <= {script.POLL_SECONDS}
+    return capsys.readouterr().out.splitlines()
+
+
+def test_the_remover_waits_then_removes_only_its_taint(tls, monkeypatch, capsys):
+    api = FakeAPI([node(1, "pending", "8"), node(2, "success", "8"), node(3, "success", "56")])
+    out = run(api, tls, monkeypatch, capsys)
+    path = f"/api/v1/nodes/{NODE}"
+    assert api.log == [
+        ("GET", path, "Bearer sekret"),
+        ("GET", path, "Bearer sekret"),
+        ("GET", path, "Bearer sekret"),
+        (
+            "PATCH",
+            path,
+            "Bearer sekret",
+            "application/json-patch+json",
+            [
+                {"op": "test", "path": "/metadata/resourceVersion", "value": "3"},
+                {"op": "remove", "path": "/spec/taints/1"},
+            ],
+        ),
+    ]
+    assert api.node["spec"]["taints"] == [GPU_TAINT]
+    assert out == [
+        f"{NODE}: waiting: nvidia.com/mig.config.state is 'pending', not 'success'",
+        f"{NODE}: waiting: nvidia.com/gpu is 8, not 56 (instance type p4d.24xlarge)",
+        f"{NODE}: removed nvidia.com/mig.config.state:NoSchedule",
+    ]
+
+
+def test_a_concurrent_change_fails_the_patch_and_the_remover_reads_again(tls, monkeypatch, capsys):
+    api = FakeAPI([node(7, "success", "56")], race=1)
+    out = run(api, tls, monkeypatch, capsys)
+    assert [(e[0], e[-1] if e[0] == "PATCH" else None) for e in api.log] == [
+        ("GET", None),
+        ("PATCH", [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
+            {"op": "remove", "path": "/spec/taints/1"},
+        ]),
+        ("GET", None),
+        ("PATCH", [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": "8"},
+            {"op": "remove", "path": "/spec/taints/1"},
+        ]),
+    ]  # fmt: skip
+    assert api.node["spec"]["taints"] == [GPU_TAINT]
+    assert out[0] == f"{NODE}: HTTP Error 422: Unprocessable Entity; retrying"
+    assert out[1:] == [f"{NODE}: removed nvidia.com/mig.config.state:NoSchedule"]
+
+
+def test_a_restarted_remover_finds_no_taint_and_idles(tls, monkeypatch, capsys):
+    done = node(9, "success", "56")
+    done["spec"]["taints"] = [dict(GPU_TAINT)]
+    api = FakeAPI([done])
+    out = run(api, tls, monkeypatch, capsys)
+    assert [e[0] for e in api.log] == ["GET"]
+    assert out == [f"{NODE}: no nvidia.com/mig.config.state:NoSchedule taint; nothing to do"]
