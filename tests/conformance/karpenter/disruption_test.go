@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	awsoptions "github.com/aws/karpenter-provider-aws/pkg/operator/options"
 	awstest "github.com/aws/karpenter-provider-aws/pkg/test"
-	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/disruption"
 	"sigs.k8s.io/karpenter/pkg/utils/pdb"

@@ -97,8 +97,8 @@ func (w Workload) Pods(replicas int) []*corev1.Pod {
 // GPU or CPU unit) and nothing else extended: the flood's pod.
 func UnitPod(template corev1.PodTemplateSpec, namespace, name string, requests corev1.ResourceList) *corev1.Pod {
 	spec := corev1.PodSpec{
-		Affinity:    template.Spec.Affinity.DeepCopy(),
-		Tolerations: append([]corev1.Toleration{}, template.Spec.Tolerations...),
+		Affinity:     template.Spec.Affinity.DeepCopy(),
+		Tolerations:  append([]corev1.Toleration{}, template.Spec.Tolerations...),
 		NodeSelector: copyMap(template.Spec.NodeSelector),
 		Containers: []corev1.Container{{
 			Name: "unit", Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.10",

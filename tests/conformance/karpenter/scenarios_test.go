@@ -2,6 +2,7 @@ package karpenter
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 )
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")
@@ -40,7 +42,7 @@ var scenarios = []Scenario{
 		// NodeOverlay makes Karpenter charge a node its advertised slices; capacity.json
 		// advertisedPerNode.
 		Claim:  "time-sliced/MIG NodeClaims are charged the overlaid (advertised) units, not whole GPUs",
-		Stacks: func(r *Render) bool { return len(r.Kind("NodeOverlay")) > 0 },
+		Stacks: func(r *Render) bool { return len(slicedPools(r)) > 0 },
 		Run:    scenarioOverlayUnits,
 	},
 	{
@@ -163,7 +165,7 @@ func scenarioPoolShapes(r *Render, d *InstanceData) []error {
 				continue
 			}
 			for p, perr := range round.PodErrors {
-				errs = append(errs, fmt.Errorf("pool %s, %s: pod %s got no node: %v", pool.Name, w.Doc, p.Name, perr))
+				errs = append(errs, fmt.Errorf("pool %s, %s: pod %s got no node%s: %v", pool.Name, w.Doc, p.Name, explainRandomDomain(perr, pool.InstanceTypes), perr))
 			}
 			allowed := pool.InstanceTypes
 			for _, l := range round.Launched {
@@ -228,6 +230,9 @@ func scenarioPoolFlood(r *Render, d *InstanceData) []error {
 				if last != nil {
 					why = firstPodError(last)
 				}
+				if charged[np] == 0 {
+					why = h.offerings(np) + "; " + why
+				}
 				errs = append(errs, fmt.Errorf("pool %s: NodePool %s: the flood stopped at %d nvidia.com/gpu charged, capacity.json limit %d (last round: %s)",
 					pool.Name, np, charged[np], want, why))
 			}
@@ -280,13 +285,7 @@ func describe(ls []Launched) string {
 func scenarioOverlayUnits(r *Render, d *InstanceData) []error {
 	var errs []error
 	for _, pool := range r.Capacity.Pools {
-		sliced := false
-		for t, adv := range pool.AdvertisedPerNode {
-			if adv[string(gpu)] != pool.GPUsPerNode[t] {
-				sliced = true
-			}
-		}
-		if !sliced {
+		if !lo.Contains(slicedPools(r), pool.Name) {
 			continue
 		}
 		h, herrs := newHarness(r, d)
@@ -427,8 +426,13 @@ func scenarioEFAGang(r *Render, d *InstanceData) []error {
 				continue
 			}
 			if len(round.PodErrors) > 0 {
-				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: %d of %d pods of the gang (%d GPUs, the quota) got no node (placed: %s): %s",
-					pool, q.Name, len(round.PodErrors), n, q.Quota, describe(round.Launched), firstPodError(round)))
+				var first error
+				for _, e := range round.PodErrors {
+					first = e
+					break
+				}
+				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: %d of %d pods of the gang (%d GPUs, the quota) got no node%s (placed: %s): %s",
+					pool, q.Name, len(round.PodErrors), n, q.Quota, explainRandomDomain(first, nil), describe(round.Launched), firstPodError(round)))
 			}
 			zones := lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.Zone() }))
 			types := lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.InstanceType() }))
@@ -483,3 +487,67 @@ func (h *Harness) checkEFALaunches(pool string, round *Round, d *InstanceData) [
 // ---- helpers for quantities ----
 
 func qty(s string) resource.Quantity { return resource.MustParse(s) }
+
+var instanceTypeDomain = regexp.MustCompile(`node\.kubernetes\.io/instance-type In \[([^\]]*)\]`)
+
+// explainRandomDomain: a gang template's required pod affinity on node.kubernetes.io/instance-type
+// (self-selecting, no pod placed yet) makes Karpenter v1.14.1 bootstrap the domain with a random
+// instance type of ANY NodePool (pkg/controllers/provisioning/scheduling/topologygroup.go
+// L365-386 nextDomainAffinity; topology.go L105-135 buildDomainGroups: every NodePool's types).
+// When the error shows such a domain outside the pool's types, say so.
+func explainRandomDomain(err error, poolTypes []string) string {
+	if err == nil {
+		return ""
+	}
+	m := instanceTypeDomain.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	picked := strings.Fields(m[1])
+	if len(poolTypes) > 0 {
+		if out, _ := lo.Difference(picked, poolTypes); len(out) == 0 {
+			return ""
+		}
+	}
+	return fmt.Sprintf(" (Karpenter bootstrapped the template's instance-type pod affinity with random domains %v, "+
+		"drawn from every NodePool's types: karpenter v1.14.1 scheduling/topologygroup.go L365-386; "+
+		"one zone and one instance type per gang is not guaranteed)", picked)
+}
+
+// offerings: what Karpenter's cloud provider offers for the NodePool (for a NodePool that
+// launched nothing): each type's available offerings.
+func (h *Harness) offerings(nodePool string) string {
+	np := h.NodePools[nodePool]
+	its, err := h.Cloud.GetInstanceTypes(h.Ctx, np)
+	if err != nil {
+		return fmt.Sprintf("GetInstanceTypes(%s): %v", nodePool, err)
+	}
+	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	var parts []string
+	for _, it := range its {
+		if reqs.Has(corev1.LabelInstanceTypeStable) && !reqs.Get(corev1.LabelInstanceTypeStable).Has(it.Name) {
+			continue
+		}
+		avail := it.Offerings.Available().Compatible(reqs)
+		parts = append(parts, fmt.Sprintf("%s: %d available offerings in the NodePool's zones and capacity types", it.Name, len(avail)))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("NodePool %s: the cloud provider returns none of its instance types (no offering in the region's instance data)", nodePool)
+	}
+	return "NodePool " + nodePool + ": " + strings.Join(parts, ", ")
+}
+
+// slicedPools: the pools whose nodes advertise other than their GPU count (capacity.json
+// advertisedPerNode vs gpusPerNode): time-sliced and MIG pools.
+func slicedPools(r *Render) []string {
+	var out []string
+	for _, pool := range r.Capacity.Pools {
+		for t, adv := range pool.AdvertisedPerNode {
+			if adv[string(gpu)] != pool.GPUsPerNode[t] {
+				out = append(out, pool.Name)
+				break
+			}
+		}
+	}
+	return out
+}
