@@ -112,10 +112,12 @@ $(ENVTEST_BIN)/etcd: $(CONF)/k8sbins/go.mod $(CONF)/k8sbins/go.sum
 
 conformance-bins: $(ENVTEST_BIN)/kube-apiserver $(ENVTEST_BIN)/etcd
 
-# The renders the suite judges (dev, prod, every other stack file, dev at 1.35, generated stacks).
+# The renders the suite judges (dev, prod, every other stack file, dev at 1.35, generated stacks),
+# and the known-bad copies of dev, prod and dev-1.35 it must reject (tests/conformance/mutate.py).
 conformance-inputs: venv
 	rm -rf $(CONF_OUT) && mkdir -p $(CONF_OUT)
 	$(PY) $(CONF)/stacks.py $(CONF_OUT)
+	$(PY) $(CONF)/mutate.py $(CONF_OUT)/renders $(CONF_OUT)/bad
 
 conformance-probe:
 	python3 $(CONF)/probe.py

@@ -439,7 +439,16 @@ func workload(kind string, pod *unstructured.Unstructured) (*unstructured.Unstru
 		obj.Object["spec"] = map[string]any{"template": template}
 		return obj, []string{"spec", "template", "metadata", "annotations"}
 	}
-	obj.Object["spec"] = map[string]any{"schedule": "0 * * * *", "jobTemplate": map[string]any{"spec": map[string]any{"template": template}}}
+	// KAI's CronJob grouper reads the labels of the Job the CronJob creates, which the cronjob
+	// controller copies from spec.jobTemplate.metadata (kai-scheduler v0.16.8
+	// pkg/podgrouper/podgrouper/plugins/cronjobs/crobjob-grouper.go GetPodGroupMetadata): the labels
+	// go there as well as on the CronJob.
+	jobLabels := map[string]any{}
+	for k, v := range labels {
+		jobLabels[k] = v
+	}
+	obj.Object["spec"] = map[string]any{"schedule": "0 * * * *", "jobTemplate": map[string]any{
+		"metadata": map[string]any{"labels": jobLabels}, "spec": map[string]any{"template": template}}}
 	return obj, []string{"spec", "jobTemplate", "spec", "template", "metadata", "annotations"}
 }
 

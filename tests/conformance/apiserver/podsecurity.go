@@ -188,8 +188,8 @@ func PodSecurityScenario(ctx context.Context, e *Env, r *render.Render) []error 
 		}
 		labels := nsObj.GetLabels()
 		if labels[enforceLabel] != level {
+			// Go on: the pods below show what the API server really admits there.
 			fail("%s promises pod-security %s, its namespace %s enforces %q", file, level, ns, labels[enforceLabel])
-			continue
 		}
 		version := labels[enforceVersionLabel]
 		if version == "" {
@@ -206,7 +206,7 @@ func PodSecurityScenario(ctx context.Context, e *Env, r *render.Render) []error 
 			violations[n](pod)
 			err := create(ns, pod)
 			if err == nil {
-				fail("%s: a %s pod admitted in namespace %s (enforce %s)", file, n, ns, level)
+				fail("%s: a %s pod admitted in namespace %s (promised %s)", file, n, ns, level)
 			} else if !strings.Contains(errorText(err), want) {
 				fail("%s: a %s pod in namespace %s rejected, but not by Pod Security %s: %s", file, n, ns, level, errorText(err))
 			}
@@ -214,11 +214,11 @@ func PodSecurityScenario(ctx context.Context, e *Env, r *render.Render) []error 
 		err = create(ns, plainPod(ns, "conformance-restricted-only"))
 		switch {
 		case level == "restricted" && err == nil:
-			fail("%s: a pod without the restricted securityContext admitted in namespace %s (enforce restricted)", file, ns)
+			fail("%s: a pod without the restricted securityContext admitted in namespace %s (promised restricted)", file, ns)
 		case level == "restricted" && !strings.Contains(errorText(err), want):
 			fail("%s: a pod without the restricted securityContext rejected in %s, but not by Pod Security: %s", file, ns, errorText(err))
 		case level == "baseline" && err != nil:
-			fail("%s: a baseline pod rejected in namespace %s (enforce baseline): %s", file, ns, errorText(err))
+			fail("%s: a baseline pod rejected in namespace %s (promised baseline): %s", file, ns, errorText(err))
 		}
 		w.take()
 		for _, d := range byFile[file] {

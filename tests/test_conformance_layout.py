@@ -1,0 +1,217 @@
+"""The conformance suite's Go module and known-bad renders, checked without Go (issue 20).
+
+``tests/conformance/`` is run by ``make conformance`` (Go, a real kube-apiserver and Karpenter);
+these tests keep what the regular suite can check of it exact: the module pins the upstream
+versions README names and replaces nothing with a local copy, the shared loader package exists,
+the committed unscoped policies are the pre-issue-19 form, and each mutation of ``mutate.py``
+changes exactly what its name says.
+"""
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+CONF = REPO / "tests" / "conformance"
+
+
+def _mutate():
+    spec = importlib.util.spec_from_file_location("conformance_mutate", CONF / "mutate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _requires(gomod: str) -> dict[str, str]:
+    out = {}
+    for block in re.findall(r"^require \((.*?)^\)", gomod, flags=re.S | re.M):
+        for line in block.strip().splitlines():
+            module, version = line.split("//")[0].split()
+            out[module] = version
+    return out
+
+
+def test_go_mod_pins_the_upstream_versions():
+    gomod = (CONF / "go.mod").read_text()
+    assert gomod.splitlines()[:3] == ["module eks-gpu-platform.local/conformance", "", "go 1.26.6"]
+    requires = _requires(gomod)
+    assert {
+        m: requires[m] for m in ("github.com/aws/karpenter-provider-aws", "sigs.k8s.io/karpenter")
+    } == {
+        "github.com/aws/karpenter-provider-aws": "v1.14.1",
+        "sigs.k8s.io/karpenter": "v1.14.1",
+    }
+    assert requires["sigs.k8s.io/controller-runtime"] == "v0.23.1"
+    # Karpenter v1.14.1 pins the k8s.io libraries at v0.35.3; one version for all of them.
+    k8s = {
+        m: v
+        for m, v in requires.items()
+        if m in ("k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go")
+    }
+    assert k8s == {
+        "k8s.io/api": "v0.35.3",
+        "k8s.io/apimachinery": "v0.35.3",
+        "k8s.io/client-go": "v0.35.3",
+    }
+
+
+def test_go_mod_replaces_nothing():
+    for gomod in CONF.rglob("go.mod"):
+        text = gomod.read_text()
+        local = re.findall(
+            r"^\s*(?:replace\s+)?\S+(?:\s+\S+)?\s+=>\s+(\.\.?/\S*|/\S*)", text, flags=re.M
+        )
+        assert local == [], (
+            f"{gomod.relative_to(REPO)} replaces a module with a local copy: {local}"
+        )
+    assert "replace" not in (CONF / "go.mod").read_text()
+
+
+def test_go_sum_is_committed_beside_go_mod():
+    assert (CONF / "go.sum").stat().st_size > 0
+
+
+def test_shared_loader_and_packages_exist():
+    assert sorted(p.name for p in (CONF / "internal" / "render").glob("*.go")) == [
+        "env.go",
+        "render.go",
+        "render_test.go",
+    ]
+    assert (CONF / "apiserver" / "main_test.go").is_file()
+
+
+def test_unscoped_testdata_is_the_pre_fix_form():
+    """The known-bad policies: the pod policy keys on priority in every namespace, the workloads
+    policy covers ReplicaSets, and no binding has a namespaceSelector (issue 19's defect)."""
+    root = CONF / "testdata" / "admission-unscoped"
+    for form, kind in (
+        ("mutate", "MutatingAdmissionPolicy"),
+        ("validate", "ValidatingAdmissionPolicy"),
+    ):
+        docs = {p.name: yaml.safe_load(p.read_text()) for p in sorted((root / form).glob("*.yaml"))}
+        prefix = kind.lower()
+        assert sorted(docs) == [
+            f"{prefix}-kai-non-preemptible-do-not-disrupt-workloads.yaml",
+            f"{prefix}-kai-non-preemptible-do-not-disrupt.yaml",
+            f"{prefix}binding-kai-non-preemptible-do-not-disrupt-workloads.yaml",
+            f"{prefix}binding-kai-non-preemptible-do-not-disrupt.yaml",
+        ]
+        pod = docs[f"{prefix}-kai-non-preemptible-do-not-disrupt.yaml"]
+        assert "object.spec.priority >= 100" in pod["spec"]["matchConditions"][0]["expression"]
+        assert "schedulerName" not in json.dumps(pod)
+        workloads = docs[f"{prefix}-kai-non-preemptible-do-not-disrupt-workloads.yaml"]
+        assert workloads["spec"]["matchConstraints"]["resourceRules"][0]["resources"] == [
+            "deployments",
+            "statefulsets",
+            "replicasets",
+        ]
+        for name in (
+            "kai-non-preemptible-do-not-disrupt",
+            "kai-non-preemptible-do-not-disrupt-workloads",
+        ):
+            binding = docs[f"{prefix}binding-{name}.yaml"]
+            assert "matchResources" not in binding["spec"]
+            assert binding["spec"]["policyName"] == name
+
+
+TEMPLATE = """# pod-security: restricted
+# A template.
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: q1
+  labels:
+    pod-security.kubernetes.io/enforce: restricted
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: script
+  namespace: q1
+data:
+  train.py: |
+    import os
+    print(os.environ)
+"""
+
+NODEPOOL = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "general"},
+    "spec": {"template": {"spec": {"expireAfter": "168h", "requirements": []}}},
+}
+
+
+@pytest.fixture
+def renders(tmp_path):
+    for stack, policy in (
+        ("dev", "MutatingAdmissionPolicy"),
+        ("dev-1.35", "ValidatingAdmissionPolicy"),
+    ):
+        manifests = tmp_path / "renders" / stack / "manifests"
+        manifests.mkdir(parents=True)
+        (manifests / "nodepool-general.yaml").write_text(yaml.safe_dump(NODEPOOL, sort_keys=False))
+        (manifests / f"{policy.lower()}-scoped.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "admissionregistration.k8s.io/v1",
+                    "kind": policy,
+                    "metadata": {"name": "s"},
+                }
+            )
+        )
+        (manifests / "namespace-q2.yaml").write_text(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: q2\n"
+        )
+        examples = tmp_path / "renders" / stack / "examples"
+        examples.mkdir()
+        (examples / "training-q1.yaml").write_text(TEMPLATE)
+    return tmp_path
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_mutations_change_exactly_what_they_name(renders):
+    out = renders / "bad"
+    assert _mutate().main([str(renders / "renders"), str(out)]) == 0
+    assert json.loads((out / "mutations.json").read_text()) == {
+        "admission-unscoped": ["dev", "dev-1.35"],
+        "psa-privileged": ["dev", "dev-1.35"],
+        "nodepool-invalid": ["dev", "dev-1.35"],
+    }
+    for stack, form in (("dev", "mutate"), ("dev-1.35", "validate")):
+        good = _tree(renders / "renders" / stack)
+
+        unscoped = _tree(out / "admission-unscoped" / stack)
+        testdata = CONF / "testdata" / "admission-unscoped" / form
+        expected = {k: v for k, v in good.items() if "admissionpolicy" not in k}
+        expected.update({f"manifests/{p.name}": p.read_text() for p in testdata.glob("*.yaml")})
+        assert unscoped == expected
+
+        privileged = _tree(out / "psa-privileged" / stack)
+        assert privileged == {
+            **good,
+            "examples/training-q1.yaml": TEMPLATE.replace(
+                "enforce: restricted", "enforce: privileged"
+            ),
+        }
+
+        invalid = _tree(out / "nodepool-invalid" / stack)
+        assert invalid == {
+            **good,
+            "manifests/nodepool-general.yaml": good["manifests/nodepool-general.yaml"].replace(
+                "expireAfter: 168h", "expireAfter: 30d"
+            ),
+        }
+
+
+def test_mutate_refuses_missing_renders(tmp_path, capsys):
+    assert _mutate().main([str(tmp_path), str(tmp_path / "bad"), "--stacks", "prod"]) == 2
+    assert capsys.readouterr().err == f"mutate: no render of prod under {tmp_path}\n"
