@@ -98,7 +98,7 @@ func TestScenarios(t *testing.T) {
 var knownBad = []struct {
 	Mutation, Scenario, Want string
 }{
-	{"efa-split", "efa-gang", "got no node"},
+	{"efa-split", "efa-gang", "all available instance types exceed limits"},
 	{"nodepool-limit-raised", "pool-flood", "capacity.json"},
 	{"overlay-missing", "overlay-units", "charged whole GPUs"},
 	{"admission-unscoped", "disruption", "is not a consolidation candidate"},
