@@ -118,6 +118,7 @@ conformance-inputs: venv
 	rm -rf $(CONF_OUT) && mkdir -p $(CONF_OUT)
 	$(PY) $(CONF)/stacks.py $(CONF_OUT)
 	$(PY) $(CONF)/mutate.py $(CONF_OUT)/renders $(CONF_OUT)/bad
+	$(PY) $(CONF)/instance_data.py $(CONF_OUT)/renders/*/ --out $(CONF_OUT)/instance-types.json
 
 conformance-probe:
 	python3 $(CONF)/probe.py

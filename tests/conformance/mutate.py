@@ -29,6 +29,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from karpenter_mutations import MUTATIONS as KARPENTER_MUTATIONS
+
 HERE = Path(__file__).resolve().parent
 TESTDATA = HERE / "testdata"
 DEFAULT_STACKS = ("dev", "prod", "dev-1.35")
@@ -138,6 +141,9 @@ MUTATIONS: dict[str, Callable[[Path], bool]] = {
     "admission-unscoped": admission_unscoped,
     "psa-privileged": psa_privileged,
     "nodepool-invalid": nodepool_invalid,
+    # The Karpenter scenarios' (tests/conformance/karpenter): efa-split, nodepool-limit-raised,
+    # overlay-missing.
+    **KARPENTER_MUTATIONS,
 }
 
 
@@ -148,7 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--stacks", help="comma-separated stacks (default: dev, prod, dev-1.35 when rendered)"
     )
+    parser.add_argument("--mutations", help="comma-separated mutations (default: all)")
     args = parser.parse_args(argv)
+    chosen = args.mutations.split(",") if args.mutations else list(MUTATIONS)
+    unknown = [m for m in chosen if m not in MUTATIONS]
+    if unknown:
+        print(f"mutate: unknown mutation {', '.join(unknown)}", file=sys.stderr)
+        return 2
     stacks = (
         args.stacks.split(",")
         if args.stacks
@@ -164,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.exists():
         shutil.rmtree(args.out)
     written: dict[str, list[str]] = {}
-    for name, mutation in MUTATIONS.items():
+    for name in chosen:
+        mutation = MUTATIONS[name]
         for stack in stacks:
             target = args.out / name / stack
             shutil.copytree(args.renders / stack, target)

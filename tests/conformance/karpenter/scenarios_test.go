@@ -1,0 +1,560 @@
+package karpenter
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+)
+
+const gpu = corev1.ResourceName("nvidia.com/gpu")
+
+var scenarios = []Scenario{
+	{
+		Name: "pool-shapes",
+		// README "Node pools": each pool launches the instance types capacity.json lists
+		// (instanceTypes) with the capacity types its NodePool allows, for the workload templates
+		// of its queues (examples/).
+		Claim:  "pods shaped like each pool's workload templates get NodeClaims of the pool's instance types and capacity types",
+		Stacks: always,
+		Run:    scenarioPoolShapes,
+	},
+	{
+		Name: "pool-flood",
+		// capacity.json: each NodePool's limit (limit), the most nodes (maxNodes) and physical
+		// GPUs (maxGpus) Karpenter can launch for the pool; README "Capacity plan".
+		Claim:  "flooding a pool with unit pods stops exactly at its NodePool limits, within capacity.json maxNodes and at maxGpus",
+		Stacks: always,
+		Run:    scenarioPoolFlood,
+	},
+	{
+		Name: "overlay-units",
+		// README "Time-slicing and MIG": a time-sliced pool's limit is in slices, and the
+		// NodeOverlay makes Karpenter charge a node its advertised slices; capacity.json
+		// advertisedPerNode.
+		Claim:  "time-sliced/MIG NodeClaims are charged the overlaid (advertised) units, not whole GPUs",
+		Stacks: func(r *Render) bool { return len(slicedPools(r)) > 0 },
+		Run:    scenarioOverlayUnits,
+	},
+	{
+		Name: "efa-gang",
+		// README "EFA pools" / Pulumi.prod.yaml "Gang-scheduled LLM training on the reservation":
+		// a gang of the queue's quota is placed in one zone on one instance type with every EFA
+		// interface of the type in its launch request.
+		Claim:  "an EFA gang of the queue's quota is placed, one zone and type, all EFA interfaces requested",
+		Stacks: func(r *Render) bool { return len(efaPools(r)) > 0 },
+		Run:    scenarioEFAGang,
+	},
+	{
+		Name: "disruption",
+		// README "Disruption": idle new nodes are consolidated after consolidateAfter; a node
+		// running a karpenter.sh/do-not-disrupt pod is not.
+		Claim:  "an empty GPU node with its system DaemonSet pods is a consolidation candidate; one running a do-not-disrupt pod is not",
+		Stacks: always,
+		Run:    scenarioDisruption,
+	},
+	{
+		Name: "user-data",
+		// README "Node start": the EC2NodeClasses' user data (parallel pulls, hugepages, RAID0)
+		// reaches the node before Karpenter's NodeConfig, unchanged.
+		Claim:  "Karpenter's launch template user data keeps the EC2NodeClass's parts first and sets none of its pull settings",
+		Stacks: always,
+		Run:    scenarioUserData,
+	},
+	{
+		Name: "ami-aliases",
+		// components/versions.py: the pinned AL2023 alias resolves for every supported minor.
+		Claim:  "the pinned AMI alias resolves through the SSM parameters of every supported Kubernetes minor (AMIsReady)",
+		Stacks: always,
+		Run:    scenarioAMIAliases,
+	},
+}
+
+func always(*Render) bool { return true }
+
+// nodePoolsOf: the NodePool names of a capacity.json pool (its limit keys), sorted.
+func nodePoolsOf(r *Render, pool string) []string {
+	for _, p := range r.Capacity.Pools {
+		if p.Name == pool {
+			return sortedKeys(p.Limit)
+		}
+	}
+	return nil
+}
+
+// poolOf: the eks-gpu-platform.io/pool label of a NodePool.
+func poolOf(h *Harness, nodePool string) string {
+	return h.NodePools[nodePool].Spec.Template.Labels[poolLabel]
+}
+
+func capacityTypes(np *karpv1.NodePool) []string {
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		if r.Key == karpv1.CapacityTypeLabelKey && r.Operator == corev1.NodeSelectorOpIn {
+			return r.Values
+		}
+	}
+	return []string{karpv1.CapacityTypeOnDemand}
+}
+
+func gpuCount(d *InstanceData, instanceType string) int {
+	info, ok := d.ByName[instanceType]
+	if !ok || info.GpuInfo == nil {
+		return 0
+	}
+	n := 0
+	for _, g := range info.GpuInfo.Gpus {
+		n += int(aws.ToInt32(g.Count))
+	}
+	return n
+}
+
+func newHarness(r *Render, d *InstanceData) (*Harness, []error) {
+	h, err := NewHarness(r, d)
+	if err != nil {
+		return nil, []error{fmt.Errorf("render %s: harness: %w", r.Stack, err)}
+	}
+	if errs := h.NotReady(); len(errs) > 0 {
+		return nil, errs
+	}
+	if err := h.createNamespaces(); err != nil {
+		return nil, []error{err}
+	}
+	return h, nil
+}
+
+func (h *Harness) createNamespaces() error {
+	for _, d := range h.Render.All() {
+		if d.Object.GetKind() == "Namespace" {
+			if err := createObject(h.Ctx, h.Client, d.Object.DeepCopy()); err != nil {
+				return fmt.Errorf("%s: %w", d, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ---- a. pool shapes ----
+
+func scenarioPoolShapes(r *Render, d *InstanceData) []error {
+	workloads, err := r.Workloads()
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for _, pool := range r.Capacity.Pools {
+		var mine []Workload
+		for _, w := range workloads {
+			if lo.Contains(w.Pools, pool.Name) {
+				mine = append(mine, w)
+			}
+		}
+		if len(mine) == 0 {
+			continue // no queue routes to the pool: no template to shape pods after
+		}
+		for _, w := range mine {
+			h, herrs := newHarness(r, d)
+			if herrs != nil {
+				return append(errs, herrs...)
+			}
+			pods := w.Pods(0)
+			round, err := h.Provision(pods...)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("pool %s, %s: %w", pool.Name, w.Doc, err))
+				continue
+			}
+			for p, perr := range round.PodErrors {
+				errs = append(errs, fmt.Errorf("pool %s, %s: pod %s got no node%s: %v", pool.Name, w.Doc, p.Name, explainRandomDomain(perr, pool.InstanceTypes), perr))
+			}
+			allowed := pool.InstanceTypes
+			for _, l := range round.Launched {
+				np := l.NodePool()
+				if poolOf(h, np) != pool.Name {
+					errs = append(errs, fmt.Errorf("pool %s, %s: launched on NodePool %s of pool %q", pool.Name, w.Doc, np, poolOf(h, np)))
+				}
+				if !lo.Contains(allowed, l.InstanceType()) {
+					errs = append(errs, fmt.Errorf("pool %s, %s: launched %s, not among capacity.json instanceTypes %v", pool.Name, w.Doc, l.InstanceType(), allowed))
+				}
+				if extra, _ := lo.Difference(round.Options[l.NodeClaim.Name], allowed); len(extra) > 0 {
+					errs = append(errs, fmt.Errorf("pool %s, %s: NodeClaim %s could launch %v, not in capacity.json instanceTypes", pool.Name, w.Doc, l.NodeClaim.Name, extra))
+				}
+				if cts := capacityTypes(h.NodePools[np]); !lo.Contains(cts, l.CapacityType()) {
+					errs = append(errs, fmt.Errorf("pool %s, %s: capacity type %s, NodePool %s allows %v", pool.Name, w.Doc, l.CapacityType(), np, cts))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// ---- a. flood ----
+
+func scenarioPoolFlood(r *Render, d *InstanceData) []error {
+	var errs []error
+	for _, pool := range r.Capacity.Pools {
+		h, herrs := newHarness(r, d)
+		if herrs != nil {
+			return append(errs, herrs...)
+		}
+		nodePools := nodePoolsOf(r, pool.Name)
+		var taints []corev1.Taint
+		units := int64(0)
+		for _, np := range nodePools {
+			if h.NodePools[np] == nil {
+				errs = append(errs, fmt.Errorf("pool %s: capacity.json names NodePool %s, the render has none", pool.Name, np))
+				continue
+			}
+			taints = append(taints, h.NodePools[np].Spec.Template.Spec.Taints...)
+			units += pool.Limit[np][string(gpu)]
+		}
+		template := PoolTemplate(pool.Name, lo.UniqBy(taints, func(t corev1.Taint) string { return t.Key + string(t.Effect) }))
+		unit := rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")
+		launched, last, err := h.Flood(func(i int) *corev1.Pod {
+			return UnitPod(template, "default", fmt.Sprintf("unit-%s-%d", pool.Name, i), unit)
+		}, int(units)+2, 40)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pool %s: flood: %w", pool.Name, err))
+			continue
+		}
+		charged := map[string]int64{}
+		physical := 0
+		for _, l := range launched {
+			q := l.NodeClaim.Status.Capacity[gpu]
+			charged[l.NodePool()] += q.Value()
+			physical += gpuCount(d, l.InstanceType())
+		}
+		for _, np := range nodePools {
+			if want := pool.Limit[np][string(gpu)]; charged[np] != want {
+				why := ""
+				if last != nil {
+					why = firstPodError(last)
+				}
+				if charged[np] == 0 {
+					why = h.offerings(np) + "; " + why
+				}
+				errs = append(errs, fmt.Errorf("pool %s: NodePool %s: the flood stopped at %d nvidia.com/gpu charged, capacity.json limit %d (last round: %s)",
+					pool.Name, np, charged[np], want, why))
+			}
+		}
+		if physical != pool.MaxGPUs {
+			errs = append(errs, fmt.Errorf("pool %s: the flood launched %d physical GPUs on %s, capacity.json maxGpus %d", pool.Name, physical, describe(launched), pool.MaxGPUs))
+		}
+		if len(launched) > pool.MaxNodes {
+			errs = append(errs, fmt.Errorf("pool %s: the flood launched %d nodes, capacity.json maxNodes %d", pool.Name, len(launched), pool.MaxNodes))
+		}
+		if last == nil || len(last.PodErrors) == 0 {
+			errs = append(errs, fmt.Errorf("pool %s: the flood of %d+2 unit pods per round left no pod pending: the limit did not stop it", pool.Name, units))
+		}
+	}
+	return errs
+}
+
+func firstPodError(r *Round) string {
+	var msgs []string
+	for _, e := range r.PodErrors {
+		msgs = append(msgs, e.Error())
+	}
+	sort.Strings(msgs)
+	if len(msgs) == 0 {
+		return "no pod error"
+	}
+	return msgs[0]
+}
+
+func describe(ls []Launched) string {
+	count := map[string]int{}
+	for _, l := range ls {
+		count[l.NodePool()+":"+l.InstanceType()+"/"+l.CapacityType()]++
+	}
+	var parts []string
+	for _, k := range sortedKeys(count) {
+		parts = append(parts, fmt.Sprintf("%dx %s", count[k], k))
+	}
+	if len(parts) == 0 {
+		return "no node"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ---- b, g. overlays ----
+
+// scenarioOverlayUnits: for every NodeOverlay that sets nvidia.com/gpu, one pod of one unit on
+// its pool launches a node of an overlaid type whose NodeClaim capacity is the overlay's value
+// (capacity.json advertisedPerNode), and every time-sliced pool (advertised > GPUs) has one.
+func scenarioOverlayUnits(r *Render, d *InstanceData) []error {
+	var errs []error
+	for _, pool := range r.Capacity.Pools {
+		if !lo.Contains(slicedPools(r), pool.Name) {
+			continue
+		}
+		h, herrs := newHarness(r, d)
+		if herrs != nil {
+			return append(errs, herrs...)
+		}
+		var taints []corev1.Taint
+		for _, np := range nodePoolsOf(r, pool.Name) {
+			taints = append(taints, h.NodePools[np].Spec.Template.Spec.Taints...)
+		}
+		template := PoolTemplate(pool.Name, taints)
+		round, err := h.Provision(UnitPod(template, "default", "overlay-"+pool.Name, rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pool %s: %w", pool.Name, err))
+			continue
+		}
+		if len(round.Launched) != 1 {
+			errs = append(errs, fmt.Errorf("pool %s: one unit pod launched %d nodes (%s): %s", pool.Name, len(round.Launched), describe(round.Launched), firstPodError(round)))
+			continue
+		}
+		l := round.Launched[0]
+		it := l.InstanceType()
+		q := l.NodeClaim.Status.Capacity[gpu]
+		want := pool.AdvertisedPerNode[it][string(gpu)]
+		if q.Value() != int64(want) {
+			msg := fmt.Sprintf("pool %s: NodeClaim of %s has status.capacity nvidia.com/gpu %d, capacity.json advertisedPerNode %d", pool.Name, it, q.Value(), want)
+			if q.Value() == int64(gpuCount(d, it)) {
+				msg += fmt.Sprintf(": charged whole GPUs (%d), no NodeOverlay applied", gpuCount(d, it))
+			}
+			if hasOverlayFor(r, pool.Name, it) {
+				// g: the overlay exists and matches, yet its value did not replace the type's
+				// count (karpenter v1.14.1 pkg/cloudprovider/types.go L313-316 lo.Assign replaces;
+				// pkg/apis/v1alpha1/nodeoverlay.go L84-86 documents the contrary).
+				msg += ": a Karpenter bump changed overlay replacement: see README"
+			}
+			errs = append(errs, fmt.Errorf("%s", msg))
+		}
+	}
+	return errs
+}
+
+func hasOverlayFor(r *Render, pool, instanceType string) bool {
+	for _, o := range r.Kind("NodeOverlay") {
+		reqs, _, _ := unstructuredSlice(o.Object.Object, "spec", "requirements")
+		poolOK, typeOK := false, false
+		for _, x := range reqs {
+			m := x.(map[string]any)
+			vals, _ := m["values"].([]any)
+			has := func(s string) bool {
+				for _, v := range vals {
+					if v == s {
+						return true
+					}
+				}
+				return false
+			}
+			switch m["key"] {
+			case poolLabel:
+				poolOK = has(pool)
+			case corev1.LabelInstanceTypeStable:
+				typeOK = has(instanceType)
+			}
+		}
+		capacity, _, _ := unstructuredMap(o.Object.Object, "spec", "capacity")
+		if poolOK && typeOK && capacity[string(gpu)] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func unstructuredMap(obj map[string]any, fields ...string) (map[string]any, bool, error) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false, nil
+		}
+		cur = m[f]
+	}
+	m, ok := cur.(map[string]any)
+	return m, ok, nil
+}
+
+// ---- c. EFA gang ----
+
+func efaPools(r *Render) []string {
+	seen := map[string]bool{}
+	for _, d := range r.Kind("NodePool") {
+		labels := d.Object.GetLabels()
+		_ = labels
+		tl, _, _ := unstructuredMap(d.Object.Object, "spec", "template", "metadata", "labels")
+		if tl["eks-gpu-platform.io/efa"] == "true" {
+			seen[fmt.Sprint(tl[poolLabel])] = true
+		}
+	}
+	return sortedKeys(seen)
+}
+
+func scenarioEFAGang(r *Render, d *InstanceData) []error {
+	workloads, err := r.Workloads()
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for _, pool := range efaPools(r) {
+		for _, q := range r.Capacity.Queues {
+			if !lo.Contains(q.Pools, pool) {
+				continue
+			}
+			var gang *Workload
+			for i, w := range workloads {
+				if w.Kind == "Job" && w.Template.Namespace == q.Name && lo.Contains(w.Pools, pool) && w.Template.Spec.Affinity != nil && w.Template.Spec.Affinity.PodAffinity != nil {
+					gang = &workloads[i]
+				}
+			}
+			if gang == nil {
+				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: no gang Job template (with pod affinity) in examples/", pool, q.Name))
+				continue
+			}
+			perPod := int64(0)
+			for _, c := range gang.Template.Spec.Containers {
+				g := c.Resources.Requests[gpu]
+				perPod += g.Value()
+			}
+			if perPod == 0 || int64(q.Quota)%perPod != 0 {
+				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: quota %d is not a whole number of %d-GPU pods", pool, q.Name, q.Quota, perPod))
+				continue
+			}
+			n := int(int64(q.Quota) / perPod)
+			h, herrs := newHarness(r, d)
+			if herrs != nil {
+				return append(errs, herrs...)
+			}
+			round, err := h.Provision(gang.Pods(n)...)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("EFA pool %s: %w", pool, err))
+				continue
+			}
+			if len(round.PodErrors) > 0 {
+				var first error
+				for _, e := range round.PodErrors {
+					first = e
+					break
+				}
+				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: %d of %d pods of the gang (%d GPUs, the quota) got no node%s (placed: %s): %s",
+					pool, q.Name, len(round.PodErrors), n, q.Quota, explainRandomDomain(first, nil), describe(round.Launched), firstPodError(round)))
+			}
+			zones := lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.Zone() }))
+			types := lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.InstanceType() }))
+			if len(zones) > 1 || len(types) > 1 {
+				errs = append(errs, fmt.Errorf("EFA pool %s: gang spread over zones %v and types %v", pool, zones, types))
+			}
+			errs = append(errs, h.checkEFALaunches(pool, round, d)...)
+		}
+	}
+	return errs
+}
+
+// checkEFALaunches: every launch template Karpenter created for the pool's NodeClaims carries one
+// EFA interface per network card of the type (MaximumEfaInterfaces, all cards), and every
+// CreateFleet request places the instance in the placement group.
+func (h *Harness) checkEFALaunches(pool string, round *Round, d *InstanceData) []error {
+	var errs []error
+	var lts []*ec2.CreateLaunchTemplateInput
+	h.AWS.EC2API.CreateLaunchTemplateBehavior.CalledWithInput.ForEach(func(in *ec2.CreateLaunchTemplateInput) { lts = append(lts, in) })
+	fleets := h.AWS.EC2API.CreateFleetBehavior.CalledWithInput.Len()
+	if len(round.Launched) > 0 && len(lts) == 0 {
+		errs = append(errs, fmt.Errorf("EFA pool %s: no CreateLaunchTemplate call recorded", pool))
+	}
+	for _, lt := range lts {
+		data := lt.LaunchTemplateData
+		efa := 0
+		cards := map[int32]bool{}
+		for _, ni := range data.NetworkInterfaces {
+			if t := aws.ToString(ni.InterfaceType); t == "efa" || t == "efa-only" {
+				efa++
+				cards[aws.ToInt32(ni.NetworkCardIndex)] = true
+			}
+		}
+		for _, it := range lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.InstanceType() })) {
+			info := d.ByName[it]
+			want := int(aws.ToInt32(info.NetworkInfo.EfaInfo.MaximumEfaInterfaces))
+			if efa != want || len(cards) != int(aws.ToInt32(info.NetworkInfo.MaximumNetworkCards)) {
+				errs = append(errs, fmt.Errorf("EFA pool %s: launch template %s requests %d EFA interfaces on %d network cards; %s has %d EFA interfaces on %d cards",
+					pool, aws.ToString(lt.LaunchTemplateName), efa, len(cards), it, want, aws.ToInt32(info.NetworkInfo.MaximumNetworkCards)))
+			}
+		}
+		if data.Placement == nil || aws.ToString(data.Placement.GroupName) == "" && aws.ToString(data.Placement.GroupId) == "" {
+			errs = append(errs, fmt.Errorf("EFA pool %s: launch template %s has no placement group", pool, aws.ToString(lt.LaunchTemplateName)))
+		}
+	}
+	if len(round.Launched) > 0 && fleets == 0 {
+		errs = append(errs, fmt.Errorf("EFA pool %s: no CreateFleet call recorded", pool))
+	}
+	return errs
+}
+
+// ---- helpers for quantities ----
+
+func qty(s string) resource.Quantity { return resource.MustParse(s) }
+
+var instanceTypeDomain = regexp.MustCompile(`node\.kubernetes\.io/instance-type In \[([^\]]*)\]`)
+
+// explainRandomDomain: a gang template's required pod affinity on node.kubernetes.io/instance-type
+// (self-selecting, no pod placed yet) makes Karpenter v1.14.1 bootstrap the domain with a random
+// instance type of ANY NodePool (pkg/controllers/provisioning/scheduling/topologygroup.go
+// L365-386 nextDomainAffinity; topology.go L105-135 buildDomainGroups: every NodePool's types).
+// When the error shows such a domain outside the pool's types, say so.
+func explainRandomDomain(err error, poolTypes []string) string {
+	if err == nil {
+		return ""
+	}
+	m := instanceTypeDomain.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	picked := strings.Fields(m[1])
+	if len(poolTypes) > 0 {
+		if out, _ := lo.Difference(picked, poolTypes); len(out) == 0 {
+			return ""
+		}
+	}
+	return fmt.Sprintf(" (Karpenter bootstrapped the template's instance-type pod affinity with random domains %v, "+
+		"drawn from every NodePool's types: karpenter v1.14.1 scheduling/topologygroup.go L365-386; "+
+		"one zone and one instance type per gang is not guaranteed)", picked)
+}
+
+// offerings: what Karpenter's cloud provider offers for the NodePool (for a NodePool that
+// launched nothing): each type's available offerings.
+func (h *Harness) offerings(nodePool string) string {
+	np := h.NodePools[nodePool]
+	its, err := h.Cloud.GetInstanceTypes(h.Ctx, np)
+	if err != nil {
+		return fmt.Sprintf("GetInstanceTypes(%s): %v", nodePool, err)
+	}
+	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	var parts []string
+	for _, it := range its {
+		if reqs.Has(corev1.LabelInstanceTypeStable) && !reqs.Get(corev1.LabelInstanceTypeStable).Has(it.Name) {
+			continue
+		}
+		avail := it.Offerings.Available().Compatible(reqs)
+		parts = append(parts, fmt.Sprintf("%s: %d available offerings in the NodePool's zones and capacity types", it.Name, len(avail)))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("NodePool %s: the cloud provider returns none of its instance types (no offering in the region's instance data)", nodePool)
+	}
+	return "NodePool " + nodePool + ": " + strings.Join(parts, ", ")
+}
+
+// slicedPools: the pools whose nodes advertise other than their GPU count (capacity.json
+// advertisedPerNode vs gpusPerNode): time-sliced and MIG pools.
+func slicedPools(r *Render) []string {
+	var out []string
+	for _, pool := range r.Capacity.Pools {
+		for t, adv := range pool.AdvertisedPerNode {
+			if adv[string(gpu)] != pool.GPUsPerNode[t] {
+				out = append(out, pool.Name)
+				break
+			}
+		}
+	}
+	return out
+}
