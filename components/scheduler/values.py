@@ -12,6 +12,7 @@ def kai_values(
     system_node_selector: Mapping[str, str],
     system_tolerations: Sequence[Mapping[str, str]],
     pool_label_key: str,
+    system_namespace_labels: Mapping[str, str] | None = None,
 ) -> dict:
     """Helm values for the ``kai-scheduler`` chart v0.16.8 (every key exists in its defaults).
 
@@ -20,6 +21,11 @@ def kai_values(
     pool label) is checked not to be that shard key, which would hide the pools' nodes.
     The published chart's ``global.registry`` is already ``ghcr.io/kai-scheduler/kai-scheduler``
     (the release workflow rewrites the repository default), so it is not set here.
+    ``system_namespace_labels`` (Pod Security, ``guardrails.system_namespace_labels``) label the
+    two namespaces the chart creates: the GPU reservation pods' (``global.resourceReservation.
+    namespaceLabels``) and, with cluster autoscaling, the scaling pods' (``nodescaleadjuster.
+    labels``); kai-scheduler v0.16.8 deployments/kai-scheduler/templates/services/
+    resourcereservation-namespace.yaml and scalingpod-namespace.yaml.
     """
     if pool_label_key == KAI_SHARD_LABEL_KEY:
         raise ValueError(
@@ -27,7 +33,7 @@ def kai_values(
             "carrying it without a matching SchedulingShard are invisible to the default shard; "
             "use a label in your own domain, e.g. 'example.com/pool'"
         )
-    return {
+    values: dict = {
         "global": {
             "gpuSharing": spec.gpu_sharing,
             "clusterAutoscaling": spec.cluster_autoscaling,
@@ -37,3 +43,9 @@ def kai_values(
         "defaultPriorityClasses": {"enabled": False},
         "defaultQueue": {"createDefaultQueue": False},
     }
+    if system_namespace_labels:
+        labels = dict(system_namespace_labels)
+        values["global"]["resourceReservation"] = {"namespaceLabels": labels}
+        if spec.cluster_autoscaling:
+            values["nodescaleadjuster"] = {"labels": dict(labels)}
+    return values
