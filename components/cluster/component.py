@@ -22,6 +22,7 @@ from ..spec import (
     show,
 )
 from .access import CREATOR_TAG, admin_entry_key, admin_policy_arn, admin_principal_arn, is_deployer
+from .addons import addon_configuration_values
 from .identity import AdminIdentity, resolve_identity
 from .lifecycle import kubeconfig_with_profile, placeholder_cidrs, placeholder_message
 from .nodegroup import (
@@ -406,6 +407,7 @@ class EksCluster(pulumi.ComponentResource):
             cluster_name=self.cluster_name,
             addon_name=addon,
             addon_version=version,
+            configuration_values=addon_configuration_values(addon),
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=tags,

@@ -181,11 +181,16 @@ def test_addons_around_the_system_node_group(run_program):
         {"addonName": n, "kubernetesVersion": "1.36", "mostRecent": False} for n in sorted(addons)
     ]
     for name, addon in addons.items():
+        # Only vpc-cni is configured: its network policy agent (issue 22, point 6).
+        configuration = (
+            {"configurationValues": '{"enableNetworkPolicy": "true"}'} if name == "vpc-cni" else {}
+        )
         assert addon.inputs == {
             "clusterName": "gpu-dev",
             "addonName": name,
             # EKS's default for the cluster's minor (the mocks' marker): issue 11, item 5.
             "addonVersion": "default-for-1.36",
+            **configuration,
             "resolveConflictsOnCreate": "OVERWRITE",
             "resolveConflictsOnUpdate": "OVERWRITE",
             "tags": {"team": "ml"},
