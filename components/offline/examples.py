@@ -11,18 +11,24 @@ from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
 from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
 from ..scheduler import (
+    APP_LABEL,
     RESTRICTED,
     WorkloadTemplate,
     fractional_pod_template,
     inference_deployment_template,
+    inference_network_policy_template,
     inference_service_account_template,
     inference_service_template,
+    isolated_pod_network_policy_template,
     leaf_queue_names,
     namespace_manifest,
     training_job_template,
+    training_network_policy_template,
     training_script_config_map,
     training_service_template,
 )
+from ..scheduler.inference import PORTS as INFERENCE_PORTS
+from ..scheduler.network import allow_dns_policy, default_deny_policy, namespace_internal_policy
 from ..scheduler.training import SMOKE_TEST_SCRIPT
 
 TRAINING_REPLICAS = 2
@@ -92,7 +98,12 @@ def _queue_workloads(
                 NCCL_NAMESPACE,
                 NCCL_POD_SECURITY,
                 NCCL_POD_SECURITY_REASON,
-                [nccl_test_manifest(pool, instance_type=pool.efa_types[0], label_domain=domain)],
+                [
+                    default_deny_policy(NCCL_NAMESPACE),
+                    allow_dns_policy(NCCL_NAMESPACE),
+                    namespace_internal_policy(NCCL_NAMESPACE),
+                    nccl_test_manifest(pool, instance_type=pool.efa_types[0], label_domain=domain),
+                ],
                 nccl_notes(NCCL_NAMESPACE),
             )
         )
@@ -142,6 +153,7 @@ def _queue_workloads(
                     name=script, files={"train.py": SMOKE_TEST_SCRIPT}, **ids
                 ),
                 training_service_template(name=name, **ids),
+                training_network_policy_template(name=name, **ids),
                 job,
             ]
             out.append(
@@ -173,6 +185,12 @@ def _queue_workloads(
                 inference_service_account_template(name=name, **ids),
                 deployment,
                 inference_service_template(name=name, **ids),
+                inference_network_policy_template(
+                    name=name,
+                    ports=[port for _, port in INFERENCE_PORTS],
+                    client_namespaces=queue.inference_clients,
+                    **ids,
+                ),
             ]
             out.append(
                 (
@@ -196,13 +214,16 @@ def _queue_workloads(
                 memory=NOTEBOOK_MEMORY,
                 **common,
             )
+            isolation = isolated_pod_network_policy_template(
+                name=name, pod_labels={APP_LABEL: name}, **ids
+            )
             out.append(
                 (
                     f"fractional-{queue.name}",
                     namespace,
                     RESTRICTED,
                     None,
-                    [pod],
+                    [isolation, pod],
                     fractional_notes(namespace, name),
                 )
             )

@@ -100,6 +100,24 @@ def queue_network_policies(namespaces: Sequence[str]) -> list[dict]:
     ]
 
 
+def namespace_internal_policy(namespace: str) -> dict:
+    """Every pod of ``namespace`` may reach, and be reached by, every other pod of it, on any
+    port, and nothing outside it (a namespace of its own for one job, such as the NCCL test's
+    MPIJob: the launcher reaches the workers over SSH, the workers each other over NCCL)."""
+    peers = [{"podSelector": {}}]
+    return _policy(
+        "allow-same-namespace",
+        namespace,
+        None,
+        {
+            "podSelector": {},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": [{"from": peers}],
+            "egress": [{"to": [dict(p) for p in peers]}],
+        },
+    )
+
+
 def training_network_policy_template(*, name: str, namespace: str, queue: str) -> dict:
     """The training Job's pods talk to each other only, on every port: torchrun's c10d
     rendezvous (29400) and NCCL's bootstrap and socket transport, which listen on ephemeral

@@ -115,6 +115,11 @@ class QueueSpec(Spec):
         "creates it with Pod Security restricted and the label <labelDomain>/queue, which the "
         "do-not-disrupt admission policies select.",
     )
+    inference_clients: tuple[str, ...] = doc(
+        (),
+        "Namespaces whose pods may call the queue's inference template (Triton's ports, through "
+        "its NetworkPolicy); the queue's own namespace always may, no other by default.",
+    )
 
     @property
     def workload_namespace(self) -> str:
@@ -146,6 +151,13 @@ class QueueSpec(Spec):
                         "their own whose labels enforce Pod Security (default: the queue's name)",
                     )
                 )
+        for i, client in enumerate(self.inference_clients):
+            if msg := check_pattern(
+                client, DNS_LABEL, f"a namespace name; expected {DNS_LABEL_TEXT}"
+            ):
+                out.append((("inference_clients", i), msg))
+        if len(set(self.inference_clients)) != len(self.inference_clients):
+            out.append((("inference_clients",), "lists the same namespace twice"))
         if self.parent is not None and self.parent == self.name:
             out.append((("parent",), f"{show(self.parent)} is the queue itself"))
         for i, pool in enumerate(self.node_pools):

@@ -530,7 +530,8 @@ def test_fractional_pod_template_exactly():
         "metadata": {
             "name": "notebook",
             "namespace": "dev",
-            "labels": {"kai.scheduler/queue": "team-a"},
+            # app.kubernetes.io/name: what its NetworkPolicy selects (issue 22, point 6).
+            "labels": {"app.kubernetes.io/name": "notebook", "kai.scheduler/queue": "team-a"},
             "annotations": {"gpu-fraction": "0.5"},
         },
         "spec": {
