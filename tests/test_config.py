@@ -237,7 +237,7 @@ BAD = [
         REGION,
         [
             "cluster.adminz: unknown key; did you mean 'admins'?; allowed keys are admins, "
-            "endpointPublicAccess, kmsKeyArn, kubernetesVersion, labelDomain, logTypes, name, "
+            "breakGlassRole, endpointPublicAccess, kmsKeyArn, kubernetesVersion, labelDomain, logTypes, name, "
             "protect, publicAccessCidrs"
         ],
         id="cluster-unknown-key",

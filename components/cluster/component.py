@@ -195,6 +195,7 @@ class EksCluster(pulumi.ComponentResource):
         self.admin_entries = self._admin_entries(
             name, spec, cluster, identity, partition, account_id, tags
         )
+        self.break_glass_entry = self._break_glass_entry(name, spec, partition, account_id, tags)
 
         aws.ec2.Tag(
             f"{name}-primary-sg-discovery",
@@ -380,6 +381,41 @@ class EksCluster(pulumi.ComponentResource):
             )
             entries.append(entry)
         return entries
+
+    def _break_glass_entry(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        partition: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+        tags: dict[str, str],
+    ) -> aws.eks.AccessEntry | None:
+        """The break-glass role's access entry with cluster-admin, only when
+        ``cluster.breakGlassRole`` is set (README, Security: who may assume it and how its use
+        is noticed is the role's trust policy and CloudTrail's business, outside this stack)."""
+        role = spec.break_glass_role
+        if role is None:
+            return None
+        principal = pulumi.Output.all(partition, account_id).apply(
+            lambda a: admin_principal_arn(role, a[0], a[1])
+        )
+        entry = aws.eks.AccessEntry(
+            f"{name}-break-glass",
+            cluster_name=self.cluster_name,
+            principal_arn=principal,
+            type="STANDARD",
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        aws.eks.AccessPolicyAssociation(
+            f"{name}-break-glass-cluster-admin",
+            cluster_name=self.cluster_name,
+            principal_arn=entry.principal_arn,
+            policy_arn=partition.apply(admin_policy_arn),
+            access_scope={"type": "cluster"},
+            opts=pulumi.ResourceOptions(parent=entry),
+        )
+        return entry
 
     def _addon(
         self, name: str, addon: str, tags: dict[str, str], opts: pulumi.ResourceOptions

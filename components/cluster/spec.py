@@ -22,7 +22,7 @@ from ..spec import (
     is_output,
     show,
 )
-from .access import duplicate_admins
+from .access import duplicate_admins, short_identity
 
 DEFAULT_LABEL_DOMAIN = "eks-gpu-platform.io"
 # On the NodePools of a stack whose labelDomain is not the default: the domain their labels use,
@@ -90,6 +90,11 @@ class ClusterSpec(Spec):
         "'role/NAME' / 'user/NAME' in the deploying account.",
         output=True,
     )
+    break_glass_role: str | None = doc(
+        None,
+        "IAM role given a cluster-admin access entry for emergencies only (README, Security: "
+        "break-glass): a role ARN or 'role/NAME'; no entry when unset.",
+    )
     kms_key_arn: str | None = doc(
         None,
         "Existing KMS key for secrets encryption; by default a key is created (rotation on).",
@@ -102,6 +107,41 @@ class ClusterSpec(Spec):
         DEFAULT_LABEL_DOMAIN, "Domain of the project's own node labels, e.g. '<domain>/pool'."
     )
     protect: bool = doc(False, "Protect the cluster, its KMS key and the VPC from deletion.")
+
+    def _break_glass_problems(self) -> list[Problem]:
+        """``break_glass_role``: an IAM role (assumed, so its trust policy can demand MFA and
+        its sessions are named in CloudTrail; never a user's long-lived keys), not one of the
+        standing ``admins``."""
+        role = self.break_glass_role
+        if role is None:
+            return []
+        if (
+            not (
+                re.fullmatch(IAM_PRINCIPAL_PATTERN, role)
+                or re.fullmatch(IAM_SHORTHAND_PATTERN, role)
+            )
+            or short_identity(role) is None
+            or short_identity(role)[1] != "role"
+        ):
+            return [
+                (
+                    ("break_glass_role",),
+                    f"{show(role)} is not an IAM role; expected an ARN such as "
+                    "'arn:<partition>:iam::<account>:role/NAME' or 'role/NAME' (a role, so that "
+                    "its trust policy can require MFA)",
+                )
+            ]
+        for i, later in duplicate_admins([*self.admins, role]):
+            if later != len(self.admins):
+                continue  # two admins naming one principal: reported on admins
+            return [
+                (
+                    ("break_glass_role",),
+                    f"{show(role)} is also admins[{i}] {show(self.admins[i])}: a break-glass "
+                    "role is not a standing admin; remove it from admins",
+                )
+            ]
+        return []
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
@@ -168,6 +208,7 @@ class ClusterSpec(Spec):
                     "account whatever their path, and not distinguished by case); list it once",
                 )
             )
+        out += self._break_glass_problems()
         if self.kms_key_arn is not None and (
             msg := check_pattern(
                 self.kms_key_arn,
