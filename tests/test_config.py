@@ -237,8 +237,8 @@ BAD = [
         REGION,
         [
             "cluster.adminz: unknown key; did you mean 'admins'?; allowed keys are admins, "
-            "breakGlassRole, endpointPublicAccess, kmsKeyArn, kubernetesVersion, labelDomain, logTypes, name, "
-            "protect, publicAccessCidrs"
+            "breakGlassRole, endpointPublicAccess, kmsKeyArn, kubernetesVersion, labelDomain, "
+            "logTypes, name, protect, publicAccessCidrs"
         ],
         id="cluster-unknown-key",
     ),
