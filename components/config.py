@@ -18,7 +18,17 @@ from typing import Any
 
 from . import versions
 from .aws import PARTITIONS, REGION_PATTERN, TAG_KEY_PATTERN, partition_for_region
-from .capacity import capacity_of, plan_config_problems, pool_capacity_problems, pool_routing
+from .budget import (
+    PoolRouting,
+    capacity_of,
+    gpu_limits,
+    nodepool_names,
+    plan_config_problems,
+    pool_capacity_problems,
+    pool_routing,
+    routing_problems,
+    unknown_pool_problems,
+)
 from .cluster.spec import (
     DEFAULT_LABEL_DOMAIN,
     DEFAULT_LOG_TYPES,
@@ -50,8 +60,7 @@ from .nodepool import (
     NodePoolSpec,
     default_cpu_pool,
 )
-from .scheduler import PoolRouting, SchedulerSpec, pool_gpu_limits, routing_problems
-from .scheduler.routing import unknown_pool_problems
+from .scheduler import SchedulerSpec
 from .scheduler.spec import QueueSpec
 from .spec import (
     Problem,
@@ -150,9 +159,7 @@ class PlatformConfig(Spec):
     def gpu_limits(self) -> dict[str, int | None]:
         """Each GPU pool's ``nvidia.com/gpu`` limit: from the queues routed to it when the
         scheduler is on (friction point 1), else the pool's own cap."""
-        if self.scheduler.enabled:
-            return dict(pool_gpu_limits(self.scheduler.queues, self._routing()))
-        return {p.name: p.limits.gpus for p in self.gpu_pools}
+        return gpu_limits(self)
 
     @property
     def partition(self) -> str:
@@ -236,7 +243,7 @@ class PlatformConfig(Spec):
             out += self._one_pool_problems(i, pool, valid)
             names = [pool.name]
             if pool.kind == "efa":
-                names += [f"{pool.name}-{t.replace('.', '-')}" for t in pool.efa_types]
+                names += [n for n in nodepool_names(pool) if n != pool.name]
             for name in names:
                 if name in seen:
                     out.append(
@@ -317,6 +324,7 @@ class PlatformConfig(Spec):
             return out
         routing = routing_problems(self.scheduler.queues, self._routing())
         out += [(("scheduler", *p), m) for p, m in routing]
+        out += self._gang_problems()
         if not routing and "gpu_operator" in valid:
             limits = self.gpu_limits
             for i, pool in enumerate(self.node_pools):
@@ -330,6 +338,56 @@ class PlatformConfig(Spec):
                         )
                     )
             out += plan_config_problems(self)
+        return out
+
+    def _gang_problems(self) -> list[Problem]:
+        """A queue's gangZone and gangInstanceType against the pool its gang template runs on
+        (its first GPU pool)."""
+        out: list[Problem] = []
+        pools = {p.name: p for p in self.gpu_pools}
+        for i, queue in enumerate(self.scheduler.queues):
+            pool = next((pools[n] for n in queue.node_pools if n in pools), None)
+            for key, value in (
+                ("gang_zone", queue.gang_zone),
+                ("gang_instance_type", queue.gang_instance_type),
+            ):
+                if value is not None and pool is None:
+                    out.append(
+                        (
+                            ("scheduler", "queues", i, key),
+                            "is set but the queue routes to no GPU pool; remove it",
+                        )
+                    )
+            if pool is None:
+                continue
+            types = [t.name for t in pool.gang_types]
+            itype = queue.gang_instance_type
+            if itype is not None and itype not in types:
+                out.append(
+                    (
+                        ("scheduler", "queues", i, "gang_instance_type"),
+                        f"{show(itype)} is not an instance type of pool {show(pool.name)}, where "
+                        f"the queue's gangs run; expected one of {', '.join(types)}",
+                    )
+                )
+            zone = queue.gang_zone
+            if zone is None:
+                continue
+            if pool.zone is not None and zone != pool.zone:
+                out.append(
+                    (
+                        ("scheduler", "queues", i, "gang_zone"),
+                        f"{show(zone)} is not the zone of efa pool {show(pool.name)} "
+                        f"({pool.zone}), where the queue's gangs run",
+                    )
+                )
+            elif not zone.startswith(self.region):
+                out.append(
+                    (
+                        ("scheduler", "queues", i, "gang_zone"),
+                        f"{show(zone)} is not in region {self.region}",
+                    )
+                )
         return out
 
     def _gpu_operator_problems(self, i: int, pool: NodePoolSpec) -> list[Problem]:

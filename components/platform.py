@@ -6,6 +6,7 @@ reads the stack's configuration with ``read_stack_config`` and creates one ``Gpu
 """
 
 import contextlib
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,12 +15,12 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
-from .capacity import capacity_of, capacity_warnings, needs_node_overlay
+from .budget import capacity_of, capacity_warnings, needs_node_overlay
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .cluster.component import refuse_placeholder_cidrs
 from .config import PROJECT, PlatformConfig
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
-from .gpu_operator import GpuOperator, GpuOperatorArgs
+from .gpu_operator import GpuOperator, GpuOperatorArgs, mig_ready_pools
 from .karpenter import Karpenter, KarpenterArgs
 from .karpenter.lifecycle import spot_role_warning
 from .naming import TYPE_PREFIX
@@ -30,8 +31,10 @@ from .nodepool import (
     NodePool,
     NodePoolArgs,
     NodePoolSpec,
+    pool_startup_taints,
     pool_taints,
 )
+from .nodepool.zones import checked_vpc_zones
 from .scheduler import KaiScheduler, KaiSchedulerArgs
 from .schema import typed_dict_for
 from .spec import SpecError, config_from_python
@@ -65,10 +68,11 @@ def gpu_node_tolerations(
     pools: Sequence[NodePoolSpec], skip: Sequence[str] = (GPU_RESOURCE,)
 ) -> list[dict[str, str]]:
     """Tolerations for node DaemonSets (GPU Operator, EFA device plugin) beyond the ``skip``
-    keys they tolerate already: every other taint the pools put on their nodes."""
+    keys they tolerate already: every other taint the pools put on their nodes, startup taints
+    included (the operands must run on a MIG node before its startup taint goes)."""
     seen: dict[tuple[str, str], dict[str, str]] = {}
     for pool in pools:
-        for taint in pool_taints(pool):
+        for taint in pool_taints(pool) + pool_startup_taints(pool):
             if taint["key"] not in skip:
                 key = (taint["key"], taint["effect"])
                 seen.setdefault(
@@ -251,6 +255,14 @@ class GpuPlatform(pulumi.ComponentResource):
         for warning in capacity_warnings(config):
             pulumi.log.warn(warning.removeprefix("warning: "), self)
         gpu_limits = config.gpu_limits
+        # Every EFA pool's zone against the region's zones and the VPC's, in one error, before
+        # the pools' resources are registered (nodepool/zones.py).
+        vpc_zones = pulumi.Output.all(self.network.region_zones, self.network.zones).apply(
+            functools.partial(
+                checked_vpc_zones,
+                pools=[(i, p) for i, p in enumerate(config.node_pools) if p.kind == "efa"],
+            )
+        )
         self.node_pools = {
             pool.name: NodePool(
                 f"{name}-pool-{pool.name}",
@@ -262,6 +274,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     k8s_provider=self.cluster.provider,
                     vpc_id=self.network.vpc_id,
                     subnet_selector=self.network.subnet_selector,
+                    vpc_zones=vpc_zones if pool.kind == "efa" else None,
                     gpu_limit=gpu_limits.get(pool.name),
                     capacity=capacity_of(pool, config.gpu_operator) if pool.is_gpu else None,
                     depends_on=karpenter_ready,
@@ -299,6 +312,8 @@ class GpuPlatform(pulumi.ComponentResource):
                     system_node_selector=system_selector,
                     system_tolerations=system_tolerations(),
                     gpu_tolerations=gpu_node_tolerations(config.gpu_pools),
+                    mig_ready=mig_ready_pools(config.gpu_pools, config.gpu_operator),
+                    label_domain=config.cluster.label_domain,
                     depends_on=[self.cluster.system_node_group],
                 ),
                 opts=child,

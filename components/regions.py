@@ -69,3 +69,8 @@ DEFAULT_MODELLED_ZONES = 3
 def modelled_zone_count(region: str) -> int:
     """How many zones the offline mocks give ``region``."""
     return MODELLED_ZONES.get(region, DEFAULT_MODELLED_ZONES)
+
+
+def modelled_zone_names(region: str) -> list[str]:
+    """The zone names the offline mocks give ``region``: ``<region>a``, ``<region>b``, ..."""
+    return [f"{region}{c}" for c in "abcdef"[: modelled_zone_count(region)]]

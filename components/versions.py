@@ -81,6 +81,13 @@ KARPENTER_MIN_VERSION_FOR_KUBERNETES = {
 SUPPORTED_KUBERNETES_VERSIONS = tuple(KARPENTER_MIN_VERSION_FOR_KUBERNETES)
 DEFAULT_KUBERNETES_VERSION = "1.36"
 
+# The MIG startup remover's image (gpu_operator/mig_ready.py): the Docker Official Image for
+# Python, tag 3.13.9-alpine3.22, built for amd64 and arm64v8 among others
+# (docker-library/official-images library/python at 01732a42e52ea2aca4809bd272fc38002f19006a:
+# "Tags: 3.13.9-alpine3.22, 3.13-alpine3.22, 3.13.9-alpine, 3.13-alpine"). The remover uses the
+# standard library only.
+MIG_READY_IMAGE = "docker.io/library/python:3.13.9-alpine3.22"
+
 # Images of the example workloads the render writes (not deployed by the stack).
 EXAMPLE_TRAINING_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
 EXAMPLE_INFERENCE_IMAGE = "nvcr.io/nvidia/tritonserver:25.01-py3"

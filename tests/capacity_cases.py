@@ -1,26 +1,21 @@
-"""Shared helpers of the capacity tests: a stack's NodePools as Karpenter models, and generated
+"""Shared helpers of the capacity tests: a stack's render as Karpenter sees it, and generated
 stack configurations (time-sliced, MIG single and mixed, plain, EFA pools; queues routed to one
 or several pools, with or without explicit shares)."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
 
-from karpenter_model import NodePoolModel
+from karpenter_model import Render
 
-from eks_gpu_platform.capacity import capacity_of
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.gpu_operator import mig_profiles_for_family
-from eks_gpu_platform.nodepool import (
-    gpu_overlay_manifests,
-    nodeoverlay_manifest,
-    nodepool_manifest,
-    split_gpu_limit,
-    type_slug,
-)
-from eks_gpu_platform.offline.run import load_stack_file, validate
+from eks_gpu_platform.offline.run import load_stack_file, render, validate
+from eks_gpu_platform.offline.stackfile import StackFile
+from eks_gpu_platform.offline.write import helm_releases, kubernetes_objects
 from eks_gpu_platform.spec import SpecError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,54 +27,31 @@ def stack_config(stack: str) -> PlatformConfig:
     return config
 
 
-def pool_models(config: PlatformConfig, pool_name: str) -> list[NodePoolModel]:
-    """The pool's NodePools (one, or one per type for an EFA pool) as Karpenter models, with the
-    NodeOverlays the platform renders and what the device plugin advertises."""
-    domain = config.cluster.label_domain
-    pool = next(p for p in config.gpu_pools if p.name == pool_name)
-    capacity = capacity_of(pool, config.gpu_operator)
-    gpus = config.gpu_limits[pool.name]
-    overlays = gpu_overlay_manifests(pool, capacity, label_domain=domain)
-    if pool.kind == "efa":
-        overlays.append(nodeoverlay_manifest(pool, label_domain=domain))
-    advertised = {t.name: dict(t.advertised) for t in capacity.types}
-    if pool.kind == "efa":
-        variants = [
-            (f"{pool.name}-{type_slug(t.name)}", t.name, share, [t.name])
-            for t, share in zip(
-                pool.catalog_types, split_gpu_limit(gpus, pool.catalog_types), strict=True
-            )
-        ]
-    else:
-        variants = [(pool.name, None, gpus, [t.name for t in capacity.types])]
-    return [
-        NodePoolModel(
-            manifest=nodepool_manifest(
-                pool,
-                name=name,
-                node_class=name,
-                label_domain=domain,
-                gpu_limit=share,
-                instance_type=itype,
-                per_gpu=capacity.per_gpu,
-            ),
-            instance_types=types,
-            overlays=overlays,
-            advertised=lambda t, a=advertised: dict(a[t]),
-        )
-        for name, itype, share, types in variants
+_RENDERS: dict[str, Any] = {}
+
+
+def render_of(stack: StackFile) -> Render:
+    """What Karpenter sees of a stack: its offline render's Kubernetes objects and the GPU
+    Operator's values (the device plugin's and MIG manager's configuration), shared per
+    process."""
+    key = json.dumps([stack.name, stack.config], sort_keys=True)
+    if key not in _RENDERS:
+        _RENDERS[key] = render(REPO, stack)
+    recording = _RENDERS[key]
+    (operator,) = [r for r in helm_releases(recording) if r["chart"] == "gpu-operator"] or [
+        {"values": {}}
     ]
+    return Render.of(kubernetes_objects(recording), operator["values"], stack.config["aws:region"])
 
 
-def unit_pod(config: PlatformConfig, pool_name: str) -> dict[str, int]:
-    """A pod of the smallest request the pool serves: one nvidia.com/gpu (a whole GPU, a slice
-    or a MIG device), or one device of the mixed layout's smallest profile."""
-    pool = next(p for p in config.gpu_pools if p.name == pool_name)
-    capacity = capacity_of(pool, config.gpu_operator)
-    if capacity.mode == "mig-mixed":
-        resource = min(capacity.per_gpu, key=lambda r: (r.split("-", 1)[1], r))
-        return {resource: 1}
-    return {"nvidia.com/gpu": 1}
+def stack_render(stack: str) -> Render:
+    return render_of(load_stack_file(REPO, stack, None))
+
+
+def values_render(values: dict[str, Any], region: str = "us-east-1") -> Render:
+    config: dict[str, Any] = {"aws:region": region}
+    config.update({f"eks-gpu-platform:{k}": v for k, v in values.items()})
+    return render_of(StackFile("generated", "eks-gpu-platform", config, []))
 
 
 # --- generated configurations ---------------------------------------------------------------
@@ -166,12 +138,14 @@ def generated_values(seed: int) -> dict[str, Any]:
     }
 
 
-def generated_configs(count: int) -> tuple[list[PlatformConfig], list[str]]:
-    """``count`` seeds: the configurations that validate, and the errors of the others."""
-    ok, errors = [], []
+def generated_configs(count: int) -> tuple[list[PlatformConfig], list[str], list[int]]:
+    """``count`` seeds: the configurations that validate, the errors of the others, and the
+    seeds of those that validate."""
+    ok, errors, seeds = [], [], []
     for seed in range(count):
         try:
             ok.append(PlatformConfig.load(generated_values(seed), "us-east-1"))
+            seeds.append(seed)
         except SpecError as err:
             errors.append(f"seed {seed}: {err.lines[0]}")
-    return ok, errors
+    return ok, errors, seeds

@@ -281,7 +281,7 @@ def test_node_pools_wait_for_karpenter_and_use_its_node_role(composed) -> None:
     vpc = one(composed, "aws:ec2/vpc:Vpc", "net-vpc")
     sg = one(composed, "aws:ec2/securityGroup:SecurityGroup", "train-efa")
     assert sg.inputs["vpcId"] == vpc.id
-    efa_pool = one(composed, NODEPOOL, "train-p5-48xlarge-pool")
+    efa_pool = one(composed, NODEPOOL, "train-pool")
     assert efa_pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": "16"}
 
 
@@ -296,7 +296,7 @@ def test_gpu_operator_tolerates_every_gpu_pool_taint(composed) -> None:
         "eks-gpu-platform.io/system": "true",
     }
     assert values["driver"] == {"enabled": False}
-    for pool_name in ("l4-pool", "train-p5-48xlarge-pool"):
+    for pool_name in ("l4-pool", "train-pool"):
         pool = one(composed, NODEPOOL, pool_name)
         for taint in pool.inputs["spec"]["template"]["spec"]["taints"]:
             assert tolerates(values["daemonsets"]["tolerations"], taint), (pool_name, taint)

@@ -21,7 +21,7 @@ from crd_validation import unevaluable_rules, validate
 
 from eks_gpu_platform import catalog
 from eks_gpu_platform.config import PlatformConfig
-from eks_gpu_platform.nodepool import pool_labels, split_gpu_limit
+from eks_gpu_platform.nodepool import nodepool_groups, pool_labels
 from eks_gpu_platform.offline import render as offline
 from eks_gpu_platform.offline.render import (
     example_workloads,
@@ -131,13 +131,11 @@ RENDERED = {
         ),
     },
     "prod": {
-        ("NodePool", "train-efa-p5-48xlarge"),
-        ("NodePool", "train-efa-p5e-48xlarge"),
+        ("NodePool", "train-efa"),
         ("NodePool", "train-spot"),
         ("NodePool", "inference"),
         ("NodePool", "general"),
-        ("EC2NodeClass", "train-efa-p5-48xlarge"),
-        ("EC2NodeClass", "train-efa-p5e-48xlarge"),
+        ("EC2NodeClass", "train-efa"),
         ("EC2NodeClass", "train-spot"),
         ("EC2NodeClass", "inference"),
         ("EC2NodeClass", "general"),
@@ -237,11 +235,9 @@ def efa_pools(recording) -> list[dict]:
     return [p for p in objects(recording, "NodePool") if labels(p).get(f"{DOMAIN}/efa") == "true"]
 
 
-def test_prod_has_two_efa_nodepools(prod):
-    assert sorted(p["metadata"]["name"] for p in efa_pools(prod)) == [
-        "train-efa-p5-48xlarge",
-        "train-efa-p5e-48xlarge",
-    ]
+def test_prod_has_one_efa_nodepool_for_p5_and_p5e(prod):
+    # p5.48xlarge and p5e.48xlarge have the same EFA layout: one NodePool, one limit.
+    assert [p["metadata"]["name"] for p in efa_pools(prod)] == ["train-efa"]
 
 
 def test_efa_nodepools_pin_one_zone(prod):
@@ -266,12 +262,13 @@ def test_efa_node_classes_use_the_stacks_placement_group_and_security_group(prod
         node_class = named(
             prod, "EC2NodeClass", pool["spec"]["template"]["spec"]["nodeClassRef"]["name"]
         )
-        itype = requirements(pool)["node.kubernetes.io/instance-type"]["values"]
-        assert len(itype) == 1
+        itypes = requirements(pool)["node.kubernetes.io/instance-type"]["values"]
+        assert itypes == ["p5.48xlarge", "p5e.48xlarge"]
         spec = node_class["spec"]
         assert spec["placementGroupSelector"] == {"name": pg.outputs["name"]}
         assert {"id": sg.id} in spec["securityGroupSelectorTerms"]
-        assert spec["networkInterfaces"] == catalog.efa_network_interfaces(itype[0])
+        for itype in itypes:  # the one layout both types share
+            assert spec["networkInterfaces"] == catalog.efa_network_interfaces(itype)
         assert spec["associatePublicIPAddress"] is False
         assert spec["capacityReservationSelectorTerms"] == [
             {"tags": {"eks-gpu-platform/reservation": "train-efa"}}
@@ -307,28 +304,30 @@ def test_node_overlay_gate_only_with_efa_pools(render_stack, stack, overlay):
 
 # --- friction point 1: each GPU pool's limit is what its queues can admit ----------------------
 
-# dev (Pulumi.dev.yaml):
-#   gpu-spot  preemptible      <- research-batch   gpu.limit 8           -> 8
+# dev (Pulumi.dev.yaml): the three leaves' shares (8 + 4 + 2 = 14) are cut to their parent
+# research's gpu.limit 12 (budget/queues.py): the in-quota parts (2 + 4 + 2 = 8) stay, the
+# over-quota part (batch's 6) gets the 4 left:
+#   gpu-spot  preemptible      <- research-batch   gpu.limit 8, cut to 2 + 4 -> 6
 #   inference non-preemptible  <- research-serving gpu.quota 4           -> 4
 #   notebooks non-preemptible, time-sliced 4 ways (gpuOperator.timeSlicing shared-4)
 #             <- research-notebooks gpu.quota 2 (slices) -> ceil(2 / 4) = 1 physical GPU,
 #                within the pool's cap of 2                              -> 1, rendered in the
 #                slices its nodes advertise: 1 x 4                       -> "4"
 # prod (Pulumi.prod.yaml):
-#   train-efa non-preemptible  <- llm-training gpu.quota 64, cap 64      -> 64, split 32 / 32
+#   train-efa non-preemptible  <- llm-training gpu.quota 64, cap 64      -> 64, one NodePool
+#             (p5.48xlarge and p5e.48xlarge share one EFA layout)
 #   train-spot preemptible     <- research gpu.limit 32                  -> 32
 #   inference non-preemptible  <- serving gpu.quota 16                   -> 16
 GPU_LIMITS = {
-    "dev": {"gpu-spot": "8", "inference": "4", "notebooks": "4"},
+    "dev": {"gpu-spot": "6", "inference": "4", "notebooks": "4"},
     "prod": {
-        "train-efa-p5-48xlarge": "32",
-        "train-efa-p5e-48xlarge": "32",
+        "train-efa": "64",
         "train-spot": "32",
         "inference": "16",
     },
 }
 CONFIG_GPU_LIMITS = {
-    "dev": {"gpu-spot": 8, "inference": 4, "notebooks": 1},
+    "dev": {"gpu-spot": 6, "inference": 4, "notebooks": 1},
     "prod": {"train-efa": 64, "train-spot": 32, "inference": 16},
 }
 
@@ -385,30 +384,70 @@ EFA_POOL = {
 }
 
 
-def test_queue_derived_efa_limit_leaves_room_for_a_node_per_type():
+# p5en.48xlarge (efa-only on cards 0-15) and p5.48xlarge (cards 0-31): two EFA layouts.
+TWO_LAYOUTS = {**EFA_POOL, "instanceTypes": ["p5en.48xlarge", "p5.48xlarge"]}
+
+
+def test_queue_derived_efa_budget_fills_the_first_layout_then_type_shares_split_it():
     values = {
         "cluster": {"name": "gpu-test"},
-        "nodePools": [EFA_POOL],
-        "scheduler": {"queues": [queue("train", ["train"], gpu_quota=8, gpu_limit=8)]},
+        "nodePools": [TWO_LAYOUTS],
+        "scheduler": {"queues": [queue("train", ["train"], gpu_quota=16, gpu_limit=16)]},
+    }
+    config = PlatformConfig.load(values, "us-east-1")
+    groups = nodepool_groups(config.node_pools[0], config.gpu_limits["train"])
+    # Greedy in instanceTypes order, not round-robin: a 16-GPU gang fits the first NodePool.
+    assert [(g.name, g.instance_types, g.gpus) for g in groups] == [
+        ("train-p5en-48xlarge", ("p5en.48xlarge",), 16),
+        ("train-p5-48xlarge", ("p5.48xlarge",), 0),
+    ]
+    # A preemptible pool, sized by gpu.limit: typeShares give the first layout 8, the next one
+    # the rest (quota 8 fits one NodePool, so no gang error).
+    shared = {**TWO_LAYOUTS, "preemptible": True, "typeShares": {"p5en.48xlarge": 8}}
+    config = PlatformConfig.load(
+        {
+            **values,
+            "nodePools": [shared],
+            "scheduler": {"queues": [queue("train", ["train"], gpu_quota=8, gpu_limit=16)]},
+        },
+        "us-east-1",
+    )
+    groups = nodepool_groups(config.node_pools[0], config.gpu_limits["train"])
+    assert [g.gpus for g in groups] == [8, 8]
+    too_much = {**TWO_LAYOUTS, "typeShares": {"p5en.48xlarge": 16, "p5.48xlarge": 16}}
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load({**values, "nodePools": [too_much]}, "us-east-1")
+    assert err.value.lines == [
+        "nodePools[0](train).typeShares: sum to 32 GPUs, more than the budget of efa pool "
+        "'train' (16 GPUs, from its queues and limits.gpus)"
+    ]
+
+
+def test_a_non_preemptible_efa_queue_whose_quota_no_gang_can_get_is_a_config_error():
+    # Both layouts get 8 GPUs: no NodePool holds the 16-GPU quota of a queue whose work runs
+    # in quota only (a gang runs on one instance type of one NodePool).
+    shared = {**TWO_LAYOUTS, "typeShares": {"p5en.48xlarge": 8, "p5.48xlarge": 8}}
+    values = {
+        "cluster": {"name": "gpu-test"},
+        "nodePools": [shared],
+        "scheduler": {"queues": [queue("train", ["train"], gpu_quota=16, gpu_limit=16)]},
     }
     with pytest.raises(SpecError) as err:
         PlatformConfig.load(values, "us-east-1")
     assert err.value.lines == [
-        "nodePools[0](train): the GPU limit its queues allow (8) is split over 2 instance "
-        "type(s) and leaves 0 for p5e.48xlarge, less than one 8-GPU node; raise the routed "
-        "queues' gpu quota/limit or select fewer types"
+        "scheduler.queues[0](train).gpu.quota: 16 of queue 'train' is more than one gang can get "
+        "(8 GPUs): it runs in quota only on its non-preemptible EFA pool(s) 'train', and a gang "
+        "runs on one instance type of one NodePool, whose budget holds at most that many; give "
+        "the pool's types one EFA layout, raise its budget, or set its typeShares so one "
+        "NodePool holds the quota"
     ]
-    ok = {**values, "scheduler": {"queues": [queue("train", ["train"], 16, 16)]}}
-    config = PlatformConfig.load(ok, "us-east-1")
-    pool = config.node_pools[0]
-    assert split_gpu_limit(config.gpu_limits["train"], pool.catalog_types) == [8, 8]
 
 
 # --- friction point 3: non-preemptible pools are not disrupted ---------------------------------
 
 NON_PREEMPTIBLE = {
     "dev": ["inference", "notebooks"],
-    "prod": ["inference", "train-efa-p5-48xlarge", "train-efa-p5e-48xlarge"],
+    "prod": ["inference", "train-efa"],
 }
 
 
@@ -533,12 +572,17 @@ def prod_examples(repo) -> dict:
     return example_workloads(stack_config(repo, "prod"))
 
 
-def pool_affinity(pool: str) -> dict:
+def pool_affinity(pool: str, zone: str | None = None, instance_type: str | None = None) -> dict:
+    expressions = [{"key": POOL_LABEL, "operator": "In", "values": [pool]}]
+    if zone is not None:
+        expressions.append({"key": ZONE, "operator": "In", "values": [zone]})
+    if instance_type is not None:
+        expressions.append(
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [instance_type]}
+        )
     return {
         "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [pool]}]}
-            ]
+            "nodeSelectorTerms": [{"matchExpressions": expressions}]
         }
     }
 
@@ -565,7 +609,11 @@ def test_training_job_on_the_efa_pool(prod_examples):
     pod = template["spec"]
     assert pod["schedulerName"] == "kai-scheduler"
     assert pod["priorityClassName"] == "build"
-    assert pod["affinity"]["nodeAffinity"] == pool_affinity("train-efa")
+    # Two instance types (p5 and p5e, 8 GPUs each): the gang pins the pool's zone and the first
+    # type by size, then name (issue 19 item 7).
+    assert pod["affinity"]["nodeAffinity"] == pool_affinity(
+        "train-efa", "us-east-1a", "p5.48xlarge"
+    )
     own_pods = {"matchLabels": {"batch.kubernetes.io/job-name": "train-llm-training"}}
     assert pod["affinity"]["podAffinity"] == {
         "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -587,7 +635,10 @@ def test_preemptible_training_job_on_spot(prod_examples):
     job = prod_examples["training-research"].kind("Job")
     pod = job["spec"]["template"]["spec"]
     assert pod["priorityClassName"] == "train"
-    assert pod["affinity"]["nodeAffinity"] == pool_affinity("train-spot")
+    # Three zones and four types: the VPC's first zone and the type with the fewest GPUs.
+    assert pod["affinity"]["nodeAffinity"] == pool_affinity(
+        "train-spot", "us-east-1a", "p5.4xlarge"
+    )
     assert pod["tolerations"] == [GPU_TOLERATION]
     assert "annotations" not in job["spec"]["template"]["metadata"]
 
@@ -762,7 +813,11 @@ BAD_CONFIGS = [
         "efa-type-name-collides",
         {
             "nodePools": [
-                {**EFA_POOL, "instanceTypes": ["p5.48xlarge"], "limits": {"gpus": 16}},
+                {
+                    **EFA_POOL,
+                    "instanceTypes": ["p5en.48xlarge", "p5.48xlarge"],
+                    "limits": {"gpus": 16},
+                },
                 {**L4, "name": "train-p5-48xlarge"},
             ]
         },

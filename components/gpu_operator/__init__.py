@@ -10,6 +10,10 @@
 - MIG: a built-in mig-parted configuration with named profiles for A100 40GB/80GB, H100 80GB and
   H200 141GB (``MIG_PROFILE_NAMES``). A pool picks one with the node label
   ``nvidia.com/mig.config=<profile>``; nodes without the label stay ``all-disabled``.
+- MIG pools' nodes start with the NodePool startup taint ``nvidia.com/mig.config.state=pending``;
+  the MIG startup remover (``mig_ready.py``: a DaemonSet, its ServiceAccount and node RBAC) takes
+  it off once the layout is applied and advertised, so Karpenter never charges a MIG node its
+  physical GPUs.
 - Time-slicing: named device-plugin configurations (``GpuOperatorSpec.time_slicing``), picked per
   pool with ``nvidia.com/device-plugin.config=<name>``; unlabelled nodes use ``default`` (no
   sharing). Keep time-sliced pools apart from KAI GPU fractions (FACTS §6, #3376).
@@ -19,7 +23,13 @@ data in, dict out. Every values key exists in the chart's v26.7.0 defaults (or, 
 ``node-feature-discovery``, in the NFD subchart's defaults).
 """
 
-from .component import EFA_TOLERATION, PRIVILEGED_NAMESPACE_LABELS, GpuOperator, GpuOperatorArgs
+from .component import (
+    EFA_TOLERATION,
+    PRIVILEGED_NAMESPACE_LABELS,
+    GpuOperator,
+    GpuOperatorArgs,
+    mig_ready_pools,
+)
 from .mig import (
     MIG_80GB_BALANCED,
     MIG_80GB_PROFILES,
@@ -30,6 +40,13 @@ from .mig import (
     mig_layout,
     mig_parted_config,
     mig_profiles_for_family,
+)
+from .mig_ready import (
+    MIG_READY_LABELS,
+    MIG_READY_NAME,
+    MIG_READY_SCRIPT,
+    mig_ready_daemonset,
+    mig_ready_rbac,
 )
 from .spec import (
     CONFIG_NAME_PATTERN,
@@ -80,6 +97,9 @@ __all__ = [
     "MIG_DISABLED",
     "MIG_GPU_CLASSES",
     "MIG_PROFILE_NAMES",
+    "MIG_READY_LABELS",
+    "MIG_READY_NAME",
+    "MIG_READY_SCRIPT",
     "MIG_STRATEGIES",
     "MIN_TIME_SLICING_REPLICAS",
     "NAMESPACE",
@@ -96,6 +116,9 @@ __all__ = [
     "mig_layout",
     "mig_parted_config",
     "mig_profiles_for_family",
+    "mig_ready_daemonset",
+    "mig_ready_pools",
+    "mig_ready_rbac",
     "no_sharing_config",
     "time_slicing_config",
 ]

@@ -15,6 +15,7 @@ from ..nodepool import (
     EFA_RESOURCE,
     NodePool,
     NodePoolSpec,
+    pool_capacity,
     pool_specs,
     taint_tolerations,
 )
@@ -30,8 +31,27 @@ from ..spec import (
     set_derived,
     show,
 )
+from .mig import mig_layout
+from .mig_ready import mig_ready_admission, mig_ready_daemonset, mig_ready_rbac
 from .spec import NAMESPACE, RELEASE_NAME, GpuOperatorSpec
 from .values import gpu_operator_values
+
+
+def mig_ready_pools(
+    pools: Sequence[NodePoolSpec], spec: GpuOperatorSpec
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Per pool with a MIG startup taint, per instance type, what its nodes advertise once the
+    MIG manager has applied the layout (``pool_capacity``, the numbers of its NodeOverlays)."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for pool in pools:
+        if not pool.mig_startup_taint or spec.mig_strategy not in ("single", "mixed"):
+            continue
+        assert pool.mig_profile is not None
+        layouts = {t.family: mig_layout(pool.mig_profile, t.family) for t in pool.catalog_types}
+        capacity = pool_capacity(pool, mig_strategy=spec.mig_strategy, mig_layouts=layouts)
+        out[pool.name] = {t.name: dict(t.advertised) for t in capacity.types}
+    return out
+
 
 if TYPE_CHECKING:  # cluster imports config, which imports this package
     from ..cluster import EksCluster
@@ -79,6 +99,8 @@ class GpuOperatorArgs:
     system_tolerations: Sequence[Mapping[str, str]] | None = derived("cluster")
     drivers_preinstalled: bool | None = derived("node_pools")
     gpu_tolerations: Sequence[Mapping[str, str]] | None = derived("node_pools")
+    mig_ready: Mapping[str, Mapping[str, Mapping[str, int]]] | None = derived("node_pools")
+    label_domain: str | None = derived("cluster")
     depends_on: Sequence[pulumi.Resource] = ()
 
     def __post_init__(self) -> None:
@@ -100,6 +122,7 @@ class GpuOperatorArgs:
                 },
             )
             depend_on_first(self, [cluster.system_node_group])
+            derive_unset(self, {"label_domain": cluster.spec.label_domain})
         derive_unset(self, {"system_tolerations": system_tolerations()})
         problems += missing_problems(
             self, ("k8s_provider", "system_node_selector"), "EksCluster", "cluster"
@@ -121,6 +144,17 @@ class GpuOperatorArgs:
             )
         if not problems:
             problems += self._pool_problems(pools)
+        if not problems and self.mig_ready is None:
+            set_derived(self, "mig_ready", mig_ready_pools(gpu_pools, self.spec))
+        if self.mig_ready and self.label_domain is None:
+            problems.append(
+                (
+                    ("label_domain",),
+                    f"is required with MIG pools ({', '.join(sorted(self.mig_ready))}): the MIG "
+                    "startup remover selects their nodes by <label domain>/pool; pass the "
+                    "EksCluster component as cluster, or set label_domain",
+                )
+            )
         if problems:
             raise SpecError(type(self).__name__, problems)
 
@@ -148,6 +182,21 @@ class GpuOperatorArgs:
                     )
                 )
         return out
+
+
+_MIG_READY_TYPES = {
+    "ServiceAccount": ("mig-ready-sa", k8s.core.v1.ServiceAccount),
+    "ClusterRole": ("mig-ready-role", k8s.rbac.v1.ClusterRole),
+    "ClusterRoleBinding": ("mig-ready-binding", k8s.rbac.v1.ClusterRoleBinding),
+    "ValidatingAdmissionPolicy": (
+        "mig-ready-policy",
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicy,
+    ),
+    "ValidatingAdmissionPolicyBinding": (
+        "mig-ready-policy-binding",
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding,
+    ),
+}
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -189,6 +238,44 @@ class GpuOperator(pulumi.ComponentResource):
                 depends_on=[namespace, *args.depends_on],
             ),
         )
+        if args.mig_ready:
+            self._mig_ready(name, args, namespace)
         self.namespace = namespace.metadata.name
         self.release_name = self.release.name
         self.register_outputs({"namespace": self.namespace, "release_name": self.release_name})
+
+    def _mig_ready(self, name: str, args: GpuOperatorArgs, namespace: pulumi.Resource) -> None:
+        """The MIG startup remover (``mig_ready.py``): its RBAC and admission policy (the
+        binding after the policy), then its DaemonSet."""
+        opts = pulumi.ResourceOptions(
+            parent=self, provider=args.k8s_provider, depends_on=[namespace]
+        )
+        rbac: list[pulumi.Resource] = []
+        for manifest in mig_ready_rbac() + mig_ready_admission():
+            suffix, resource_type = _MIG_READY_TYPES[manifest["kind"]]
+            fields = {
+                {"roleRef": "role_ref"}.get(k, k): v
+                for k, v in manifest.items()
+                if k not in ("apiVersion", "kind")
+            }
+            after = (
+                pulumi.ResourceOptions(depends_on=rbac[-1:])
+                if "Binding" in manifest["kind"]
+                else None
+            )
+            rbac.append(
+                resource_type(
+                    f"{name}-{suffix}", **fields, opts=pulumi.ResourceOptions.merge(opts, after)
+                )
+            )
+        daemonset = mig_ready_daemonset(
+            pool_label_key=f"{args.label_domain}/pool",
+            expected=args.mig_ready or {},
+            tolerations=args.gpu_tolerations or (),
+        )
+        k8s.apps.v1.DaemonSet(
+            f"{name}-mig-ready",
+            metadata=daemonset["metadata"],
+            spec=daemonset["spec"],
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=rbac)),
+        )

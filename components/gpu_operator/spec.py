@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from ..catalog_mig import MIG_DISABLED as MIG_DISABLED  # its home: the MIG geometry
 from ..spec import Problem, Spec, check_one_of, check_pattern, doc, show
 
 NAMESPACE = "gpu-operator"
@@ -18,7 +19,6 @@ MIG_CONFIG_NAME = "eks-gpu-platform-mig-parted-config"
 DEVICE_PLUGIN_CONFIG_NAME = "eks-gpu-platform-device-plugin-config"
 # mig-manager reads its configuration from this ConfigMap key (chart values comment).
 MIG_CONFIG_KEY = "config.yaml"
-MIG_DISABLED = "all-disabled"
 # The device-plugin configuration of nodes without the nvidia.com/device-plugin.config label.
 NO_SHARING_CONFIG = "default"
 MIG_STRATEGIES = ("none", "single", "mixed")

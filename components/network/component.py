@@ -10,7 +10,7 @@ import pulumi_aws as aws
 
 from ..naming import TYPE_PREFIX
 from ..spec import SpecError, require_instance, show
-from .layout import subnet_layout, subnet_selector, subnet_tags, zone_at
+from .layout import subnet_layout, subnet_selector, subnet_tags, vpc_zone_names, zone_at
 from .spec import VpcSpec
 
 
@@ -54,13 +54,35 @@ class Network(pulumi.ComponentResource):
             args.cluster_name, create=spec.create, subnet_tagging=spec.subnet_tagging
         )
         child = pulumi.ResourceOptions(parent=self)
+        # Parented to the component: the zones of its AWS provider's region. Only zones that
+        # need no opt-in: an opted-in Local or Wavelength Zone is "available" too, but lacks
+        # most instance types and services ("Only Availability Zones (no Local Zones)":
+        # pulumi_aws/get_availability_zones.py, the opt-in-status filter example).
+        azs = aws.get_availability_zones_output(
+            state="available",
+            filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        # The region's zone names, and the zones of the VPC's private subnets (an EFA pool's
+        # zone is checked against both: nodepool/zones.py).
+        self.region_zones: pulumi.Output[list[str]] = azs.names
+        self.zones: pulumi.Output[list[str | None]]
         # What nodes and controllers need to reach AWS and the internet (routes, their table
         # associations, NAT gateways) or to find the subnets (discovery tags). Whatever runs
         # on the nodes depends on these, so `pulumi destroy` removes them only afterwards.
         self.egress: list[pulumi.Resource] = []
         if spec.create:
-            self._create(name, spec, args.cluster_name, tags, child, args.protect)
+            self._create(name, spec, args.cluster_name, tags, child, args.protect, azs)
+            self.zones = azs.names.apply(functools.partial(vpc_zone_names, az_count=spec.azs))
         else:
+            self.zones = pulumi.Output.all(
+                *[
+                    aws.ec2.get_subnet_output(
+                        id=subnet_id, opts=pulumi.InvokeOutputOptions(parent=self)
+                    ).availability_zone
+                    for subnet_id in spec.private_subnet_ids
+                ]
+            )
             self.vpc_id = pulumi.Output.from_input(spec.vpc_id or "")
             self.private_subnet_ids = pulumi.Output.from_input(list(spec.private_subnet_ids))
             self.public_subnet_ids = pulumi.Output.from_input(list(spec.public_subnet_ids))
@@ -104,16 +126,8 @@ class Network(pulumi.ComponentResource):
         tags: dict[str, str],
         child: pulumi.ResourceOptions,
         protect: bool,
+        azs: pulumi.Output[aws.GetAvailabilityZonesResult],
     ) -> None:
-        # Parented to the component: the zones of its AWS provider's region. Only zones that
-        # need no opt-in: an opted-in Local or Wavelength Zone is "available" too, but lacks
-        # most instance types and services ("Only Availability Zones (no Local Zones)":
-        # pulumi_aws/get_availability_zones.py, the opt-in-status filter example).
-        azs = aws.get_availability_zones_output(
-            state="available",
-            filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
-            opts=pulumi.InvokeOutputOptions(parent=self),
-        )
         private_cidrs, public_cidrs = subnet_layout(spec.vpc_cidr, spec.azs)
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",

@@ -78,3 +78,11 @@ def zone_at(names: Sequence[str], index: int, az_count: int) -> str:
             config=True,
         )
     return names[index]
+
+
+def vpc_zone_names(region_zones: Sequence[str], az_count: int) -> list[str]:
+    """The zones of a new VPC's subnets, in subnet order, from the region's zone names
+    (``aws.getAvailabilityZones``, no opt-in): the one place that chooses them (the subnets,
+    the EFA zone check and the gang templates' default zone read it). A ``SpecError`` naming
+    ``vpc.azCount`` when the region has fewer zones."""
+    return [zone_at(region_zones, i, az_count) for i in range(az_count)]

@@ -6,7 +6,8 @@ Every pool in the stack configuration (``nodePools``) becomes one ``NodePool`` c
   preinstalled; Bottlerocket as an option) and a NodePool tainted ``nvidia.com/gpu=true:NoSchedule``
   that requires ``instance-gpu-manufacturer: nvidia`` plus the configured GPU names, families or
   types, labels every node with the project's pool label, and caps ``nvidia.com/gpu``.
-- ``efa`` pools (multi-node training): one EC2NodeClass and NodePool per instance type, with every
+- ``efa`` pools (multi-node training): one EC2NodeClass and NodePool per EFA layout (types with
+  the same network interfaces share one, ``budget.nodepools``), with every
   EFA interface laid out (``networkInterfaces``), one AZ, a cluster placement group and a security
   group open to itself, hugepages reserved at boot and declared to Karpenter by a NodeOverlay.
 - ``cpu`` pools: untainted general-purpose capacity, so nothing non-GPU lands on GPU nodes.
@@ -19,14 +20,17 @@ The package: ``constants`` (resources, taints, defaults, patterns), ``parts`` (t
 ``NodePool``). Every name the old ``nodepool`` module defined is re-exported here.
 """
 
-from .capacity import (
+# What a pool's nodes advertise and its budget's split live with the GPU budget (``budget``).
+from ..budget import (
     GPU_OVERLAY_WEIGHT,
     MIG_RESOURCE_PREFIX,
     PoolCapacity,
     TypeCapacity,
     gpu_overlay_manifests,
     mig_g_count,
+    nodepool_groups,
     pool_capacity,
+    split_gpu_limit,
 )
 from .component import NodePool, NodePoolArgs, pool_specs
 from .constants import (
@@ -59,6 +63,9 @@ from .constants import (
     KUBELET_RESERVED_KEYS,
     LABEL_VALUE,
     LABEL_VALUE_TEXT,
+    MIG_CONFIG_STATE_LABEL,
+    MIG_CONFIG_STATE_SUCCESS,
+    MIG_PENDING_TAINT,
     NAME_PATTERN,
     POOL_KINDS,
     PREEMPTIBLE_BUDGETS,
@@ -79,6 +86,7 @@ from .manifests import (
     nodepool_manifest,
     pool_labels,
     pool_requirements,
+    pool_startup_taints,
     pool_taints,
     taint_tolerations,
     type_slug,
@@ -94,7 +102,7 @@ from .parts import (
     TaintSpec,
     article,
 )
-from .spec import NodePoolSpec, default_cpu_pool, split_gpu_limit
+from .spec import NodePoolSpec, default_cpu_pool
 
 __all__ = [
     "AMI_FAMILIES",
@@ -129,6 +137,9 @@ __all__ = [
     "KUBELET_RESERVED_KEYS",
     "LABEL_VALUE",
     "LABEL_VALUE_TEXT",
+    "MIG_CONFIG_STATE_LABEL",
+    "MIG_CONFIG_STATE_SUCCESS",
+    "MIG_PENDING_TAINT",
     "MIG_RESOURCE_PREFIX",
     "NAME_PATTERN",
     "POOL_KINDS",
@@ -160,11 +171,13 @@ __all__ = [
     "hugepages_user_data",
     "mig_g_count",
     "nodeoverlay_manifest",
+    "nodepool_groups",
     "nodepool_manifest",
     "pool_capacity",
     "pool_labels",
     "pool_requirements",
     "pool_specs",
+    "pool_startup_taints",
     "pool_taints",
     "split_gpu_limit",
     "taint_tolerations",

@@ -1,7 +1,9 @@
 """The ``NodePool`` component: registers a pool's EC2NodeClass(es), NodePool(s) and, for an EFA
-pool, its placement group, security group and NodeOverlay."""
+pool, its placement group, security group and NodeOverlay. An EFA pool gets one EC2NodeClass and
+NodePool per EFA layout, its budget split among them (``budget.nodepools``)."""
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +12,12 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .. import versions
+from ..budget import (
+    PoolCapacity,
+    gpu_overlay_manifests,
+    nodepool_groups,
+    uneven_density_problem,
+)
 from ..karpenter.lifecycle import finalizer_delete_timeout
 from ..naming import TYPE_PREFIX
 from ..spec import (
@@ -25,9 +33,8 @@ from ..spec import (
     set_derived,
     show,
 )
-from .capacity import PoolCapacity, gpu_overlay_manifests, uneven_density_problem
-from .manifests import ec2nodeclass_manifest, nodeoverlay_manifest, nodepool_manifest, type_slug
-from .spec import NodePoolSpec, split_gpu_limit
+from .manifests import ec2nodeclass_manifest, nodeoverlay_manifest, nodepool_manifest
+from .spec import NodePoolSpec
 
 if TYPE_CHECKING:  # cluster and karpenter import config, which imports this package
     from ..cluster import EksCluster
@@ -65,6 +72,10 @@ class NodePoolArgs:
     vpc_id: pulumi.Input[str] | None = derived("cluster")
     # The private subnets' tags (Network.subnet_selector); None: karpenter.sh/discovery.
     subnet_selector: Mapping[str, str] | None = derived("cluster")
+    # The zones of the VPC's private subnets (Network.zones; None in it: not known). An EFA
+    # pool's zone must be one of them: its resources wait for the check (nodepool/zones.py).
+    # GpuPlatform passes them checked against the region's zones too, every pool in one error.
+    vpc_zones: pulumi.Input[Sequence[str | None]] | None = None
     gpu_limit: int | None = None
     capacity: PoolCapacity | None = None
     depends_on: Sequence[pulumi.Resource] = ()
@@ -233,6 +244,31 @@ def _has_outputs(spec: NodePoolSpec) -> bool:
     )
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _after(check: pulumi.Output[Any], value: Any) -> pulumi.Output[Any]:
+    """``value``, once ``check`` has resolved (its failure fails ``value``)."""
+    return pulumi.Output.all(check, value).apply(lambda a: a[1])
+
+
+def _check_zone(spec: NodePoolSpec, zones: Sequence[str | None]) -> list[str | None]:
+    """``zones`` if the EFA pool's zone is among them (or they are not all known)."""
+    if all(z is not None for z in zones) and spec.zone not in zones:
+        raise SpecError(
+            "NodePoolArgs",
+            [
+                (
+                    ("spec", "zone"),
+                    f"{show(spec.zone)} of efa pool {show(spec.name)} has no private subnet of "
+                    f"the VPC; expected one of {', '.join(sorted({str(z) for z in zones}))}",
+                )
+            ],
+        )
+    return list(zones)
+
+
 class NodePool(pulumi.ComponentResource):
     """One pool of Karpenter capacity: EC2NodeClass(es), NodePool(s), and EFA networking."""
 
@@ -252,6 +288,15 @@ class NodePool(pulumi.ComponentResource):
         class_opts = pulumi.ResourceOptions.merge(
             k8s_opts, pulumi.ResourceOptions(custom_timeouts=until_drained)
         )
+        # An EFA pool's resources wait for its zone to pass the check against the VPC's zones:
+        # a zone without a private subnet fails them before they are registered.
+        gate: Callable[[Any], Any] = _identity
+        if spec.kind == "efa" and args.vpc_zones is not None:
+            checked = pulumi.Output.from_input(args.vpc_zones).apply(
+                lambda zones: _check_zone(spec, zones)
+            )
+            gate = functools.partial(_after, checked)
+
         security_groups: pulumi.Output[list[str]] = pulumi.Output.from_input([])
         placement_group: pulumi.Output[str | None] = pulumi.Output.from_input(None)
         if spec.kind == "efa":
@@ -262,7 +307,7 @@ class NodePool(pulumi.ComponentResource):
                 pg = aws.ec2.PlacementGroup(
                     f"{name}-pg",
                     strategy="cluster",
-                    tags={**tags, "Name": f"{cluster_name}-{spec.name}"},
+                    tags=gate({**tags, "Name": f"{cluster_name}-{spec.name}"}),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
                 placement_group = pg.name
@@ -270,7 +315,7 @@ class NodePool(pulumi.ComponentResource):
                 f"{name}-efa",
                 description=f"EFA traffic between {spec.name} nodes of {cluster_name}",
                 vpc_id=args.vpc_id,
-                tags={**tags, "Name": f"{cluster_name}-{spec.name}-efa"},
+                tags=gate({**tags, "Name": f"{cluster_name}-{spec.name}-efa"}),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             aws.vpc.SecurityGroupIngressRule(
@@ -291,16 +336,14 @@ class NodePool(pulumi.ComponentResource):
             )
             security_groups = sg.id.apply(lambda i: [i])
 
-        variants: list[tuple[str, str | None, int | None]]
-        if spec.kind == "efa":
-            types = spec.catalog_types
-            limits = split_gpu_limit(args.gpu_limit, types)
-            variants = [
-                (f"{spec.name}-{type_slug(t.name)}", t.name, limit)
-                for t, limit in zip(types, limits, strict=True)
-            ]
-        else:
-            variants = [(spec.name, None, args.gpu_limit)]
+        # One NodePool for a GPU pool; one per EFA layout for an EFA pool (types with the same
+        # networkInterfaces share it and its limit: Karpenter limits are per NodePool,
+        # kubernetes-sigs/karpenter v1.14.1 scheduler.go filterByRemainingResources L1068-1085).
+        # An EFA NodePool lists its types; its EC2NodeClass renders the layout they share.
+        variants: list[tuple[str, tuple[str, ...] | None, int | None]] = [
+            (g.name, g.instance_types if g.efa else None, g.gpus)
+            for g in nodepool_groups(spec, args.gpu_limit)
+        ]
 
         # The NodeOverlays first, and every NodePool of the pool depends on them: Pulumi creates a
         # resource only after its depends_on (the SDK awaits their URNs before registering it:
@@ -318,7 +361,7 @@ class NodePool(pulumi.ComponentResource):
                     api_version=versions.NODEOVERLAY_API,
                     kind="NodeOverlay",
                     metadata=overlay["metadata"],
-                    spec=overlay["spec"],
+                    spec=gate(overlay["spec"]),
                     opts=k8s_opts,
                 )
             )
@@ -338,10 +381,11 @@ class NodePool(pulumi.ComponentResource):
         # Outputs inside the manifest (a KMS key, a reservation id) resolve with it.
         resolve: Any = pulumi.Output.from_input if _has_outputs(spec) else (lambda m: m)
         pools, classes = [], []
-        for resource_name, instance_type, gpu_limit in variants:
+        for resource_name, instance_types, gpu_limit in variants:
             suffix = resource_name.removeprefix(spec.name)
+            layout = instance_types[0] if instance_types else None
             node_class = pulumi.Output.all(args.node_role, security_groups, placement_group).apply(
-                lambda a, n=resource_name, t=instance_type: resolve(
+                lambda a, n=resource_name, t=layout: resolve(
                     ec2nodeclass_manifest(
                         spec,
                         name=n,
@@ -360,7 +404,7 @@ class NodePool(pulumi.ComponentResource):
                 api_version=versions.EC2NODECLASS_API,
                 kind="EC2NodeClass",
                 metadata={"name": resource_name},
-                spec=node_class.apply(lambda m: m["spec"]),
+                spec=gate(node_class.apply(lambda m: m["spec"])),
                 opts=class_opts,
             )
             manifest = nodepool_manifest(
@@ -369,7 +413,7 @@ class NodePool(pulumi.ComponentResource):
                 node_class=resource_name,
                 label_domain=label_domain,
                 gpu_limit=gpu_limit,
-                instance_type=instance_type,
+                instance_type=instance_types,
                 per_gpu=args.capacity.per_gpu if args.capacity is not None else None,
             )
             pool = k8s.apiextensions.CustomResource(
@@ -377,7 +421,7 @@ class NodePool(pulumi.ComponentResource):
                 api_version=versions.NODEPOOL_API,
                 kind="NodePool",
                 metadata=manifest["metadata"],
-                spec=manifest["spec"],
+                spec=gate(manifest["spec"]),
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=args.k8s_provider,

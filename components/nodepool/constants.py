@@ -1,11 +1,25 @@
 """Constants the node pool specs and builders share: resources, taints, defaults, patterns."""
 
 from .. import versions
+from ..budget.units import GPU_RESOURCE as GPU_RESOURCE
 
-GPU_RESOURCE = "nvidia.com/gpu"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 GPU_TAINT = {"key": GPU_RESOURCE, "value": "true", "effect": "NoSchedule"}
 EFA_TAINT = {"key": EFA_RESOURCE, "value": "true", "effect": "NoSchedule"}
+# The MIG manager's progress label on a node (NVIDIA/mig-parted v0.15.0
+# pkg/mig/reconfigure/reconfigure.go L41, L49): "success" once the layout of nvidia.com/mig.config
+# is applied, both when it was already in place (L142-145) and after a reconfiguration, once the
+# GPU clients (device plugin, GFD, DCGM) are restarted (L233-239).
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
+MIG_CONFIG_STATE_SUCCESS = "success"
+# The MIG profile without MIG (gpu_operator.spec.MIG_DISABLED; nodepool must not import it).
+MIG_DISABLED_PROFILE = "all-disabled"
+# A MIG pool's NodePool startup taint: Karpenter keeps the node uninitialized, charging the
+# NodeClaim's (overlaid) capacity, until every startup taint is gone (kubernetes-sigs/karpenter
+# v1.14.1 pkg/controllers/nodeclaim/lifecycle/initialization.go L74-77, L114-127); pods need not
+# tolerate it to get nodes provisioned (pkg/apis/v1/nodeclaim.go L32-35). The MIG startup
+# remover (gpu_operator/mig_ready.py) takes it off once the layout is applied and advertised.
+MIG_PENDING_TAINT = {"key": MIG_CONFIG_STATE_LABEL, "value": "pending", "effect": "NoSchedule"}
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 # Within one NodePool Karpenter always tries reserved capacity first, then spot, then on-demand.
 CAPACITY_PRIORITY = ("reserved", "spot", "on-demand")

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import catalog, versions
+from ..budget.nodepools import type_slug as type_slug  # re-exported (its earlier home)
 from ..catalog_cpu import GRAVITON_FAMILY as GRAVITON_FAMILY  # re-exported (its earlier home)
 from ..catalog_cpu import family_arch as family_arch  # re-exported, likewise
 from ..cluster.spec import DEFAULT_LABEL_DOMAIN, LABEL_DOMAIN_ANNOTATION
@@ -21,6 +22,7 @@ from .constants import (
     EFA_TAINT,
     GPU_RESOURCE,
     GPU_TAINT,
+    MIG_PENDING_TAINT,
 )
 from .placement import PLACEMENT_GROUP_ID
 from .spec import NodePoolSpec
@@ -67,15 +69,23 @@ def pool_taints(spec: NodePoolSpec) -> list[dict[str, str]]:
     return taints
 
 
+def pool_startup_taints(spec: NodePoolSpec) -> list[dict[str, str]]:
+    """The NodePool's ``startupTaints``: a MIG pool's nodes stay tainted, and uninitialized for
+    Karpenter, until the MIG manager has applied the pool's layout and the device plugin
+    advertises it (``MIG_PENDING_TAINT``; ``NodePoolSpec.mig_startup_taint``)."""
+    return [dict(MIG_PENDING_TAINT)] if spec.mig_startup_taint else []
+
+
 def taint_tolerations(
     pools: Sequence[NodePoolSpec], skip: Sequence[str] = (GPU_RESOURCE,)
 ) -> list[dict[str, str]]:
     """Tolerations for node DaemonSets (GPU Operator operands, EFA device plugin) beyond the
-    ``skip`` keys they tolerate already: every other taint the pools put on their nodes, once
-    per key and effect, sorted."""
+    ``skip`` keys they tolerate already: every other taint the pools put on their nodes, startup
+    taints included (the MIG manager and the device plugin must run on a node still carrying
+    ``MIG_PENDING_TAINT`` to get it removed), once per key and effect, sorted."""
     seen: dict[tuple[str, str], dict[str, str]] = {}
     for pool in pools:
-        for taint in pool_taints(pool):
+        for taint in pool_taints(pool) + pool_startup_taints(pool):
             if taint["key"] not in skip:
                 seen.setdefault(
                     (taint["key"], taint["effect"]),
@@ -88,13 +98,19 @@ def _requirement(key: str, operator: str, values: Sequence[str]) -> dict[str, An
     return {"key": key, "operator": operator, "values": list(values)}
 
 
-def pool_requirements(spec: NodePoolSpec, instance_type: str | None = None) -> list[dict]:
-    """The NodePool's requirements: what it may launch, where, and on which capacity."""
+def pool_requirements(
+    spec: NodePoolSpec, instance_type: str | Sequence[str] | None = None
+) -> list[dict]:
+    """The NodePool's requirements: what it may launch, where, and on which capacity.
+
+    ``instance_type``: the type, or the types, of one of an EFA pool's NodePools (one per EFA
+    layout, ``budget.nodepools``)."""
     reqs = []
     if spec.is_gpu:
         reqs.append(_requirement("karpenter.k8s.aws/instance-gpu-manufacturer", "In", ["nvidia"]))
         if instance_type is not None:
-            reqs.append(_requirement("node.kubernetes.io/instance-type", "In", [instance_type]))
+            types = [instance_type] if isinstance(instance_type, str) else list(instance_type)
+            reqs.append(_requirement("node.kubernetes.io/instance-type", "In", types))
         else:
             if spec.gpus:
                 reqs.append(_requirement("karpenter.k8s.aws/instance-gpu-name", "In", spec.gpus))
@@ -143,10 +159,11 @@ def nodepool_manifest(
     node_class: str,
     label_domain: str,
     gpu_limit: int | None,
-    instance_type: str | None = None,
+    instance_type: str | Sequence[str] | None = None,
     per_gpu: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """A Karpenter ``NodePool`` (``karpenter.sh/v1``) for the pool (or one EFA type of it).
+    """A Karpenter ``NodePool`` (``karpenter.sh/v1``) for the pool (or one EFA layout of it:
+    ``instance_type`` then names its types).
 
     ``gpu_limit`` is the pool's budget in physical GPUs; its ``limits`` carry it in the units
     the nodes advertise: ``per_gpu`` of each resource per GPU (``PoolCapacity.per_gpu``;
@@ -170,6 +187,8 @@ def nodepool_manifest(
     taints = pool_taints(spec)
     if taints:
         template_spec["taints"] = taints
+    if startup := pool_startup_taints(spec):
+        template_spec["startupTaints"] = startup
     manifest_spec: dict[str, Any] = {
         "template": {
             "metadata": {"labels": pool_labels(spec, label_domain)},
@@ -306,8 +325,3 @@ def nodeoverlay_manifest(spec: NodePoolSpec, *, label_domain: str) -> dict[str, 
             "capacity": {"hugepages-2Mi": catalog.EFA_HUGEPAGES_2MI},
         },
     }
-
-
-def type_slug(instance_type: str) -> str:
-    """``p5.48xlarge`` -> ``p5-48xlarge``: an instance type inside a Kubernetes name."""
-    return instance_type.replace(".", "-")

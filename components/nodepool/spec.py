@@ -2,11 +2,12 @@
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import catalog, catalog_cpu
+from ..budget.nodepools import gpu_limit_shortfall, type_share_problems
 from ..checks import KAI_SHARD_LABEL, check_duration, check_label_value, check_qualified_key
 from ..spec import Problem, Spec, check_pattern, check_range, did_you_mean, doc, show
 from .constants import (
@@ -27,6 +28,7 @@ from .constants import (
     GP3_MIBPS_PER_IOPS,
     GPU_RESOURCE,
     LABEL_VALUE_TEXT,
+    MIG_DISABLED_PROFILE,
     MIN_EXPIRE_AFTER,
     MIN_TERMINATION_GRACE,
     NAME_PATTERN,
@@ -98,6 +100,12 @@ class NodePoolSpec(Spec):
     pre_pull_images: tuple[str, ...] = doc(
         (), "Images (pinned tag or digest) pulled at every node start; al2023 pools, at most 10."
     )
+    type_shares: Mapping[str, int] = doc(
+        text="EFA pools: GPUs (whole nodes) of the budget per instance type; a NodePool (one per "
+        "EFA layout) gets at most the sum of its types' shares. Default: the first layout in "
+        "instanceTypes order gets the whole budget (see README, Friction points).",
+        default_factory=dict,
+    )
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -116,6 +124,22 @@ class NodePoolSpec(Spec):
         if self.kind == "efa":
             selected = tuple(t for t in selected if t.efa_capable)
         return selected
+
+    @property
+    def gang_types(self) -> tuple[catalog.InstanceType, ...]:
+        """The pool's GPU types in the order a gang template prefers them (the first is its
+        default ``instance_type``): fewest GPUs, then the smallest size (``xlarge`` before
+        ``2xlarge`` ... ``48xlarge``, ``metal`` last), then by name."""
+        types = [t for t in self.catalog_types if t.gpu_count > 0] or list(self.catalog_types)
+        return tuple(sorted(types, key=lambda t: (t.gpu_count, _size_rank(t.size), t.name)))
+
+    @property
+    def mig_startup_taint(self) -> bool:
+        """Whether the pool's nodes start with ``MIG_PENDING_TAINT``: a GPU pool whose MIG
+        profile changes what its nodes advertise. Before the MIG manager applies it, the device
+        plugin advertises the physical GPUs, and Karpenter would initialize the node and charge
+        that capacity (review F6). ``all-disabled`` advertises whole GPUs from the start."""
+        return self.is_gpu and self.mig_profile not in (None, MIG_DISABLED_PROFILE)
 
     @property
     def efa_types(self) -> tuple[str, ...]:
@@ -161,7 +185,10 @@ class NodePoolSpec(Spec):
         ):
             out.append((("name",), msg))
         out += self._capacity_problems()
-        out += self._selection_problems()
+        selection = self._selection_problems()
+        out += selection
+        if not selection:
+            out += type_share_problems(self)
         out += self._volume_problems()
         if self.expire_after is not None and (
             msg := check_duration(
@@ -411,28 +438,17 @@ class NodePoolSpec(Spec):
     def gpu_limit_shortfall(self, limit: int) -> str | None:
         """Why ``limit`` GPUs could never launch a node of this pool (None when they can).
 
-        An EFA pool shares its limit across one NodePool per instance type, so every share must
-        hold a whole node of its type; a GPU pool must hold its smallest node.
+        An EFA pool splits its limit over one NodePool per EFA layout, greedily
+        (``budget.nodepools``): some NodePool must hold a whole node; a GPU pool must hold its
+        smallest node.
         """
-        types = [t for t in self.catalog_types if t.gpu_count > 0]
-        if not types:
-            return None
-        if self.kind == "efa":
-            shares = split_gpu_limit(limit, self.catalog_types)
-            for share, t in zip(shares, self.catalog_types, strict=True):
-                if share is not None and share < t.gpu_count:
-                    return (
-                        f"is split over {len(shares)} instance type(s) and leaves {share} for "
-                        f"{t.name}, less than one {t.gpu_count}-GPU node"
-                    )
-            return None
-        smallest = min(types, key=lambda t: (t.gpu_count, t.name))
-        if limit < smallest.gpu_count:
-            return (
-                f"is less than one node of the smallest type ({smallest.name}, "
-                f"{smallest.gpu_count} GPUs)"
-            )
-        return None
+        return gpu_limit_shortfall(self, limit)
+
+
+def _size_rank(size: str) -> int:
+    """``xlarge`` -> 1, ``48xlarge`` -> 48; any other size (``metal``, ``metal-48xl``) after."""
+    match = re.fullmatch(r"(\d*)xlarge", size)
+    return int(match.group(1) or 1) if match else 1_000_000
 
 
 def default_cpu_pool(*, spot: bool = True) -> NodePoolSpec:
@@ -448,31 +464,3 @@ def default_cpu_pool(*, spot: bool = True) -> NodePoolSpec:
         preemptible=True,
         limits=LimitsSpec(cpu="256", memory="1024Gi"),
     )
-
-
-def split_gpu_limit(total: int | None, types: Sequence[catalog.InstanceType]) -> list[int | None]:
-    """An EFA pool's GPU budget shared across its per-type NodePools, in whole nodes.
-
-    Karpenter limits are per NodePool (kubernetes-sigs/karpenter v1.14.1
-    ``pkg/apis/v1/nodepool.go`` L190-203): there is no cap shared by several NodePools, so
-    giving each type the whole budget would let Karpenter buy it once per type. The budget is
-    dealt out one node at a time, in the order the types are listed (list the type of the
-    capacity reservation first), while a whole node of the type fits in what is left: the
-    shares sum to the budget (less any part smaller than every node) and each is whole nodes.
-    A gang never spans instance types (its pod affinity includes the instance type), so the
-    largest gang of an EFA pool is its largest share.
-    """
-    if total is None:
-        return [None] * len(types)
-    shares = [0] * len(types)
-    left = total
-    while True:
-        dealt = False
-        for i, t in enumerate(types):
-            size = max(t.gpu_count, 1)
-            if size <= left:
-                shares[i] += size
-                left -= size
-                dealt = True
-        if not dealt:
-            return list(shares)

@@ -10,11 +10,14 @@ from .. import catalog, versions
 from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
 from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
+from ..network.layout import vpc_zone_names
+from ..regions import modelled_zone_names
 from ..scheduler import (
     APP_LABEL,
     RESTRICTED,
     WorkloadTemplate,
     fractional_pod_template,
+    gang_placement,
     inference_deployment_template,
     inference_network_policy_template,
     inference_service_account_template,
@@ -52,6 +55,29 @@ def training_notes(namespace: str, name: str) -> tuple[str, ...]:
         "provider is efa.",
         "Run: kubectl apply -f <this file>",
         f"     kubectl logs -n {namespace} -l batch.kubernetes.io/job-name={name} --prefix -f",
+    )
+
+
+def gang_zones(config: PlatformConfig) -> list[str]:
+    """The zones of the stack's VPC as the render knows them: a new VPC's, chosen by the network
+    package from the zones the render models for the region; none for an existing VPC (its
+    subnets' zones are known only at deployment)."""
+    if not config.vpc.create:
+        return []
+    return vpc_zone_names(modelled_zone_names(config.region), config.vpc.azs)
+
+
+def gang_notes(queue: str, zone: str | None, instance_type: str | None) -> tuple[str, ...]:
+    if zone is None and instance_type is None:
+        return ()
+    pins = " and ".join(
+        f"{what} {value}"
+        for what, value in (("zone", zone), ("instance type", instance_type))
+        if value is not None
+    )
+    return (
+        "Karpenter may spread a gang over the pool's zones or instance types, so the Job pins",
+        f"{pins} (scheduler.queues[{queue}].gangZone / gangInstanceType).",
     )
 
 
@@ -117,8 +143,14 @@ def _queue_workloads(
         if queue.name not in leaves or not routed:
             continue
         pool = routed[0]
-        whole = [t for t in pool.catalog_types if t.gpu_count > 0] or list(pool.catalog_types)
-        smallest = min(whole, key=lambda t: (t.gpu_count, t.name))
+        # One zone and one type for a gang on a pool with several (gang_placement).
+        zone, pinned = gang_placement(
+            [pool.zone] if pool.zone else gang_zones(config),
+            [t.name for t in pool.gang_types],
+            zone=queue.gang_zone,
+            instance_type=queue.gang_instance_type,
+        )
+        smallest = catalog.INSTANCE_TYPES[pinned] if pinned else pool.gang_types[0]
         namespace = queue.workload_namespace
         common = {
             "namespace": namespace,
@@ -146,6 +178,8 @@ def _queue_workloads(
                 cpu=EFA_CPU if efa else str(CPU_PER_GPU * gpus),
                 memory=EFA_MEMORY if efa else f"{MEMORY_GIB_PER_GPU * gpus}Gi",
                 shm_size=EFA_SHM if efa else f"{SHM_GIB_PER_GPU * gpus}Gi",
+                zone=zone,
+                instance_type=pinned,
                 **common,
             )
             documents = [
@@ -163,7 +197,7 @@ def _queue_workloads(
                     RESTRICTED,
                     None,
                     documents,
-                    training_notes(namespace, name),
+                    training_notes(namespace, name) + gang_notes(queue.name, zone, pinned),
                 )
             )
         else:

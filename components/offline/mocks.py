@@ -34,7 +34,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import resource_pb2, source_pb2
 
 from ..config import partition_for_region
-from ..regions import modelled_zone_count
+from ..regions import modelled_zone_names
 from ..spec import SpecError
 from .mock_outputs import GLOBAL_SERVICES, KNOWN_ARNS, MockOutputs
 from .mock_types import DIRECTIONS, Registration, Scope, _hex, region_short_code
@@ -213,13 +213,17 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 }
             if token == "aws:index/getRegion:getRegion":
                 return {"name": scope.region, "region": scope.region, "id": scope.region}
+            if token == "aws:ec2/getSubnet:getSubnet":
+                # An existing subnet's zone is the account's: not modelled (null), so offline
+                # the EFA zone check (nodepool/zones.py) cannot test it against the VPC.
+                return {**args.args, "availabilityZone": None}
             if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
                 # The region's real zone count where it is modelled (regions.py).
-                letters = "abcdef"[: modelled_zone_count(scope.region)]
+                names = modelled_zone_names(scope.region)
                 short = region_short_code(scope.region)
                 return {
-                    "names": [f"{scope.region}{c}" for c in letters],
-                    "zoneIds": [f"{short}-az{i + 1}" for i in range(len(letters))],
+                    "names": names,
+                    "zoneIds": [f"{short}-az{i + 1}" for i in range(len(names))],
                     "state": "available",
                     "id": scope.region,
                 }

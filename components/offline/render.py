@@ -35,7 +35,7 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from ..capacity import capacity_warnings
+from ..budget import capacity_warnings
 from ..spec import SpecError
 from .capacity import capacity_markdown, write_capacity
 from .plan import write_plan

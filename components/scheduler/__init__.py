@@ -17,14 +17,22 @@ numbers explicit). The Run:ai x Karpenter friction points (FACTS §8.2) are hand
    ``karpenter.sh/do-not-disrupt: "true"`` on the pods KAI schedules and treats as
    non-preemptible, only in the queue namespaces the component creates
    (``queue_namespace_manifests``), never on system, DaemonSet or mirror pods.
-4. Gangs spread across pools: ``training_job_template`` pins a gang to one pool and one zone
-   (node affinity on the pool label, pod affinity on the pool label and the zone).
+4. Gangs spread across pools, zones and types: ``training_job_template`` pins a gang to one
+   pool (node affinity on the pool label, pod affinity on the pool label, zone and type) and, on
+   a pool with several zones or types, to one zone and one type by required node affinity
+   (``gang_placement``: Karpenter's pod affinity does not keep whole-node gangs together).
 
 Units in configuration are human ones; the Queue CRD's are rendered: cpu in cores (rendered as
 millicores, x1000), memory in GiB (rendered in MB = 10^6 bytes, x1073.741824), gpu in devices.
 -1 means unlimited (quota) or no limit (limit) and is rendered as -1.
 """
 
+# Queue routing and the pools' budgets live with the GPU budget (``budget``).
+from ..budget import (
+    PoolRouting,
+    pool_gpu_limits,
+    routing_problems,
+)
 from .component import (
     KaiScheduler,
     KaiSchedulerArgs,
@@ -103,11 +111,6 @@ from .podsecurity import (
     restricted_pod_security_context,
     weakest_level,
 )
-from .routing import (
-    PoolRouting,
-    pool_gpu_limits,
-    routing_problems,
-)
 from .spec import (
     QueueResourceSpec,
     QueueSpec,
@@ -116,6 +119,8 @@ from .spec import (
 )
 from .templates import (
     fractional_pod_template,
+    gang_node_affinity,
+    gang_placement,
     inference_deployment_template,
     inference_network_policy_template,
     inference_service_account_template,
@@ -186,6 +191,8 @@ __all__ = [
     "default_deny_policy",
     "disruption_admission_policy",
     "fractional_pod_template",
+    "gang_node_affinity",
+    "gang_placement",
     "inference_deployment_template",
     "inference_network_policy_template",
     "inference_service_account_template",

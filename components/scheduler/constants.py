@@ -1,5 +1,9 @@
 """Names, labels, annotations, priority classes and units shared by the scheduler's spec and
-builders, and ``_num``, the number formatting both use."""
+builders, and ``_num``, the number formatting both use (``UNLIMITED`` and ``_num`` live with the
+GPU budget, ``budget.units``)."""
+
+from ..budget.units import UNLIMITED as UNLIMITED
+from ..budget.units import _num as _num
 
 NAMESPACE = "kai-scheduler"
 RELEASE_NAME = "kai-scheduler"
@@ -67,7 +71,6 @@ SYSTEM_NAMESPACES = (
     "kai-scale-adjust",
     "gpu-operator",
 )
-UNLIMITED = -1
 MILLICORES_PER_CORE = 1000
 BYTES_PER_GIB = 1024**3
 BYTES_PER_MB = 1000**2
@@ -84,10 +87,3 @@ DEFAULT_FRACTIONAL_CONTAINER = "main"
 # Namespaces a queue may not use: ``default`` and the system namespaces (none enforces Pod
 # Security "restricted", and the admission policies never act in them).
 RESERVED_NAMESPACES = ("default", *SYSTEM_NAMESPACES)
-
-
-def _num(value: float) -> int | float:
-    """A whole float as an int (``4.0`` -> ``4``), for manifests and messages."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value

@@ -143,6 +143,13 @@ DEPLOYMENT_POD_EXPRESSION = (
     "object.metadata.ownerReferences.exists(r, r.kind == 'ReplicaSet')"
 )
 NOTEBOOK_POD_EXPRESSION = "has(object.metadata.labels) && 'notebook-name' in object.metadata.labels"
+# A Knative Service's pods carry ``serving.knative.dev/revision``; KAI groups them by their
+# Revision and never reads a preemptibility label for them: the PodGroup metadata carries no
+# preemptibility (kai-scheduler v0.16.8 pkg/podgrouper/podgrouper/plugins/knative/knative.go
+# L29, L88-139), so only the class decides (``inference`` when none resolves, L113).
+KNATIVE_POD_EXPRESSION = (
+    "has(object.metadata.labels) && 'serving.knative.dev/revision' in object.metadata.labels"
+)
 # KAI parses the preemptibility label strictly (kai-scheduler v0.16.8 pkg/apis/scheduling/
 # v2alpha2/podgroup_types.go L96-108): any other value is ignored (default_grouper.go L244).
 PREEMPTIBILITY_VALUES = ("preemptible", "non-preemptible")
@@ -190,7 +197,8 @@ def non_preemptible_expression(extra_priority_classes: Mapping[str, int] | None 
     """CEL on a pod KAI schedules: KAI (v0.16.8) treats it as non-preemptible.
 
     Mirrors ``pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go`` for what the
-    pod itself shows: the label ``kai.scheduler/preemptibility`` when it parses (L240-246);
+    pod itself shows: the label ``kai.scheduler/preemptibility`` when it parses (L240-246),
+    except on a Knative Service's pods, for which KAI never reads it (knative/knative.go L88-139);
     else the class named by the label ``priorityClassName`` (L278-279) if it is a known class
     (``priority_class_table``), else the kind's fallback (L196-223); else
     ``spec.priorityClassName`` (L280-281), whose value the Priority admission plugin has put in
@@ -204,7 +212,9 @@ def non_preemptible_expression(extra_priority_classes: Mapping[str, int] | None 
     labels = "object.metadata.labels"
     table = priority_class_table(extra_priority_classes)
     fallback = f"(({DEPLOYMENT_POD_EXPRESSION}) || ({NOTEBOOK_POD_EXPRESSION}))"
-    valid, non_preemptible = _preemptibility_label(labels, f"has({labels}) && ")
+    valid, non_preemptible = _preemptibility_label(
+        labels, f"!({KNATIVE_POD_EXPRESSION}) && has({labels}) && "
+    )
     return (
         f"({valid}) ? {non_preemptible} "
         f": ((has({labels}) && '{PRIORITY_CLASS_LABEL}' in {labels}) "

@@ -1,8 +1,9 @@
 """Validated input specs of the ``scheduler`` configuration key: queues and their resources."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..budget.units import leaf_queue_names as leaf_queue_names
 from ..spec import (
     Problem,
     Spec,
@@ -24,6 +25,9 @@ from .constants import (
 
 # A PriorityClass name is a DNS subdomain (kubernetes v1.36.3 pkg/apis/scheduling/validation).
 DNS_SUBDOMAIN = r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+# An availability zone name (the NodePool spec's ZONE_PATTERN; scheduler does not import nodepool).
+GANG_ZONE_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$"
 
 # ---------------------------------------------------------------------------------------------
 # Specs (configuration key ``scheduler``)
@@ -115,6 +119,16 @@ class QueueSpec(Spec):
         "creates it with Pod Security restricted and the label <labelDomain>/queue, which the "
         "do-not-disrupt admission policies select.",
     )
+    gang_zone: str | None = doc(
+        None,
+        "Zone the queue's gang training template pins when its pool spans several zones or "
+        "types (default: the pool's zone for efa, else the VPC's first zone).",
+    )
+    gang_instance_type: str | None = doc(
+        None,
+        "Instance type the gang training template pins when its pool has several zones or types "
+        "(default: the pool's type with the fewest GPUs, then by name).",
+    )
     inference_clients: tuple[str, ...] = doc(
         (),
         "Namespaces whose pods may call the queue's inference template (Triton's ports, through "
@@ -151,6 +165,12 @@ class QueueSpec(Spec):
                         "their own whose labels enforce Pod Security (default: the queue's name)",
                     )
                 )
+        if self.gang_zone is not None and (
+            msg := check_pattern(
+                self.gang_zone, GANG_ZONE_PATTERN, "an availability zone like 'us-west-2a'"
+            )
+        ):
+            out.append((("gang_zone",), msg))
         for i, client in enumerate(self.inference_clients):
             if msg := check_pattern(
                 client, DNS_LABEL, f"a namespace name; expected {DNS_LABEL_TEXT}"
@@ -181,12 +201,6 @@ class QueueSpec(Spec):
                     (("pool_shares",), f"the share of {show(pool)} is {_num(share)}; expected 0 up")
                 )
         return out
-
-
-def leaf_queue_names(queues: Sequence[QueueSpec]) -> set[str]:
-    """Names of the queues no other queue names as its parent."""
-    parents = {q.parent for q in queues if q.parent}
-    return {q.name for q in queues if q.name not in parents}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,6 +35,8 @@ from .parts import (
 )
 from .podsecurity import WRITABLE_HOME, restricted_pod_security_context
 from .training import (
+    gang_node_affinity,
+    gang_placement,
     torchrun_command,
     training_job_template,
     training_script_config_map,
@@ -43,6 +45,8 @@ from .training import (
 
 __all__ = [
     "fractional_pod_template",
+    "gang_node_affinity",
+    "gang_placement",
     "inference_deployment_template",
     "inference_network_policy_template",
     "inference_service_account_template",

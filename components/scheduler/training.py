@@ -88,6 +88,48 @@ dist.destroy_process_group()
 """
 
 
+def gang_placement(
+    zones: Sequence[str],
+    instance_types: Sequence[str],
+    *,
+    zone: str | None = None,
+    instance_type: str | None = None,
+) -> tuple[str | None, str | None]:
+    """The one zone and one instance type a gang template pins on a pool with several of
+    either, or ``(None, None)`` for a pool with one of each (and no override).
+
+    Why pin: Karpenter does not keep a self-affine gang together when each pod needs a node of
+    its own. For a required pod affinity with no domain recorded yet, ``nextDomainAffinity`` may
+    offer two domains (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/
+    scheduling/topologygroup.go L365-386: both loops insert one), and ``Topology.Record`` records
+    a pod's domain only once its requirements narrow to one value (topology.go L205-209), so each
+    NodeClaim of the gang can bootstrap its own zone or type. Required node affinity with one
+    zone and one type narrows every NodeClaim to the same pair.
+
+    ``zones``: the pool's zones (an EFA pool's one zone, or the VPC's, in subnet order; empty
+    when not known, e.g. an existing VPC before deployment); ``instance_types``: the pool's
+    types in order of preference. Defaults: the first zone, the first type; ``zone`` and
+    ``instance_type`` override them (configuration ``scheduler.queues[].gangZone`` and
+    ``gangInstanceType``)."""
+    if len(set(zones)) <= 1 and len(instance_types) <= 1 and zone is None and instance_type is None:
+        return None, None
+    return (zone or (zones[0] if zones else None)), (
+        instance_type or (instance_types[0] if instance_types else None)
+    )
+
+
+def gang_node_affinity(
+    pool_label_key: str, pool: str, *, zone: str | None, instance_type: str | None
+) -> dict:
+    """Required node affinity: the pool, and the pinned zone and instance type if any."""
+    affinity = pool_node_affinity(pool_label_key, pool)
+    term = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+    for key, value in ((ZONE_LABEL, zone), (INSTANCE_TYPE_LABEL, instance_type)):
+        if value is not None:
+            term["matchExpressions"].append({"key": key, "operator": "In", "values": [value]})
+    return affinity
+
+
 def rendezvous_host(*, name: str, service: str, namespace: str) -> str:
     """Pod 0's fully qualified name, ``<job>-0.<service>.<namespace>.svc.<cluster domain>``
     (see the module docstring for why not the short ``<job>-0.<service>``)."""
@@ -182,14 +224,21 @@ def training_job_template(
     hugepages_2mi: str | None = None,
     env: Mapping[str, str] | None = None,
     do_not_disrupt: str | None = None,
+    zone: str | None = None,
+    instance_type: str | None = None,
 ) -> dict:
     """A gang-scheduled multi-pod training ``batch/v1`` Job (Indexed) for KAI on one pool.
+
+    ``zone`` and ``instance_type`` (``gang_placement``) add required node affinity on one zone
+    and one instance type: on a pool with several, Karpenter's pod affinity alone does not keep
+    a gang of whole-node pods in one zone and type (see ``gang_placement``).
 
     KAI gangs it (``kai.scheduler/batch-min-member`` = replicas on the Job); required node
     affinity on the pool label keeps it in one pool; required pod affinity, selecting the Job's
     own pods (``batch.kubernetes.io/job-name``, set by the Job controller), on the pool label, the
-    zone and the instance type keeps every pod in the same pool, AZ and instance type, which
-    Karpenter honours even while the pool has no nodes. Non-preemptible classes get
+    zone and the instance type keeps every pod in the same pool, AZ and instance type for KAI
+    and the kube-scheduler; Karpenter provisions by it only when the pool has one zone and one
+    type, hence ``zone`` and ``instance_type``. Non-preemptible classes get
     ``karpenter.sh/do-not-disrupt: "true"``; ``do_not_disrupt`` (e.g. ``"4h"``) protects a
     preemptible job for a while. ``script`` is the training script and its arguments, started
     by ``torchrun`` (see the module docstring); ``service`` names the headless Service
@@ -281,7 +330,9 @@ def training_job_template(
                     "automountServiceAccountToken": False,
                     "securityContext": restricted_pod_security_context(),
                     "affinity": {
-                        "nodeAffinity": pool_node_affinity(pool_label_key, pool),
+                        "nodeAffinity": gang_node_affinity(
+                            pool_label_key, pool, zone=zone, instance_type=instance_type
+                        ),
                         "podAffinity": {
                             "requiredDuringSchedulingIgnoredDuringExecution": [
                                 {"labelSelector": own_pods, "topologyKey": key}

@@ -1,4 +1,4 @@
-"""What a GPU node advertises and how Karpenter counts it (issue 12): ``nodepool.capacity``, the
+"""What a GPU node advertises and how Karpenter counts it (issue 12): ``budget.capacity``, the
 GPU NodeOverlays, the NodePool limits in advertised units, and the component that registers
 them. The Karpenter side is tests/karpenter_model.py (kubernetes-sigs/karpenter v1.14.1)."""
 
@@ -6,15 +6,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from crd_validation import validate
-from karpenter_model import NodePoolModel, overlaid_capacity
+from karpenter_model import GPU, Karpenter, Pod, Render
 
-from eks_gpu_platform.gpu_operator import mig_layout
-from eks_gpu_platform.nodepool.capacity import (
+from eks_gpu_platform.budget.capacity import (
     GPU_OVERLAY_WEIGHT,
     gpu_overlay_manifests,
     pool_capacity,
     uneven_density_problem,
 )
+from eks_gpu_platform.gpu_operator import mig_layout
 from eks_gpu_platform.nodepool.component import NodePool, NodePoolArgs
 from eks_gpu_platform.nodepool.manifests import nodepool_manifest
 from eks_gpu_platform.spec import SpecError
@@ -175,30 +175,47 @@ def test_b200_mig_profiles_are_counted():
 # --- Karpenter's accounting, before and after (the issue's cases) ------------------------------
 
 
-def sliced_model(limit: str, overlays: list, replicas: int = 4) -> NodePoolModel:
+# The device plugin's config as the GPU Operator hands it (k8s-device-plugin v0.20.0).
+DEVICE_PLUGIN = {
+    "devicePlugin": {
+        "config": {
+            "data": {
+                "shared-4": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: false\n"
+                "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+            }
+        }
+    }
+}
+
+
+def sliced_model(limit: str, overlays: list, gate: bool = True) -> Karpenter:
     manifest = nodepool_manifest(
         spec(SLICED), name="notebooks", node_class="notebooks", label_domain=DOMAIN,
         gpu_limit=1,
     )  # fmt: skip
     manifest["spec"]["limits"]["nvidia.com/gpu"] = limit
-    return NodePoolModel(
-        manifest=manifest,
-        instance_types=["g6.xlarge", "g6.12xlarge"],
-        overlays=overlays,
-        advertised=lambda t: {"nvidia.com/gpu": {"g6.xlarge": 1, "g6.12xlarge": 4}[t] * replicas},
+    manifest["spec"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"] = (
+        "shared-4"
     )
+    render = Render.of([manifest, *overlays], DEVICE_PLUGIN, "us-east-1")
+    return Karpenter(render, overlay_gate=gate)
+
+
+def slices(n: int) -> list[Pod]:
+    return [Pod({GPU: 1, "pods": 1}, {f"{DOMAIN}/pool": "notebooks"}) for _ in range(n)]
 
 
 def test_time_sliced_pool_before_issue_12_launches_a_node_per_slice_then_never_again():
     """The limit in physical GPUs (2 for 8 slices) and no overlay: Karpenter thinks a g6.xlarge
-    offers 1 GPU, so it launches one node per one-slice pod; once initialized, each node counts
-    4, the pool is over its limit, and a node that goes is never replaced."""
+    offers 1 GPU, so it launches one node per one-slice pod in a round (subtractMax of the
+    largest option, 1 GPU); once initialized, each node counts 4, the pool is over its limit,
+    and a node that goes is never replaced."""
     model = sliced_model("2", overlays=[])
-    assert model.provision([{"nvidia.com/gpu": 1}] * 8) == []
+    assert model.provision(slices(8)) == []
     assert [n.instance_type for n in model.nodes] == ["g6.xlarge", "g6.xlarge"]
-    assert model.usage() == {"nvidia.com/gpu": 8}  # 4 times the limit
+    assert model.usage("notebooks")[GPU] == 8  # 4 times the limit
     model.nodes[0].deleting = True  # expired: its 4 pods go pending
-    assert len(model.provision([{"nvidia.com/gpu": 1}] * 4)) == 4  # never replaced
+    assert len(model.provision(slices(4))) == 4  # never replaced
     assert len(model.nodes) == 2
 
 
@@ -207,37 +224,39 @@ def test_time_sliced_pool_with_overlays_and_limits_in_slices():
     capacity = pool_capacity(config_spec, replicas=4)
     overlays = gpu_overlay_manifests(config_spec, capacity, label_domain=DOMAIN)
     model = sliced_model(capacity.limits(2)["nvidia.com/gpu"], overlays)
-    assert model.capacity("g6.xlarge") == {"nvidia.com/gpu": 4}
-    assert model.provision([{"nvidia.com/gpu": 1}] * 8) == []
+    assert model.types["notebooks"]["g6.xlarge"].capacity[GPU] == 4
+    assert model.provision(slices(8)) == []
     assert [n.instance_type for n in model.nodes] == ["g6.xlarge", "g6.xlarge"]
-    assert model.usage() == {"nvidia.com/gpu": 8}  # exactly the limit
+    assert model.usage("notebooks")[GPU] == 8  # exactly the limit
     model.nodes[0].deleting = True
-    assert model.provision([{"nvidia.com/gpu": 1}] * 4) == []  # replaced
+    assert model.provision(slices(4)) == []  # replaced
     assert len([n for n in model.nodes if not n.deleting]) == 2
 
 
 def test_overlays_do_nothing_without_the_feature_gate():
     capacity = pool_capacity(spec(SLICED), replicas=4)
     overlays = gpu_overlay_manifests(spec(SLICED), capacity, label_domain=DOMAIN)
-    manifest = nodepool_manifest(
-        spec(SLICED), name="notebooks", node_class="notebooks", label_domain=DOMAIN, gpu_limit=1
+    assert (
+        sliced_model("8", overlays, gate=False).types["notebooks"]["g6.xlarge"].capacity[GPU] == 1
     )
-    assert overlaid_capacity("g6.xlarge", manifest, overlays, gate=False) == {"nvidia.com/gpu": 1}
-    assert overlaid_capacity("g6.xlarge", manifest, overlays) == {"nvidia.com/gpu": 4}
+    assert sliced_model("8", overlays).types["notebooks"]["g6.xlarge"].capacity[GPU] == 4
 
 
 def test_equal_weight_overlays_on_the_same_resource_conflict():
+    """Same weight: name descending first (nodeoverlay.go L130-139), so 'zz-admin' applies and
+    ours, setting the same key at the same weight, is rejected (store.go L212-236); at a lower
+    weight theirs loses to ours."""
     capacity = pool_capacity(spec(SLICED), replicas=4)
     (ours, _) = gpu_overlay_manifests(spec(SLICED), capacity, label_domain=DOMAIN)
     theirs = {**ours, "metadata": {"name": "zz-admin"}, "spec": {**ours["spec"], "capacity": {
         "nvidia.com/gpu": "9"}}}  # fmt: skip
-    manifest = nodepool_manifest(
-        spec(SLICED), name="notebooks", node_class="notebooks", label_domain=DOMAIN, gpu_limit=1
-    )
-    # Same weight: the later in name order is refused (store.go L212-235); ours applies.
-    assert overlaid_capacity("g6.xlarge", manifest, [ours, theirs]) == {"nvidia.com/gpu": 4}
+    model = sliced_model("8", [ours, theirs])
+    assert model.types["notebooks"]["g6.xlarge"].capacity[GPU] == 9
+    assert model.rejected_overlays == [ours["metadata"]["name"]]
     lower = {**theirs, "spec": {**theirs["spec"], "weight": GPU_OVERLAY_WEIGHT - 1}}
-    assert overlaid_capacity("g6.xlarge", manifest, [lower, ours]) == {"nvidia.com/gpu": 4}
+    model = sliced_model("8", [lower, ours])
+    assert model.types["notebooks"]["g6.xlarge"].capacity[GPU] == 4
+    assert model.rejected_overlays == []
 
 
 def test_mig_mixed_pool_cannot_scale_from_zero_without_overlays():
@@ -249,14 +268,15 @@ def test_mig_mixed_pool_cannot_scale_from_zero_without_overlays():
         spec(raw), name="mig", node_class="mig", label_domain=DOMAIN, gpu_limit=8,
         per_gpu=capacity.per_gpu,
     )  # fmt: skip
-    advertised = {"nvidia.com/gpu": 0, "nvidia.com/mig-1g.10gb": 56}
-    pods = [{"nvidia.com/mig-1g.10gb": 1}] * 10
-    stuck = NodePoolModel(manifest, ["p5.48xlarge"], [], advertised=lambda t: dict(advertised))
+    operator = {"mig": {"strategy": "mixed"}}
+    pods = [Pod({"nvidia.com/mig-1g.10gb": 1, "pods": 1}, {f"{DOMAIN}/pool": "mig"})] * 10
+    stuck = Karpenter(Render.of([manifest], operator, "us-east-1"))
     assert len(stuck.provision(pods)) == 10 and stuck.nodes == []
     overlays = gpu_overlay_manifests(spec(raw), capacity, label_domain=DOMAIN)
-    model = NodePoolModel(manifest, ["p5.48xlarge"], overlays, advertised=lambda t: advertised)
+    model = Karpenter(Render.of([manifest, *overlays], operator, "us-east-1"))
     assert model.provision(pods) == []
     assert len(model.nodes) == 1
+    assert model.nodes[0].advertised["nvidia.com/mig-1g.10gb"] == 56  # mig-parted: 7 per H100
 
 
 # --- the component --------------------------------------------------------------------------
@@ -325,8 +345,7 @@ RENDERED_OVERLAY_DEPENDENCIES = {
         ]
     },
     "prod": {
-        "platform-pool-train-efa-p5-48xlarge-pool": ["platform-pool-train-efa-hugepages"],
-        "platform-pool-train-efa-p5e-48xlarge-pool": ["platform-pool-train-efa-hugepages"],
+        "platform-pool-train-efa-pool": ["platform-pool-train-efa-hugepages"],
     },
 }
 
@@ -428,7 +447,7 @@ def test_mixed_mig_pool_must_stay_within_one_gpu_class():
 
 
 def test_a_time_sliced_pool_turns_the_overlay_gate_on():
-    from eks_gpu_platform.capacity import needs_node_overlay
+    from eks_gpu_platform.budget import needs_node_overlay
     from eks_gpu_platform.config import PlatformConfig
 
     def config(pool: dict) -> PlatformConfig:

@@ -7,7 +7,11 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from eks_gpu_platform.nodepool.component import NodePool, NodePoolArgs
-from eks_gpu_platform.nodepool.manifests import ec2nodeclass_manifest, nodeoverlay_manifest
+from eks_gpu_platform.nodepool.manifests import (
+    ec2nodeclass_manifest,
+    nodeoverlay_manifest,
+    nodepool_manifest,
+)
 from eks_gpu_platform.spec import SpecError
 
 from .pools import (
@@ -21,7 +25,6 @@ from .pools import (
     ROLE,
     SPOT,
     TAGS,
-    pool_manifest,
     spec,
 )
 
@@ -106,16 +109,17 @@ def test_cpu_pool_component_has_no_gpu_limit(run_program):
 
 
 def test_efa_pool_component(run_program):
+    # p5.48xlarge and p5e.48xlarge have the same EFA layout (ENA 0/0, efa-only on cards 0-31):
+    # one EC2NodeClass and one NodePool named after the pool hold both types and the whole
+    # budget (issue 19 blocker 3: a 64-GPU gang fits one NodePool).
     recording = run_program(make_pool(EFA, 64))
     component, kids = component_and_children(recording)
     assert sorted((r.type, r.name) for r in kids) == sorted(
         [
             (PG, "pool-pg"),
             (SG, "pool-efa"),
-            (NODECLASS, "pool-p5-48xlarge-class"),
-            (NODECLASS, "pool-p5e-48xlarge-class"),
-            (NODEPOOL, "pool-p5-48xlarge-pool"),
-            (NODEPOOL, "pool-p5e-48xlarge-pool"),
+            (NODECLASS, "pool-class"),
+            (NODEPOOL, "pool-pool"),
             (OVERLAY, "pool-hugepages"),
             (INGRESS, "pool-efa-self-in"),
             (EGRESS, "pool-efa-self-out"),
@@ -135,41 +139,76 @@ def test_efa_pool_component(run_program):
         assert rule.inputs["ipProtocol"] == "-1"
         assert sg.urn in rule.dependencies
 
-    for itype, slug in (("p5.48xlarge", "p5-48xlarge"), ("p5e.48xlarge", "p5e-48xlarge")):
-        node_class = by_name[(NODECLASS, f"pool-{slug}-class")]
-        pool = by_name[(NODEPOOL, f"pool-{slug}-pool")]
-        expected_class = ec2nodeclass_manifest(
-            spec(EFA),
-            name=f"train-{slug}",
-            cluster_name=CLUSTER,
-            node_role=ROLE,
-            tags=TAGS,
-            extra_security_group_ids=[sg.id],
-            placement_group=pg.outputs["name"],
-            instance_type=itype,
-        )
-        assert node_class.inputs["metadata"] == {"name": f"train-{slug}"}
-        assert node_class.inputs["spec"] == expected_class["spec"]
-        assert node_class.inputs["spec"]["securityGroupSelectorTerms"] == [DISCOVERY, {"id": sg.id}]
-        assert node_class.inputs["spec"]["placementGroupSelector"] == {"name": pg.outputs["name"]}
-        assert pool.inputs == pool_manifest(EFA, 32, itype)
-        assert pool.inputs["spec"]["limits"] == {GPU_RESOURCE: "32"}
-        assert node_class.urn in pool.dependencies
-        # Review S4: created after the hugepages overlay, deleted before it.
-        assert by_name[(OVERLAY, "pool-hugepages")].urn in pool.dependencies
+    node_class = by_name[(NODECLASS, "pool-class")]
+    pool = by_name[(NODEPOOL, "pool-pool")]
+    expected_class = ec2nodeclass_manifest(
+        spec(EFA),
+        name="train",
+        cluster_name=CLUSTER,
+        node_role=ROLE,
+        tags=TAGS,
+        extra_security_group_ids=[sg.id],
+        placement_group=pg.outputs["name"],
+        instance_type="p5e.48xlarge",  # the same layout as p5.48xlarge
+    )
+    assert node_class.inputs["metadata"] == {"name": "train"}
+    assert node_class.inputs["spec"] == expected_class["spec"]
+    assert node_class.inputs["spec"]["networkInterfaces"][0] == {
+        "networkCardIndex": 0,
+        "deviceIndex": 0,
+        "interfaceType": "interface",
+    }
+    assert len(node_class.inputs["spec"]["networkInterfaces"]) == 33
+    assert node_class.inputs["spec"]["securityGroupSelectorTerms"] == [DISCOVERY, {"id": sg.id}]
+    assert node_class.inputs["spec"]["placementGroupSelector"] == {"name": pg.outputs["name"]}
+    assert pool.inputs["spec"]["limits"] == {GPU_RESOURCE: "64"}
+    assert pool.inputs["spec"]["template"]["spec"]["requirements"][1] == {
+        "key": "node.kubernetes.io/instance-type",
+        "operator": "In",
+        "values": ["p5.48xlarge", "p5e.48xlarge"],
+    }
+    assert pool.inputs == nodepool_manifest(
+        spec(EFA),
+        name="train",
+        node_class="train",
+        label_domain=DOMAIN,
+        gpu_limit=64,
+        instance_type=("p5.48xlarge", "p5e.48xlarge"),
+    )
+    assert node_class.urn in pool.dependencies
+    # Review S4: created after the hugepages overlay, deleted before it.
+    assert by_name[(OVERLAY, "pool-hugepages")].urn in pool.dependencies
 
     overlay = by_name[(OVERLAY, "pool-hugepages")]
     assert overlay.inputs == nodeoverlay_manifest(spec(EFA), label_domain=DOMAIN)
     assert component.registered_outputs == {
-        "node_pool_names": ["train-p5-48xlarge", "train-p5e-48xlarge"],
-        "node_class_names": ["train-p5-48xlarge", "train-p5e-48xlarge"],
+        "node_pool_names": ["train"],
+        "node_class_names": ["train"],
     }
 
 
-def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(run_program):
-    # An odd number of nodes: the extra node goes to the first instance type's NodePool.
-    recording = run_program(make_pool({**EFA, "limits": {"gpus": 72}}, 72))
-    _, kids = component_and_children(recording)
+# p5en.48xlarge (efa-only on cards 0-15) and p5.48xlarge (cards 0-31): two layouts.
+TWO_LAYOUTS = {**EFA, "instanceTypes": ["p5en.48xlarge", "p5.48xlarge"], "limits": {"gpus": 72}}
+
+
+@pytest.mark.parametrize(
+    ("shares", "expected"),
+    [
+        # Greedy in instanceTypes order: the first layout gets the whole budget.
+        ({}, {"pool-p5en-48xlarge-pool": "72", "pool-p5-48xlarge-pool": "0"}),
+        # typeShares cap the first layout; the rest goes to the next one.
+        (
+            {"p5en.48xlarge": 40},
+            {"pool-p5en-48xlarge-pool": "40", "pool-p5-48xlarge-pool": "32"},
+        ),
+    ],
+    ids=["greedy", "type-shares"],
+)
+def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(
+    run_program, shares, expected
+):
+    recording = run_program(make_pool({**TWO_LAYOUTS, "typeShares": shares}, 72))
+    component, kids = component_and_children(recording)
     provider = next(r for r in recording.resources if r.name == "k8s")
     marker = next(r for r in recording.resources if r.name == "karpenter-ready")
     custom = [r for r in kids if r.type.startswith("kubernetes:")]
@@ -181,7 +220,15 @@ def test_every_custom_resource_uses_the_given_provider_and_waits_for_karpenter(r
         if r.type.startswith("aws:"):
             assert r.provider == "", r.name  # the default AWS provider
     limits = {r.name: r.inputs["spec"]["limits"][GPU_RESOURCE] for r in kids if r.type == NODEPOOL}
-    assert limits == {"pool-p5-48xlarge-pool": "40", "pool-p5e-48xlarge-pool": "32"}
+    assert limits == expected
+    classes = {
+        r.name: len(r.inputs["spec"]["networkInterfaces"]) for r in kids if r.type == NODECLASS
+    }
+    assert classes == {"pool-p5en-48xlarge-class": 17, "pool-p5-48xlarge-class": 33}
+    assert component.registered_outputs["node_pool_names"] == [
+        "train-p5en-48xlarge",
+        "train-p5-48xlarge",
+    ]
 
 
 def test_efa_pool_without_vpc_id_is_rejected(run_program):

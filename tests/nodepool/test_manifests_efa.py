@@ -1,5 +1,6 @@
-"""The EFA builders: one NodePool and EC2NodeClass per instance type, the NodeOverlay, the
-Bottlerocket variants, hugepages user data, the GPU limit split and instance-type slugs.
+"""The EFA builders: one NodePool and EC2NodeClass per EFA layout (here one type), the
+NodeOverlay, the Bottlerocket variants, hugepages user data and instance-type slugs (the split of
+the GPU limit: tests/budget/test_nodepools.py).
 """
 
 import re
@@ -9,7 +10,6 @@ from crd_validation import validate
 
 from eks_gpu_platform import catalog
 from eks_gpu_platform.nodepool.manifests import hugepages_user_data, type_slug
-from eks_gpu_platform.nodepool.spec import split_gpu_limit
 
 from .pools import (
     AL2023,
@@ -244,37 +244,6 @@ def test_hugepages_user_data_needs_a_binary_quantity():
 
 def types(*names: str) -> list[catalog.InstanceType]:
     return [catalog.INSTANCE_TYPES[n] for n in names]
-
-
-@pytest.mark.parametrize(
-    ("total", "names", "expected"),
-    [
-        (None, ("p5.48xlarge", "p5e.48xlarge"), [None, None]),
-        (64, ("p5.48xlarge", "p5e.48xlarge"), [32, 32]),
-        # Whole nodes only (issue 12): the GPU that is not a node is left out.
-        (65, ("p5.48xlarge", "p5e.48xlarge"), [32, 32]),
-        # Dealt one node at a time in the listed order: the first type gets the odd node.
-        (40, ("p5.48xlarge", "p5e.48xlarge"), [24, 16]),
-        (24, ("p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge"), [8, 8, 8]),
-        (8, ("p5.48xlarge", "p5e.48xlarge"), [8, 0]),
-        (12, ("g6e.24xlarge", "g6e.48xlarge"), [4, 8]),
-        (20, ("g6e.24xlarge", "g6e.48xlarge"), [12, 8]),
-        (16, ("p5.48xlarge",), [16]),
-    ],
-    ids=[
-        "none",
-        "64-over-2",
-        "65-over-2",
-        "40-over-2",
-        "24-over-3",
-        "8-over-2",
-        "mixed-sizes",
-        "mixed-sizes-odd",
-        "one-type",
-    ],
-)
-def test_split_gpu_limit(total, names, expected):
-    assert split_gpu_limit(total, types(*names)) == expected
 
 
 @pytest.mark.parametrize(

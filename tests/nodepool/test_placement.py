@@ -89,6 +89,6 @@ def test_an_existing_group_is_used_not_created(run_program):
     classes = recording.of_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
     assert [c.inputs["spec"]["placementGroupSelector"] for c in classes] == [
         {"id": "pg-0a1b2c3d4e5f"}
-    ] * 2
+    ]  # p5 and p5e share one EFA layout: one EC2NodeClass
     created = run_program(program(RESERVED))
     assert len(created.of_type("aws:ec2/placementGroup:PlacementGroup")) == 1

@@ -145,10 +145,50 @@ BAD_SPECS = [
         "[] and instanceTypes [] together",
     ),
     (
-        "efa-limit-too-small-to-split",
-        {**E, "instanceTypes": ["p5.48xlarge", "p5e.48xlarge"], "limits": {"gpus": 8}},
-        "nodePools[0].limits.gpus: 8 is split over 2 instance type(s) and leaves 0 for "
-        "p5e.48xlarge, less than one 8-GPU node; raise it or select fewer types",
+        "efa-limit-below-one-node",
+        {**E, "instanceTypes": ["p5.48xlarge", "p5e.48xlarge"], "limits": {"gpus": 4}},
+        "nodePools[0].limits.gpus: 4 holds no whole node of the pool: its smallest type is "
+        "p5.48xlarge, 8 GPUs; raise it or select fewer types",
+    ),
+    (
+        "efa-type-shares-leave-no-node",
+        {
+            **E,
+            "instanceTypes": ["p5en.48xlarge", "p5.48xlarge"],
+            "limits": {"gpus": 8},
+            "typeShares": {"p5en.48xlarge": 0, "p5.48xlarge": 0},
+        },
+        "nodePools[0].limits.gpus: 8 holds no whole node of its first NodePool "
+        "'t-p5en-48xlarge' (instanceTypes order) (typeShares give it 0): its smallest type is "
+        "p5en.48xlarge, 8 GPUs; raise it or select fewer types",
+    ),
+    (
+        "type-shares-on-a-gpu-pool",
+        {**G, "typeShares": {"g6.xlarge": 1}},
+        "nodePools[0].typeShares: only applies to efa pools (one NodePool per EFA layout); 'p' "
+        "is a gpu pool",
+    ),
+    (
+        "type-shares-unknown-type",
+        {**E, "instanceTypes": ["p5.48xlarge"], "typeShares": {"p5e.48xlarge": 8}},
+        "nodePools[0].typeShares: 'p5e.48xlarge' is not an instance type of efa pool 't'; "
+        "expected one of p5.48xlarge",
+    ),
+    (
+        "type-shares-not-whole-nodes",
+        {**E, "instanceTypes": ["p5.48xlarge"], "typeShares": {"p5.48xlarge": 12}},
+        "nodePools[0].typeShares: the share of 'p5.48xlarge' is 12 GPUs, not whole 8-GPU nodes; "
+        "use a multiple of 8",
+    ),
+    (
+        "type-shares-above-the-cap",
+        {
+            **E,
+            "instanceTypes": ["p5en.48xlarge", "p5.48xlarge"],
+            "limits": {"gpus": 16},
+            "typeShares": {"p5en.48xlarge": 16, "p5.48xlarge": 8},
+        },
+        "nodePools[0].typeShares: sum to 24 GPUs, more than limits.gpus of efa pool 't' (16)",
     ),
     (
         "gpu-limit-below-one-node",

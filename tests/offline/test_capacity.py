@@ -1,6 +1,6 @@
 """The capacity plan (issue 12): capacity.json, and the invariant proved against a model of
-Karpenter v1.14.1's limit accounting (tests/karpenter_model.py) over dev, prod and generated
-stack configurations.
+Karpenter v1.14.1 (tests/karpenter_model.py) fed only the offline render, with a model of KAI's
+admission in front (tests/kai_model.py), over dev, prod and generated stack configurations.
 
 The invariant, for every leaf queue: its quota is reachable (else a configuration error naming
 the queue and pools), and what Karpenter can buy for it across its pools exceeds its limit by at
@@ -15,18 +15,19 @@ import pytest
 from capacity_cases import (
     generated_configs,
     generated_values,
-    pool_models,
     stack_config,
-    unit_pod,
+    stack_render,
+    values_render,
 )
-from karpenter_model import kai_units
+from kai_model import Kai, kai_units
+from karpenter_model import GPU, POOL_LABEL, Karpenter, Pod, Render, table
 
-from eks_gpu_platform.capacity import capacity_plan, capacity_warnings
+from eks_gpu_platform.budget import capacity_plan, capacity_warnings
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.capacity import capacity_document, capacity_markdown, write_capacity
 from eks_gpu_platform.spec import SpecError
 
-GENERATED, GENERATED_ERRORS = generated_configs(150)
+GENERATED, GENERATED_ERRORS, GENERATED_SEEDS = generated_configs(150)
 
 
 def test_enough_generated_configurations_validate():
@@ -40,7 +41,7 @@ def test_enough_generated_configurations_validate():
 
 
 def _modes(config: PlatformConfig) -> set[str]:
-    from eks_gpu_platform.capacity import capacity_of
+    from eks_gpu_platform.budget import capacity_of
 
     out = set()
     for pool in config.gpu_pools:
@@ -48,32 +49,79 @@ def _modes(config: PlatformConfig) -> set[str]:
     return out
 
 
-CONFIGS = [("dev", stack_config("dev")), ("prod", stack_config("prod"))] + [
-    (f"generated-{i}", c) for i, c in enumerate(GENERATED)
+# Generated configurations rendered offline (0.45 s each): the first that validate.
+GENERATED_RENDERED = 10
+ISSUE_19 = "issue 19: fixed on branch capacity: "
+PROD_EFA_SPLIT = (
+    ISSUE_19 + "prod's train-efa budget of 64 is split 32/32 over two per-type NodePools, and "
+    "p5e.48xlarge has no on-demand offering or static price in us-east-1 (moto 5.2.5, "
+    "karpenter-provider-aws v1.14.1 pricing), so Karpenter can buy only 32 of the 64"
+)
+# Found by the independent tables, not fixed on any branch yet (report to the lead).
+NO_P5E = (
+    "p5e.48xlarge (H200: the all-1g.18gb/all-3g.71gb pools and the p5e EFA NodePool) has no "
+    "offering in us-east-1 in EC2's data (moto 5.2.5) and no static price in Karpenter "
+    "v1.14.1, so Karpenter buys none of the plan's p5e capacity there"
+)
+CONFIGS = [
+    ("dev", "dev"),
+    pytest.param(
+        "prod", "prod", marks=pytest.mark.xfail(strict=True, reason=PROD_EFA_SPLIT), id="prod"
+    ),
+] + [
+    pytest.param(
+        f"generated-{i}",
+        i,
+        marks=[pytest.mark.xfail(strict=True, reason=NO_P5E)] if i in (1, 4, 8) else [],
+        id=f"generated-{i}",
+    )
+    for i in range(GENERATED_RENDERED)
 ]
 
 
-def _flood(config: PlatformConfig, pools: tuple[str, ...], pods: int) -> float:
+def _config_and_render(which) -> tuple[PlatformConfig, Render]:
+    if isinstance(which, str):
+        return stack_config(which), stack_render(which)
+    config = GENERATED[which]
+    values = generated_values(int(GENERATED_SEEDS[which]))
+    return config, values_render(values)
+
+
+def _unit(render: Render, pool: str) -> dict[str, int]:
+    """The smallest request the pool serves, read off its NodePools' limits: one
+    nvidia.com/gpu (a whole GPU, a slice or a MIG device), or one device of the smallest
+    nvidia.com/mig-<profile> a mixed-MIG NodePool limits."""
+    keys = {
+        k
+        for m in render.nodepools.values()
+        if m["spec"]["template"]["metadata"]["labels"].get(POOL_LABEL) == pool
+        for k in m["spec"].get("limits", {})
+    }
+    mig = sorted(k for k in keys if k.startswith("nvidia.com/mig-"))
+    return {min(mig, key=lambda r: (r.split("-", 1)[1], r)) if mig else GPU: 1}
+
+
+def _flood(render: Render, pools: tuple[str, ...], pods: int) -> float:
     """Karpenter alone with this queue's pods, ``pods`` per pool: the KAI units bought."""
-    total = 0.0
+    model = Karpenter(render)
     for pool in pools:
-        for model in pool_models(config, pool):
-            model.provision([unit_pod(config, pool)] * pods)
-            total += model.bought(kai_units)
-    return total
+        shape = _unit(render, pool)
+        model.provision([Pod({**shape, "pods": 1}, {POOL_LABEL: pool}) for _ in range(pods)])
+    return sum(kai_units(n.advertised) for n in model.nodes)
 
 
-@pytest.mark.parametrize(("name", "config"), CONFIGS, ids=[n for n, _ in CONFIGS])
-def test_karpenter_buys_what_the_plan_says_for_every_queue(name, config):
+@pytest.mark.parametrize(("name", "which"), CONFIGS)
+def test_karpenter_buys_what_the_plan_says_for_every_queue(name, which):
     """Every leaf queue floods its pools with one-unit pods, far more than its limit (over-quota
     pods stay pending and still trigger scale-up): what the model of Karpenter buys is the
     plan's purchasableMax, its quota is reachable, and the excess over the limit is whole-node
     rounding, or the plan warns about that queue with the numbers."""
+    config, render = _config_and_render(which)
     warnings = capacity_warnings(config)
     plans = capacity_plan(config)
     assert plans, name
     for plan in plans:
-        bought = _flood(config, plan.pools, pods=int(max(plan.limit, plan.quota, 1)) * 8 + 64)
+        bought = _flood(render, plan.pools, pods=int(max(plan.limit, plan.quota, 1)) * 8 + 64)
         assert bought == pytest.approx(plan.purchasable_max), plan.name
         assert plan.quota_reachable, plan.name
         assert bought + 1e-9 >= plan.purchasable_min >= plan.quota, plan.name
@@ -89,27 +137,84 @@ def test_karpenter_buys_what_the_plan_says_for_every_queue(name, config):
 
 
 def _modes_of(config: PlatformConfig, pool: str) -> str:
-    from eks_gpu_platform.capacity import capacity_of
+    from eks_gpu_platform.budget import capacity_of
 
     spec = next(p for p in config.gpu_pools if p.name == pool)
     return capacity_of(spec, config.gpu_operator).mode
 
 
-@pytest.mark.parametrize(("name", "config"), CONFIGS, ids=[n for n, _ in CONFIGS])
-def test_no_nodepool_ever_exceeds_its_limits(name, config):
+@pytest.mark.parametrize(
+    ("name", "which"),
+    [("dev", "dev"), ("prod", "prod")] + [(f"generated-{i}", i) for i in range(GENERATED_RENDERED)],
+)
+def test_no_nodepool_ever_exceeds_its_limits(name, which):
     """Launch while usage + candidate <= limit: after any flood, every NodePool's usage (the
     advertised capacity of its initialized nodes) is within each limited resource."""
+    config, render = _config_and_render(which)
     for pool in config.gpu_pools:
-        for model in pool_models(config, pool.name):
-            model.provision([unit_pod(config, pool.name)] * 500)
-            usage = model.usage()
-            for resource, limit in model.limits.items():
-                assert usage.get(resource, 0) <= limit, (pool.name, resource)
+        model = Karpenter(render)
+        model.provision(
+            [Pod({**_unit(render, pool.name), "pods": 1}, {POOL_LABEL: pool.name})] * 500
+        )
+        for nodepool in render.nodepools:
+            usage = model.usage(nodepool)
+            for resource, limit in model.limits(nodepool).items():
+                assert usage.get(resource, 0) <= limit, (pool.name, nodepool, resource)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=ISSUE_19 + "dev's pool budgets (gpu-spot 8 + inference 4 + notebooks 1 physical GPUs) "
+    "ignore the parent queue research's gpu.limit 12: Karpenter buys 13 GPUs for 12 KAI admits",
+)
+def test_dev_karpenter_buys_no_more_than_kai_admits_under_the_parent_limit():
+    """Review F4: every leaf of research floods its pool; KAI (v0.16.8, every ancestor's limit)
+    admits at most research's 12, while Karpenter provisions for the refused pods too (they are
+    PodScheduled=False/Unschedulable): what it buys must not exceed what KAI can admit."""
+    render = stack_render("dev")
+    kai = Kai.of_manifests(render.queues)
+    leaves = {
+        name: q["metadata"]["annotations"]["eks-gpu-platform.io/node-pools"]
+        for name, q in render.queues.items()
+        if "eks-gpu-platform.io/node-pools" in q["metadata"].get("annotations", {})
+    }
+    assert leaves == {
+        "research-batch": "gpu-spot",
+        "research-serving": "inference",
+        "research-notebooks": "notebooks",
+    }
+    admitted = kai.admissible({q: (1, 64, True) for q in leaves})
+    assert sum(admitted.values()) == 12  # research's gpu.limit
+    model = Karpenter(render)
+    for pool in leaves.values():
+        model.provision([Pod({GPU: 1, "pods": 1}, {POOL_LABEL: pool})] * 64)
+    physical = sum(table()["instanceTypes"][n.instance_type]["gpu"]["count"] for n in model.nodes)
+    assert physical <= sum(admitted.values())
+
+
+@pytest.mark.xfail(strict=True, reason=PROD_EFA_SPLIT)
+def test_prod_llm_training_gang_of_64_gpus_gets_its_nodes():
+    """Review F3: a gang of 8 pods x 8 GPUs on one instance type (the gang template's pod
+    affinity on node.kubernetes.io/instance-type): KAI admits it within llm-training's quota
+    (non-preemptible, 64), and Karpenter must launch 8 nodes of that type."""
+    render = stack_render("prod")
+    kai = Kai.of_manifests(render.queues)
+    assert kai.refusal("llm-training", 64, preemptible=False) is None
+    model = Karpenter(render)
+    gang = [
+        Pod(
+            {GPU: 8, "pods": 1},
+            {POOL_LABEL: "train-efa", "node.kubernetes.io/instance-type": "p5.48xlarge"},
+        )
+        for _ in range(8)
+    ]
+    assert model.provision(gang) == []
 
 
 def test_dev_capacity_json_notebooks_and_queues():
     document = capacity_document(stack_config("dev"))
-    assert set(document) == {"pools", "queues"}
+    assert set(document) == {"pools", "queues", "warnings"}
+    assert document["warnings"] == []
     notebooks = next(p for p in document["pools"] if p["name"] == "notebooks")
     assert notebooks["limit"] == {"notebooks": {"nvidia.com/gpu": 4}}
     assert notebooks["gpusPerNode"]["g6.xlarge"] == 1
@@ -117,16 +222,22 @@ def test_dev_capacity_json_notebooks_and_queues():
     assert notebooks["advertisedPerNode"]["g6.48xlarge"] == {"nvidia.com/gpu": 32}
     assert (notebooks["maxNodes"], notebooks["maxGpus"]) == (1, 1)
     assert "maxHourlyUsd" not in notebooks  # no cited, dated price table is vendored
+    # research's gpu.limit 12 cuts its leaves' 8 + 4 + 2: batch keeps its quota 2 plus the 4
+    # left after the siblings' quotas (issue 19 item 4).
+    research = [{"name": "research", "gpuLimit": 12, "capsShares": True}]
     assert document["queues"] == [
         {
             "name": "research-batch",
             "quota": 2,
             "limit": 8,
             "pools": ["gpu-spot"],
-            "purchasableMin": 8,
-            "purchasableMax": 8,
+            "purchasableMin": 6,
+            "purchasableMax": 6,
             "quotaReachable": True,
-            "limitReachable": True,
+            "limitReachable": False,
+            "ancestors": research,
+            "effectiveLimit": 8,
+            "reachablePerPool": {"gpu-spot": 6},
         },
         {
             "name": "research-serving",
@@ -137,6 +248,9 @@ def test_dev_capacity_json_notebooks_and_queues():
             "purchasableMax": 4,
             "quotaReachable": True,
             "limitReachable": True,
+            "ancestors": research,
+            "effectiveLimit": 4,
+            "reachablePerPool": {"inference": 4},
         },
         {
             "name": "research-notebooks",
@@ -147,22 +261,44 @@ def test_dev_capacity_json_notebooks_and_queues():
             "purchasableMax": 4,
             "quotaReachable": True,
             "limitReachable": True,
+            "ancestors": research,
+            "effectiveLimit": 2,
+            "reachablePerPool": {"notebooks": 4},
         },
     ]
 
 
-def test_prod_capacity_json_shows_the_efa_split():
+def test_prod_capacity_json_shows_one_efa_nodepool_and_its_largest_gang():
     document = capacity_document(stack_config("prod"))
     efa = next(p for p in document["pools"] if p["name"] == "train-efa")
     assert efa["instanceTypes"] == ["p5.48xlarge", "p5e.48xlarge"]
     assert efa["gpusPerNode"] == {"p5.48xlarge": 8, "p5e.48xlarge": 8}
-    assert efa["limit"] == {
-        "train-efa-p5-48xlarge": {"nvidia.com/gpu": 32},
-        "train-efa-p5e-48xlarge": {"nvidia.com/gpu": 32},
-    }
+    assert efa["limit"] == {"train-efa": {"nvidia.com/gpu": 64}}
+    assert efa["nodePools"] == [
+        {
+            "name": "train-efa",
+            "instanceTypes": ["p5.48xlarge", "p5e.48xlarge"],
+            "gpus": 64,
+            "largestGang": 64,
+        }
+    ]
     assert (efa["maxNodes"], efa["maxGpus"]) == (8, 64)
     assert [q["name"] for q in document["queues"]] == ["llm-training", "research", "serving"]
     assert [q["purchasableMax"] for q in document["queues"]] == [64, 32, 16]
+    assert [q.get("largestGang") for q in document["queues"]] == [64, None, None]
+    # Their parent ml has no GPU limit (-1): it cuts nothing.
+    ml = [{"name": "ml", "gpuLimit": -1, "capsShares": False}]
+    assert [q["ancestors"] for q in document["queues"]] == [ml, ml, ml]
+    assert [q["effectiveLimit"] for q in document["queues"]] == [64, 32, 16]
+    assert document["warnings"] == [
+        "warning: pool 'train-efa' offers h100 only on 8-GPU or larger nodes (p5.48xlarge): "
+        "Karpenter charges the pool's limit a whole node, so a 1-GPU h100 pod uses 8 of it",
+        "warning: pool 'train-efa' offers h200 only on 8-GPU or larger nodes (p5e.48xlarge): "
+        "Karpenter charges the pool's limit a whole node, so a 1-GPU h200 pod uses 8 of it",
+        "warning: pool 'train-spot' offers a100 only on 8-GPU or larger nodes (p4d.24xlarge, "
+        "p4de.24xlarge): Karpenter charges the pool's limit a whole node, so a 1-GPU a100 pod "
+        "uses 8 of it",
+    ]
 
 
 def test_write_capacity_and_the_summary_section(tmp_path):
@@ -208,7 +344,10 @@ def test_a_queue_routed_to_two_pools_shares_one_budget():
     assert config.gpu_limits == {"gpu-spot": 4, "gpu-spot-2": 4}
     (plan,) = capacity_plan(config)
     assert (plan.purchasable_min, plan.purchasable_max) == (8, 8)
-    assert _flood(config, plan.pools, pods=64) == 8
+    render = values_render(
+        _values([SPOT, SPOT2], [{**BATCH, "nodePools": ["gpu-spot", "gpu-spot-2"]}])
+    )
+    assert _flood(render, plan.pools, pods=64) == 8
     assert capacity_warnings(config) == []
 
 
@@ -293,10 +432,10 @@ def test_generated_values_are_deterministic():
 def test_the_policy_pack_splits_budgets_as_the_platform_does():
     """The pack reads only resources: its copy of the split (and the shares annotation) gives
     every generated queue the shares routing.queue_shares gives it."""
+    from eks_gpu_platform.budget import queue_shares
     from eks_gpu_platform.policies.rules._base import StackResource
     from eks_gpu_platform.policies.rules.nodepool_gpu_limit_within_queue_capacity import _shares
     from eks_gpu_platform.scheduler.manifests import queue_manifest
-    from eks_gpu_platform.scheduler.routing import queue_shares
 
     compared = 0
     for config in GENERATED:

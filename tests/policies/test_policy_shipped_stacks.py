@@ -48,8 +48,11 @@ def test_the_rules_see_the_stacks_resources(stack, rendered_stack_resources):
     assert checked >= EXPECTED_TYPES - STACK_RULE_TYPES
 
 
-def test_prod_efa_pool_is_split_and_checked_as_one(rendered_stack_resources):
-    """prod's train-efa pool is two NodePools (p5, p5e) of 32 GPUs sharing one pool label."""
+def test_prod_efa_pool_is_one_nodepool_that_holds_a_64_gpu_gang(rendered_stack_resources):
+    """Issue 19 blocker 3: p5.48xlarge and p5e.48xlarge have the same EFA layout, so prod's
+    train-efa pool is ONE NodePool with one limit of 64: llm-training's 64-GPU gang (8 p5 nodes,
+    one instance type) fits it. Before, two NodePools of 32 each could never hold it (limits
+    are per NodePool: karpenter v1.14.1 scheduler.go filterByRemainingResources)."""
     pools = [
         r.inputs
         for r in rendered_stack_resources("prod")
@@ -57,7 +60,13 @@ def test_prod_efa_pool_is_split_and_checked_as_one(rendered_stack_resources):
         and r.inputs["spec"]["template"]["metadata"]["labels"]["eks-gpu-platform.io/pool"]
         == "train-efa"
     ]
-    assert sorted(p["spec"]["limits"]["nvidia.com/gpu"] for p in pools) == ["32", "32"]
+    assert [p["metadata"]["name"] for p in pools] == ["train-efa"]
+    (pool,) = pools
+    assert pool["spec"]["limits"]["nvidia.com/gpu"] == "64"
+    requirements = {r["key"]: r["values"] for r in pool["spec"]["template"]["spec"]["requirements"]}
+    assert requirements["node.kubernetes.io/instance-type"] == ["p5.48xlarge", "p5e.48xlarge"]
+    p5_nodes = 8
+    assert p5_nodes * 8 <= int(pool["spec"]["limits"]["nvidia.com/gpu"])
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -106,8 +115,7 @@ def test_stack_rules_engage_on_prod(rendered_stack_resources):
         (
             "gpu-operator-preinstalled-driver",
             'GPU Operator release "gpu-operator" has values.driver.enabled true, but every GPU '
-            'EC2NodeClass ("inference", "train-efa-p5-48xlarge", "train-efa-p5e-48xlarge", '
-            '"train-spot") uses an AL2023 or Bottlerocket AMI alias whose NVIDIA AMI already '
-            "ships the NVIDIA driver; set driver.enabled: false",
+            'EC2NodeClass ("inference", "train-efa", "train-spot") uses an AL2023 or Bottlerocket '
+            "AMI alias whose NVIDIA AMI already ships the NVIDIA driver; set driver.enabled: false",
         ),
     }

@@ -188,7 +188,7 @@ def test_the_system_pods_would_be_denied_in_a_queue_namespace():
         "gpu-operator/nvidia-operator-validator-d9k3z",
         "gpu-operator/nvidia-mig-manager-e9k4z",
         "gpu-operator/gpu-operator-node-feature-discovery-worker-h7m2c",
-        "kai-resource-reservation/gpu-reservation-ip-10-0-12-34-us-west-2-compute-internal-8f2kq",
+        "kai-resource-reservation/gpu-reservation-8eee7ebe67d00371",
     ]
     assert len(SYSTEM_PODS) - len(admitted) == 17
 

@@ -150,7 +150,9 @@ DEPLOYMENT_OR_NOTEBOOK = (
     "(has(object.metadata.labels) && 'notebook-name' in object.metadata.labels))"
 )
 NON_PREEMPTIBLE = (
-    "(has(object.metadata.labels) && 'kai.scheduler/preemptibility' in object.metadata.labels "
+    "(!(has(object.metadata.labels) && 'serving.knative.dev/revision' in "
+    "object.metadata.labels) && "
+    "has(object.metadata.labels) && 'kai.scheduler/preemptibility' in object.metadata.labels "
     "&& object.metadata.labels['kai.scheduler/preemptibility'] in ['preemptible', "
     "'non-preemptible']) "
     "? object.metadata.labels['kai.scheduler/preemptibility'] == 'non-preemptible' "

@@ -8,7 +8,7 @@ Karpenter, the device plugin and KAI count them (issue 12).
 - KAI charges a queue 1 per ``nvidia.com/gpu`` and the profile's g-count per
   ``nvidia.com/mig-<g>g.<mem>gb`` (kai-scheduler v0.16.8 ``resources/mig.go`` L13-15).
 - A queue routed to several GPU pools gives each its share of one budget: its annotation
-  ``<domain>/pool-shares`` when set, else the even split of ``scheduler/routing.py``
+  ``<domain>/pool-shares`` when set, else the even split of ``budget/queues.py``
   ``queue_shares`` (mirrored here: the pack reads only the stack's resources).
 - Limits are whole nodes: queues admitting 7.5 GPUs justify 8, and 12 GPUs on 8-GPU nodes 16.
 """

@@ -1,13 +1,12 @@
-"""Tests for ``eks_gpu_platform.scheduler.routing``: pool GPU limits from the queue routing."""
+"""Tests for ``eks_gpu_platform.budget.queues``: pool GPU limits from the queue routing."""
 
 import re
 
 import pytest
+from scheduler.helpers import queue
 
-from eks_gpu_platform.scheduler.routing import PoolRouting, pool_gpu_limits, routing_problems
+from eks_gpu_platform.budget.queues import PoolRouting, pool_gpu_limits, routing_problems
 from eks_gpu_platform.spec import SpecError
-
-from .helpers import queue
 
 # --- friction point 1: pool GPU limits -----------------------------------------------------------
 
@@ -33,7 +32,11 @@ POOLS = {
             # a routes to two GPU pools: they share its budget (limit 8, as gpu-spot is
             # preemptible), split evenly, gpu-od's half at most quota / 2: 4 and 2; b has one
             # GPU pool (cpu has no GPU budget): 6. Not 8 + 6 and 4 (each pool its whole budget).
-            {"gpu-spot": 10, "gpu-od": 2, "gpu-capped": 16},
+            # Then their parent org's gpu.limit 8 cuts those 12: the in-quota parts (a's quota
+            # 4 over 4 + 2 in proportion: 8/3 and 4/3; b's 2) stay, the over-quota parts (4/3,
+            # 2/3, 4) share the 8 - 6 = 2 left: gpu-spot 8/3 + 4/9 + 2 + 4/3 = 6.44 -> 7,
+            # gpu-od 4/3 + 2/9 = 1.56 -> 2 (was 10 and 2 without the parent's limit).
+            {"gpu-spot": 7, "gpu-od": 2, "gpu-capped": 16},
         ),
         (
             [queue("a", pools=("od",), gpu=(0.5, 1)), queue("b", pools=("od",), gpu=(0.25, 1))],

@@ -29,13 +29,14 @@ units: ``gpus x per_gpu``, ``gpus`` being whole nodes of physical GPUs.
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import versions
-from .constants import GPU_RESOURCE
-from .spec import NodePoolSpec
+from .units import GPU_RESOURCE, MIG_RESOURCE_PREFIX
 
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+if TYPE_CHECKING:  # read by attribute: the budget imports no capability package
+    from ..nodepool.spec import NodePoolSpec
+
 # Above the default weight (0) of any overlay a cluster admin adds: for the same resource the
 # higher weight wins (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeoverlay/store.go
 # L199-205); equal weights on the same resource conflict and neither applies (L212-235). The
@@ -98,7 +99,7 @@ class PoolCapacity:
 
 
 def pool_capacity(
-    spec: NodePoolSpec,
+    spec: "NodePoolSpec",
     *,
     replicas: int | None = None,
     mig_strategy: str = "single",
@@ -185,7 +186,7 @@ def uneven_density_problem(capacity: PoolCapacity) -> str | None:
 
 
 def gpu_overlay_manifests(
-    spec: NodePoolSpec, capacity: PoolCapacity, *, label_domain: str
+    spec: "NodePoolSpec", capacity: PoolCapacity, *, label_domain: str
 ) -> list[dict[str, Any]]:
     """One ``NodeOverlay`` per instance type of a time-sliced or MIG pool, setting the GPU
     resources its nodes will advertise, so Karpenter's simulation and its limit accounting

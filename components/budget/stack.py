@@ -1,21 +1,27 @@
 """GPU capacity across sections (friction point 1): what each pool's nodes advertise given the
-GPU Operator's settings, the queue routing built from it, and the capacity plan's checks.
+GPU Operator's settings, the queue routing built from it, each pool's budget and NodePools, and
+the capacity plan's checks.
 
-Pure (no Pulumi). ``PlatformConfig`` calls these with itself; they only read its sections.
+Pure (no Pulumi). ``PlatformConfig`` calls these with itself; they only read its sections (by
+attribute: the budget imports no capability package).
 """
+
+from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .gpu_operator import GpuOperatorSpec, mig_layout
-from .nodepool import NodePoolSpec, PoolCapacity, pool_capacity
-from .nodepool.capacity import uneven_density_problem
-from .scheduler.plan import QueuePlan, plan_problems, plan_warnings, queue_plans
-from .scheduler.routing import PoolRouting
-from .spec import Problem, show
+from ..catalog_mig import mig_layout
+from ..spec import Problem, show
+from .capacity import PoolCapacity, pool_capacity, uneven_density_problem
+from .nodepools import NodePoolGroup, nodepool_groups
+from .plan import QueuePlan, plan_problems, plan_warnings, queue_plans
+from .queues import PoolRouting, pool_gpu_limits
 
 if TYPE_CHECKING:
-    from .config import PlatformConfig
+    from ..config import PlatformConfig
+    from ..gpu_operator.spec import GpuOperatorSpec
+    from ..nodepool.spec import NodePoolSpec
 
 
 def capacity_of(pool: NodePoolSpec, operator: GpuOperatorSpec) -> PoolCapacity:
@@ -29,7 +35,7 @@ def capacity_of(pool: NodePoolSpec, operator: GpuOperatorSpec) -> PoolCapacity:
     )
 
 
-def pool_routing(config: "PlatformConfig") -> dict[str, PoolRouting]:
+def pool_routing(config: PlatformConfig) -> dict[str, PoolRouting]:
     """Every pool's routing facts: preemptible, cap, KAI units per GPU, smallest node."""
     out = {}
     for p in config.pools:
@@ -45,7 +51,7 @@ def pool_routing(config: "PlatformConfig") -> dict[str, PoolRouting]:
     return out
 
 
-def needs_node_overlay(config: "PlatformConfig") -> bool:
+def needs_node_overlay(config: PlatformConfig) -> bool:
     """Whether any pool declares something to Karpenter with a NodeOverlay (EFA hugepages,
     advertised GPUs of a time-sliced or MIG pool): Karpenter then needs its ``nodeOverlay``
     feature gate (off by default: kubernetes-sigs/karpenter v1.14.1
@@ -56,21 +62,83 @@ def needs_node_overlay(config: "PlatformConfig") -> bool:
     )
 
 
-def capacity_plan(config: "PlatformConfig") -> list[QueuePlan]:
+def gpu_limits(config: PlatformConfig) -> dict[str, int | None]:
+    """Each GPU pool's budget (physical GPUs): from the queues routed to it when the scheduler
+    is on (friction point 1), else the pool's own cap."""
+    if config.scheduler.enabled:
+        return dict(pool_gpu_limits(config.scheduler.queues, pool_routing(config)))
+    return {p.name: p.limits.gpus for p in config.gpu_pools}
+
+
+def pool_nodepools(config: PlatformConfig) -> dict[str, list[NodePoolGroup]]:
+    """Every GPU pool's Karpenter NodePools with their budgets (``nodepools.nodepool_groups``)."""
+    budgets = gpu_limits(config)
+    return {p.name: nodepool_groups(p, budgets.get(p.name)) for p in config.gpu_pools}
+
+
+def capacity_plan(config: PlatformConfig) -> list[QueuePlan]:
     """The leaf queues' plan (empty without the scheduler)."""
     if not config.scheduler.enabled:
         return []
-    return queue_plans(config.scheduler.queues, pool_routing(config))
+    gangs = {
+        name: max((g.largest_gang for g in groups), default=0)
+        for name, groups in pool_nodepools(config).items()
+        if groups and groups[0].efa
+    }
+    return queue_plans(config.scheduler.queues, pool_routing(config), gangs)
 
 
-def capacity_warnings(config: "PlatformConfig") -> list[str]:
-    """Queues Karpenter can buy more for than their limit plus whole-node rounding."""
-    return plan_warnings(capacity_plan(config))
+def stranded_gpu_warnings(config: PlatformConfig) -> list[str]:
+    """GPU models a pool offers only on multi-GPU types (item 8): KAI charges a queue the GPUs a
+    pod requests, Karpenter charges the NodePool the node's capacity (kubernetes-sigs/karpenter
+    v1.14.1 ``pkg/controllers/state/statenode.go`` L359-375 ``Capacity()``), so a 1-GPU pod of
+    that model takes a whole node of the pool's limit."""
+    out = []
+    for pool in config.gpu_pools:
+        by_model: dict[str, list] = {}
+        for t in pool.catalog_types:
+            if t.gpu_count > 0:
+                by_model.setdefault(t.gpu_name, []).append(t)
+        for model, types in by_model.items():
+            smallest = min(t.gpu_count for t in types)
+            if smallest > 1:
+                out.append(
+                    f"warning: pool {show(pool.name)} offers {model} only on {smallest}-GPU or "
+                    f"larger nodes ({', '.join(t.name for t in types)}): Karpenter charges the "
+                    f"pool's limit a whole node, so a 1-GPU {model} pod uses {smallest} of it"
+                )
+    return out
 
 
-def plan_config_problems(config: "PlatformConfig") -> list[Problem]:
-    """Unreachable quotas, as configuration problems (call once routing has no problems)."""
-    return [(("scheduler", *p), m) for p, m in plan_problems(capacity_plan(config))]
+def capacity_warnings(config: PlatformConfig) -> list[str]:
+    """Queues Karpenter can buy more for than their limit plus whole-node rounding, and GPU
+    models a pool offers only on multi-GPU nodes."""
+    return plan_warnings(capacity_plan(config)) + stranded_gpu_warnings(config)
+
+
+def type_share_budget_problems(config: PlatformConfig) -> list[Problem]:
+    """An EFA pool's ``typeShares`` summing to more than the budget its queues give it."""
+    out: list[Problem] = []
+    budgets = gpu_limits(config)
+    for i, pool in enumerate(config.node_pools):
+        budget = budgets.get(pool.name)
+        total = sum(pool.type_shares.values())
+        if pool.kind == "efa" and budget is not None and total > budget:
+            out.append(
+                (
+                    ("node_pools", i, "type_shares"),
+                    f"sum to {total} GPUs, more than the budget of efa pool {show(pool.name)} "
+                    f"({budget} GPUs, from its queues and limits.gpus)",
+                )
+            )
+    return out
+
+
+def plan_config_problems(config: PlatformConfig) -> list[Problem]:
+    """Unreachable quotas and gangs, as configuration problems (call once routing has no
+    problems)."""
+    plan = [(("scheduler", *p), m) for p, m in plan_problems(capacity_plan(config))]
+    return type_share_budget_problems(config) + plan
 
 
 def pool_capacity_problems(i: int, pool: NodePoolSpec, operator: GpuOperatorSpec) -> list[Problem]:
@@ -121,8 +189,12 @@ __all__: Sequence[str] = (
     "capacity_of",
     "capacity_plan",
     "capacity_warnings",
+    "gpu_limits",
     "needs_node_overlay",
     "plan_config_problems",
     "pool_capacity_problems",
+    "pool_nodepools",
     "pool_routing",
+    "stranded_gpu_warnings",
+    "type_share_budget_problems",
 )

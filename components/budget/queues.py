@@ -1,15 +1,42 @@
 """Queue -> node pool routing: each GPU pool's ``nvidia.com/gpu`` limit and routing mistakes.
 
-Friction point 1 (over-quota pods trigger scale-up): pure functions, no Pulumi.
+Friction point 1 (over-quota pods trigger scale-up): pure functions, no Pulumi; queue specs
+are read by attribute.
+
+Ancestors. KAI admits a job only within the ``gpu.limit`` of its queue and of every ancestor
+(kai-scheduler v0.16.8 ``pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go``
+L16-49, the loop over the queue's parents at L19); it marks the pods it refuses
+``PodScheduled=False/Unschedulable`` (``pkg/scheduler/cache/status_updater/
+default_status_updater.go`` L240-256), and Karpenter provisions for any such pod, whatever its
+scheduler (kubernetes-sigs/karpenter v1.14.1 ``pkg/utils/pod/scheduling.go`` L96-132). So the
+leaves' shares under an ancestor with a finite ``gpu.limit`` L are cut to L together
+(``capped_shares``), deepest ancestor first:
+
+- each (leaf, pool) share splits into its in-quota part (the leaf's ``gpu.quota`` spread over
+  its pools in proportion to their shares) and the rest, its over-quota part;
+- when the in-quota parts under the ancestor sum to L or more, every part is scaled by
+  L / (their sum) and the over-quota parts are dropped;
+- otherwise the over-quota parts are scaled by (L - in-quota sum) / (their sum), an unlimited
+  one counting as L;
+- then the pools' budgets are the sums of the cut shares in whole nodes, so the physical GPUs
+  under the ancestor exceed L by at most the rounding of its pools to whole nodes.
+
+A queue's in-quota work is what KAI guarantees (``quota_check.go`` L26-59), so it is kept
+before any over-quota work is bought.
 """
+
+from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..spec import Problem, did_you_mean, show
-from .constants import UNLIMITED, _num
-from .spec import QueueSpec, leaf_queue_names
+from .units import EPSILON, UNLIMITED, _num, ancestors, leaf_queue_names
+
+if TYPE_CHECKING:  # read by attribute: the budget imports no capability package
+    from ..scheduler.spec import QueueSpec
 
 
 @dataclass(frozen=True)
@@ -67,18 +94,93 @@ def queue_shares(queue: QueueSpec, pools: Mapping[str, PoolRouting]) -> dict[str
     return out
 
 
-def _pool_demand(
-    queues: Sequence[QueueSpec], leaves: set[str], pool: str, pools: Mapping[str, PoolRouting]
-) -> tuple[float | None, list[int]]:
+Shares = dict[str, dict[str, float | None]]
+"""Leaf queue name -> pool -> KAI units (None: unlimited)."""
+
+
+@dataclass(frozen=True)
+class AncestorCap:
+    """An ancestor queue, its ``gpu.limit`` (-1: none) and whether it cut its leaves' shares."""
+
+    name: str
+    limit: float
+    cut: bool
+
+
+def _leaf_shares(queues: Sequence[QueueSpec], pools: Mapping[str, PoolRouting]) -> Shares:
+    leaves = leaf_queue_names(queues)
+    return {q.name: queue_shares(q, pools) for q in queues if q.name in leaves}
+
+
+def capped_shares(
+    queues: Sequence[QueueSpec], pools: Mapping[str, PoolRouting]
+) -> tuple[Shares, dict[str, tuple[AncestorCap, ...]]]:
+    """Every leaf's shares (``queue_shares``) cut to its ancestors' ``gpu.limit`` (the rule in
+    the module docstring), and per leaf its ancestors, nearest first."""
+    shares = _leaf_shares(queues, pools)
+    by_name = {q.name: q for q in queues}
+    # (leaf, pool) -> [in-quota part, share]; None: unlimited.
+    parts: dict[tuple[str, str], list[float | None]] = {}
+    for leaf, per_pool in shares.items():
+        quota = by_name[leaf].gpu.quota
+        finite = [s for s in per_pool.values() if s is not None]
+        total = sum(finite)
+        unlimited = len(per_pool) - len(finite)
+        for pool, share in per_pool.items():
+            if quota == UNLIMITED:
+                part = share
+            elif share is None:
+                part = max(0.0, quota - total) / unlimited
+            else:
+                part = share * min(1.0, quota / total) if total > EPSILON else 0.0
+            parts[(leaf, pool)] = [part, share]
+    lineage = {leaf: ancestors(by_name[leaf], queues) for leaf in shares}
+    depth = {q.name: len(ancestors(q, queues)) for q in queues}
+    capped = {q.name for q in queues if q.name not in shares and q.gpu.limit != UNLIMITED}
+    cut: set[str] = set()
+    for name in sorted(capped, key=lambda n: (-depth[n], n)):
+        limit = float(by_name[name].gpu.limit)
+        mine = [k for k in parts if any(a.name == name for a in lineage[k[0]])]
+        if not mine:
+            continue
+
+        def value(v: float | None, cap: float = limit) -> float:
+            return cap if v is None else v
+
+        in_quota = sum(value(parts[k][0]) for k in mine)
+        over = sum(max(0.0, value(parts[k][1]) - value(parts[k][0])) for k in mine)
+        if in_quota + over <= limit + EPSILON:
+            continue
+        cut.add(name)
+        for k in mine:
+            part, share = value(parts[k][0]), value(parts[k][1])
+            if in_quota >= limit - EPSILON:
+                part = part * limit / in_quota if in_quota > EPSILON else 0.0
+                parts[k] = [part, part]
+            else:
+                extra = max(0.0, share - part) * (limit - in_quota) / over
+                parts[k] = [part, part + extra]
+    out: Shares = {
+        leaf: {pool: parts[(leaf, pool)][1] for pool in per_pool}
+        for leaf, per_pool in shares.items()
+    }
+    caps = {
+        leaf: tuple(AncestorCap(a.name, float(a.gpu.limit), a.name in cut) for a in lineage[leaf])
+        for leaf in shares
+    }
+    return out, caps
+
+
+def _pool_demand(shares: Shares, pool: str) -> tuple[float | None, list[str]]:
     """KAI units the leaf queues routed to ``pool`` give it (None: unlimited), and those queues."""
     total = 0.0
     unlimited = False
     feeders = []
-    for i, queue in enumerate(queues):
-        if queue.name not in leaves or pool not in queue.node_pools:
+    for leaf, per_pool in shares.items():
+        if pool not in per_pool:
             continue
-        feeders.append(i)
-        value = queue_shares(queue, pools).get(pool, 0.0)
+        feeders.append(leaf)
+        value = per_pool[pool]
         if value is None:
             unlimited = True
         else:
@@ -103,19 +205,20 @@ def pool_gpu_limits(
 ) -> dict[str, int]:
     """Each GPU pool's budget in physical GPUs, from the queues routed to it.
 
-    The sum of the shares (``queue_shares``) of the leaf queues routed to the pool, divided by
+    The sum of the shares (``queue_shares``, cut to the ancestors' ``gpu.limit``:
+    ``capped_shares``) of the leaf queues routed to the pool, divided by
     the KAI units a GPU offers (``slices_per_gpu``), rounded up to whole nodes of the pool's
     smallest type; with the pool's own cap the result is at most the cap; an unlimited queue
     (-1) leaves only the cap. A pool no queue routes to gets 0. The NodePool's limits carry it
     in the units its nodes advertise (``PoolCapacity.limits``). Raises ``ValueError`` for a
     pool fed by an unlimited queue without a cap (``routing_problems`` reports it first).
     """
-    leaves = leaf_queue_names(queues)
+    shares, _ = capped_shares(queues, pools)
     out: dict[str, int] = {}
     for name, routing in pools.items():
         if not routing.gpu:
             continue
-        demand, _ = _pool_demand(queues, leaves, name, pools)
+        demand, _ = _pool_demand(shares, name)
         limit = _pool_limit(demand, routing)
         if limit is None:
             raise ValueError(
@@ -198,10 +301,13 @@ def routing_problems(
         if queue.name in leaves:
             out += _share_problems(i, queue, pools)
         out += unknown_pool_problems(i, queue, pools)
+    shares, _ = capped_shares(queues, pools)
+    uncut = _leaf_shares(queues, pools)
+    index = {q.name: i for i, q in enumerate(queues)}
     for name, routing in pools.items():
         if not routing.gpu:
             continue
-        demand, feeders = _pool_demand(queues, leaves, name, pools)
+        demand, feeders = _pool_demand(shares, name)
         field = "limit" if routing.preemptible else "quota"
         if not feeders:
             out.append(
@@ -213,7 +319,7 @@ def routing_problems(
             )
             continue
         if demand is None and routing.gpu_cap is None:
-            for i in feeders:
+            for i in (index[n] for n in feeders):
                 if getattr(queues[i].gpu, field) == UNLIMITED:
                     out.append(
                         (
@@ -227,8 +333,11 @@ def routing_problems(
         if _pool_limit(demand, routing) == 0:
             if routing.gpu_cap == 0:
                 reason = "its GPU cap is 0"
+            elif _pool_demand(uncut, name)[0] != 0:
+                names = ", ".join(feeders)
+                reason = f"the gpu.limit of the ancestors of its queues ({names}) leaves it none"
             else:
-                names = ", ".join(queues[i].name for i in feeders)
+                names = ", ".join(feeders)
                 kind = "preemptible" if routing.preemptible else "non-preemptible"
                 reason = f"it is {kind}, and gpu.{field} of its queues ({names}) sums to 0"
             out.append(

@@ -1,10 +1,11 @@
 """Queues routed to several pools share one budget (issue 12, item 3), and the capacity plan of
-``scheduler.plan``: purchasable min/max, reachable quota and limit, the warning."""
+``budget.plan``: purchasable min/max, reachable quota and limit, the warning."""
 
 import pytest
+from scheduler.helpers import queue
 
-from eks_gpu_platform.scheduler.plan import plan_problems, plan_warnings, queue_plans
-from eks_gpu_platform.scheduler.routing import (
+from eks_gpu_platform.budget.plan import plan_problems, plan_warnings, queue_plans
+from eks_gpu_platform.budget.queues import (
     PoolRouting,
     pool_gpu_limits,
     queue_shares,
@@ -12,8 +13,6 @@ from eks_gpu_platform.scheduler.routing import (
 )
 from eks_gpu_platform.scheduler.spec import QueueSpec
 from eks_gpu_platform.spec import SpecError
-
-from .helpers import queue
 
 SPOT = PoolRouting(preemptible=True, gpu_cap=None)
 OD = PoolRouting(preemptible=False, gpu_cap=None)
@@ -123,6 +122,9 @@ def test_plan_of_a_queue_alone():
         "purchasableMax": 7,
         "quotaReachable": True,
         "limitReachable": True,
+        "ancestors": [],
+        "effectiveLimit": 6.5,
+        "reachablePerPool": {"spot": 7},
     }
     assert plan.rounding == 0.5
     assert plan_warnings([plan]) == [] and plan_problems([plan]) == []

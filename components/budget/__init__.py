@@ -1,0 +1,115 @@
+"""The GPU budget: one model of what Karpenter may buy for the queues (friction point 1).
+
+Pure (no Pulumi), and at the bottom of the import graph: it imports only ``spec``, ``catalog``,
+``catalog_mig`` and ``versions``, and reads the capability specs (``NodePoolSpec``,
+``QueueSpec``, ``GpuOperatorSpec``, ``PlatformConfig``) by attribute. ``nodepool``,
+``scheduler``, ``config``, ``platform`` and ``offline`` import it; it imports none of them.
+
+Modules, bottom up:
+
+- ``units``: KAI's GPU units, ``UNLIMITED``, the queue tree (leaves, ancestors);
+- ``capacity``: what a pool's nodes advertise (time-slicing, MIG) and its NodeOverlays;
+- ``nodepools``: a pool's Karpenter NodePools (one per EFA layout) and the split of its budget;
+- ``queues``: queue -> pool routing, shares cut to the ancestors' limits, the pools' budgets;
+- ``plan``: per leaf queue, what Karpenter can buy for it, reachability, largest gang;
+- ``stack``: the same over a whole ``PlatformConfig`` (the config's checks and warnings);
+- ``report``: ``capacity.json``'s content.
+"""
+
+from .capacity import (
+    GPU_OVERLAY_WEIGHT,
+    Mode,
+    PoolCapacity,
+    TypeCapacity,
+    gpu_overlay_manifests,
+    mig_g_count,
+    pool_capacity,
+    uneven_density_problem,
+)
+from .nodepools import (
+    NodePoolGroup,
+    efa_layout,
+    gpu_limit_shortfall,
+    layout_groups,
+    nodepool_groups,
+    nodepool_names,
+    ordered_types,
+    split_gpu_limit,
+    type_share_problems,
+    type_slug,
+)
+from .plan import QueuePlan, plan_problems, plan_warnings, queue_plans
+from .queues import (
+    AncestorCap,
+    PoolRouting,
+    capped_shares,
+    pool_gpu_limits,
+    queue_shares,
+    routing_problems,
+    unknown_pool_problems,
+)
+from .report import capacity_document, pool_entries
+from .stack import (
+    capacity_of,
+    capacity_plan,
+    capacity_warnings,
+    gpu_limits,
+    needs_node_overlay,
+    plan_config_problems,
+    pool_capacity_problems,
+    pool_nodepools,
+    pool_routing,
+    stranded_gpu_warnings,
+    type_share_budget_problems,
+)
+from .units import GPU_RESOURCE, MIG_RESOURCE_PREFIX, UNLIMITED, ancestors, leaf_queue_names
+
+__all__ = [
+    "GPU_OVERLAY_WEIGHT",
+    "GPU_RESOURCE",
+    "MIG_RESOURCE_PREFIX",
+    "UNLIMITED",
+    "AncestorCap",
+    "Mode",
+    "NodePoolGroup",
+    "PoolCapacity",
+    "PoolRouting",
+    "QueuePlan",
+    "TypeCapacity",
+    "ancestors",
+    "capacity_document",
+    "capacity_of",
+    "capacity_plan",
+    "capacity_warnings",
+    "capped_shares",
+    "efa_layout",
+    "gpu_limit_shortfall",
+    "gpu_limits",
+    "gpu_overlay_manifests",
+    "layout_groups",
+    "leaf_queue_names",
+    "mig_g_count",
+    "needs_node_overlay",
+    "nodepool_groups",
+    "nodepool_names",
+    "ordered_types",
+    "plan_config_problems",
+    "plan_problems",
+    "plan_warnings",
+    "pool_capacity",
+    "pool_capacity_problems",
+    "pool_entries",
+    "pool_gpu_limits",
+    "pool_nodepools",
+    "pool_routing",
+    "queue_plans",
+    "queue_shares",
+    "routing_problems",
+    "split_gpu_limit",
+    "stranded_gpu_warnings",
+    "type_share_budget_problems",
+    "type_share_problems",
+    "type_slug",
+    "uneven_density_problem",
+    "unknown_pool_problems",
+]

@@ -1,0 +1,90 @@
+"""``capacity.json``'s content: every GPU pool's NodePools and limits, and the queues' plan.
+
+Pure: the config in (read by attribute), plain data out; ``offline.capacity`` writes it.
+
+- per GPU pool: ``name``, ``instanceTypes``, ``gpusPerNode`` and ``advertisedPerNode`` (per
+  instance type: the device plugin's resources once the node is initialized, which is what
+  Karpenter charges), ``limit`` (each Karpenter NodePool of the pool and its GPU limits: one
+  NodePool, or for an EFA pool one per EFA layout, ``nodepools``), ``nodePools`` (each
+  NodePool's ``name``, ``instanceTypes``, ``gpus`` budget and ``largestGang``: the physical
+  GPUs one gang, on one instance type, can get from it), ``maxNodes`` (the most nodes those
+  limits let Karpenter launch: every one of the smallest type) and ``maxGpus`` (the most
+  physical GPUs). ``maxHourlyUsd`` is left out: no price table with a cited public source and
+  date is vendored, and prices are never guessed.
+- per leaf queue (``plan.QueuePlan.as_json``): ``name``, ``quota``, ``limit``, ``pools``,
+  ``purchasableMin``, ``purchasableMax`` (KAI GPU units, the units its pods request),
+  ``quotaReachable``, ``limitReachable``, ``ancestors`` (each ancestor and its ``gpuLimit``,
+  -1 for none, nearest first, and ``capsShares``: whether it cut the budgets below it),
+  ``effectiveLimit``, ``reachablePerPool`` and, for queues routed to an EFA pool,
+  ``largestGang``.
+- ``warnings``: the capacity warnings (``stack.capacity_warnings``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .stack import capacity_of, capacity_plan, capacity_warnings, pool_nodepools
+
+if TYPE_CHECKING:
+    from ..config import PlatformConfig
+
+
+def pool_entries(config: PlatformConfig) -> list[dict[str, Any]]:
+    """The ``pools`` of ``capacity.json``: every GPU pool with a GPU budget."""
+    groups_of = pool_nodepools(config)
+    out = []
+    for pool in config.gpu_pools:
+        groups = groups_of[pool.name]
+        if any(g.gpus is None for g in groups):
+            continue
+        capacity = capacity_of(pool, config.gpu_operator)
+        advertised = {t.name: dict(sorted(t.advertised.items())) for t in capacity.types}
+        limit: dict[str, dict[str, int]] = {}
+        nodepools = []
+        max_nodes = max_gpus = 0
+        for group in groups:
+            budget = group.gpus or 0
+            limits = {r: int(v) for r, v in capacity.limits(budget).items()}
+            limit[group.name] = limits
+            max_gpus += budget
+            nodepools.append(
+                {
+                    "name": group.name,
+                    "instanceTypes": list(group.instance_types),
+                    "gpus": budget,
+                    "largestGang": group.largest_gang,
+                }
+            )
+            # A type fits while its advertised capacity stays within every limited resource
+            # (Karpenter v1.14.1 scheduler.go filterByRemainingResources): the smallest node
+            # of the NodePool uses the least of the limit, so it launches the most nodes.
+            per_node = [
+                min(limits[r] // t.advertised[r] for r in limits if t.advertised.get(r, 0) > 0)
+                for t in capacity.types
+                if t.name in group.instance_types
+                and any(t.advertised.get(r, 0) > 0 for r in limits)
+            ]
+            max_nodes += max(per_node, default=0)
+        out.append(
+            {
+                "name": pool.name,
+                "instanceTypes": [t.name for t in capacity.types],
+                "gpusPerNode": {t.name: t.gpus for t in capacity.types},
+                "advertisedPerNode": advertised,
+                "limit": limit,
+                "nodePools": nodepools,
+                "maxNodes": max_nodes,
+                "maxGpus": max_gpus,
+            }
+        )
+    return out
+
+
+def capacity_document(config: PlatformConfig) -> dict[str, Any]:
+    """``capacity.json``'s content."""
+    return {
+        "pools": pool_entries(config),
+        "queues": [plan.as_json() for plan in capacity_plan(config)],
+        "warnings": capacity_warnings(config),
+    }

@@ -1,0 +1,244 @@
+"""The MIG startup remover: takes a MIG pool's NodePool startup taint off each node once the MIG
+manager has applied the pool's layout and the device plugin advertises it (review F6).
+
+Pure builders, plain data in, manifests out: a ServiceAccount, a ClusterRole and its binding, and
+a DaemonSet in the GPU Operator's namespace running ``mig_ready_script.py``.
+
+- Why: the device plugin first advertises the physical GPUs; Karpenter initializes a node once
+  every requested resource is non-zero and from then on charges ``Node.Status.Capacity``
+  (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/initialization.go
+  L82-85, L130-140; pkg/controllers/state/statenode.go L359-375), so a MIG ``single`` node would
+  be charged 8 instead of 56 until the MIG manager reconfigured (and rebooted) it. A startup
+  taint keeps the node uninitialized (initialization.go L74-77) and KAI from binding pods to its
+  whole GPUs meanwhile.
+- Where: only nodes of the MIG pools (``<domain>/pool``) that carry
+  ``nvidia.com/mig.config.state=success``, the label the MIG manager sets once the layout is in
+  place (NVIDIA/mig-parted v0.15.0 pkg/mig/reconfigure/reconfigure.go L142-145, L233-239). It
+  tolerates the startup taint, ``nvidia.com/gpu`` and the GPU pools' other taints. Karpenter
+  leaves its 10m CPU and 32Mi out of a new node's DaemonSet overhead: the state label is not in
+  the NodePool's requirements (kubernetes-sigs/karpenter v1.14.1
+  pkg/controllers/provisioning/scheduling/scheduler.go L1020-1043, ``IsCompatible`` with
+  ``AllowUndefinedWellKnownLabels``). It still schedules, the node holding no workload while the
+  taint is on.
+- Permissions: get and patch on nodes, cluster-wide. RBAC cannot narrow that to the pod's own
+  node (``resourceNames`` are fixed names), so a ValidatingAdmissionPolicy
+  (``mig_ready_admission``) does: the ServiceAccount's node updates must come from a pod on that
+  node (the bound token's ``authentication.kubernetes.io/node-name`` extra: k8s.io/apiserver
+  v0.36.3 pkg/authentication/serviceaccount/util.go L47, L153-156; feature
+  ServiceAccountTokenPodNodeInfo beta and on from 1.30, GA 1.32: kubernetes v1.36.3
+  pkg/features/kube_features.go L1982-1986) and may only remove the startup taint (labels,
+  annotations and every other taint unchanged). ``admissionregistration.k8s.io/v1`` is served
+  from Kubernetes 1.30, the oldest version the platform supports.
+- Pod: Pod Security "restricted" (non-root, no privilege escalation, every capability dropped,
+  RuntimeDefault seccomp, read-only root filesystem), 10m CPU and 32Mi. No priority class:
+  the node it serves is tainted and empty of workloads until it has run, so it never needs to
+  preempt anything, and ``system-node-critical`` would let a helper of this kind evict user pods.
+- Image: the official Python image, pinned (``versions.MIG_READY_IMAGE``).
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import versions
+from ..nodepool import (
+    GPU_TAINT,
+    MIG_CONFIG_STATE_LABEL,
+    MIG_CONFIG_STATE_SUCCESS,
+    MIG_PENDING_TAINT,
+)
+from .spec import NAMESPACE
+
+MIG_READY_NAME = "eks-gpu-platform-mig-ready"
+MIG_READY_SCRIPT = Path(__file__).with_name("mig_ready_script.py").read_text()
+MIG_READY_LABELS = {
+    "app.kubernetes.io/name": "mig-ready",
+    "app.kubernetes.io/part-of": "eks-gpu-platform",
+}
+
+
+def mig_ready_rbac() -> list[dict[str, Any]]:
+    """The ServiceAccount, the ClusterRole (get and patch nodes) and the binding."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {
+                "name": MIG_READY_NAME,
+                "namespace": NAMESPACE,
+                "labels": MIG_READY_LABELS,
+            },
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": MIG_READY_NAME, "labels": MIG_READY_LABELS},
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": MIG_READY_NAME, "labels": MIG_READY_LABELS},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": MIG_READY_NAME,
+            },
+            "subjects": [
+                {"kind": "ServiceAccount", "name": MIG_READY_NAME, "namespace": NAMESPACE}
+            ],
+        },
+    ]
+
+
+def mig_ready_daemonset(
+    *,
+    pool_label_key: str,
+    expected: Mapping[str, Mapping[str, Mapping[str, int]]],
+    tolerations: Sequence[Mapping[str, str]] = (),
+) -> dict[str, Any]:
+    """The remover's DaemonSet. ``expected``: per MIG pool, per instance type, what its nodes
+    advertise once the layout is applied (``PoolCapacity.types[].advertised``, the numbers its
+    NodeOverlays give Karpenter); ``tolerations``: the MIG pools' taints beyond
+    ``nvidia.com/gpu`` and the startup taint (``taint_tolerations``)."""
+    by_type: dict[str, dict[str, int]] = {}
+    for types in expected.values():
+        for itype, advertised in types.items():
+            by_type[itype] = {r: int(n) for r, n in sorted(advertised.items())}
+    taint = MIG_PENDING_TAINT
+    own = [
+        {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]},
+        {"key": GPU_TAINT["key"], "operator": "Exists", "effect": GPU_TAINT["effect"]},
+    ]
+    extra = [dict(t) for t in tolerations if t["key"] not in (taint["key"], GPU_TAINT["key"])]
+    container = {
+        "name": "remove-startup-taint",
+        "image": versions.MIG_READY_IMAGE,
+        "command": ["python", "-c", MIG_READY_SCRIPT],
+        "env": [
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "TAINT_KEY", "value": taint["key"]},
+            {"name": "TAINT_EFFECT", "value": taint["effect"]},
+            {"name": "EXPECTED", "value": json.dumps(dict(sorted(by_type.items())))},
+            {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
+        ],
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {"memory": "64Mi"},
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+        },
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": MIG_READY_NAME, "namespace": NAMESPACE, "labels": MIG_READY_LABELS},
+        "spec": {
+            "selector": {"matchLabels": MIG_READY_LABELS},
+            "template": {
+                "metadata": {"labels": MIG_READY_LABELS},
+                "spec": {
+                    "serviceAccountName": MIG_READY_NAME,
+                    "nodeSelector": {MIG_CONFIG_STATE_LABEL: MIG_CONFIG_STATE_SUCCESS},
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [
+                                    {
+                                        "matchExpressions": [
+                                            {
+                                                "key": pool_label_key,
+                                                "operator": "In",
+                                                "values": sorted(expected),
+                                            }
+                                        ]
+                                    }
+                                ]
+                            }
+                        }
+                    },
+                    "tolerations": own + extra,
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": 65534,
+                        "runAsGroup": 65534,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    "terminationGracePeriodSeconds": 5,
+                    "containers": [container],
+                },
+            },
+        },
+    }
+
+
+MIG_READY_USER = f"system:serviceaccount:{NAMESPACE}:{MIG_READY_NAME}"
+NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
+
+
+def mig_ready_admission() -> list[dict[str, Any]]:
+    """The ValidatingAdmissionPolicy and its binding: the remover may update only its own node,
+    and only to remove ``MIG_PENDING_TAINT``."""
+    key, effect = MIG_PENDING_TAINT["key"], MIG_PENDING_TAINT["effect"]
+    taints = "(has({0}.spec.taints) ? {0}.spec.taints : [])"
+    field = "(has({0}.metadata.{1}) ? {0}.metadata.{1} : {{}})"
+    validations = [
+        {
+            "expression": (
+                f"has(request.userInfo.extra) && '{NODE_NAME_EXTRA}' in request.userInfo.extra "
+                f"&& request.userInfo.extra['{NODE_NAME_EXTRA}'] == [object.metadata.name]"
+            ),
+            "message": "the MIG startup remover may update only the node its pod runs on",
+        },
+        {
+            "expression": (
+                f"{taints.format('object')} == {taints.format('oldObject')}"
+                f".filter(t, !(t.key == '{key}' && t.effect == '{effect}'))"
+            ),
+            "message": f"the MIG startup remover may only remove the {key}:{effect} taint",
+        },
+        {
+            "expression": " && ".join(
+                f"{field.format('object', f)} == {field.format('oldObject', f)}"
+                for f in ("labels", "annotations")
+            ),
+            "message": "the MIG startup remover may not change node labels or annotations",
+        },
+    ]
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": MIG_READY_NAME, "labels": MIG_READY_LABELS},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {
+                    "resourceRules": [
+                        {
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["UPDATE"],
+                            "resources": ["nodes"],
+                        }
+                    ]
+                },
+                "matchConditions": [
+                    {
+                        "name": "mig-ready-service-account",
+                        "expression": f"request.userInfo.username == '{MIG_READY_USER}'",
+                    }
+                ],
+                "validations": validations,
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": MIG_READY_NAME, "labels": MIG_READY_LABELS},
+            "spec": {"policyName": MIG_READY_NAME, "validationActions": ["Deny"]},
+        },
+    ]

@@ -1,0 +1,69 @@
+"""The capacity section of ``summary.md``: the ancestors' cut, per-pool reachable quota (item
+8), largest gangs and the stranded-GPU warnings, as exact lines."""
+
+from pathlib import Path
+
+from eks_gpu_platform.config import PlatformConfig
+from eks_gpu_platform.offline.capacity import capacity_markdown
+from eks_gpu_platform.offline.run import load_stack_file, validate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def tail(section: str) -> list[str]:
+    """The section's lines after its last table."""
+    lines = section.splitlines()
+    last = max(i for i, line in enumerate(lines) if line.startswith("|"))
+    return [line for line in lines[last + 1 :] if line]
+
+
+def test_dev_summary_names_the_parent_that_cuts_the_budgets():
+    section = capacity_markdown(validate(load_stack_file(REPO, "dev", None)))
+    assert tail(section) == [
+        f"- queue {q}: its pools' budgets are cut to the gpu.limit of research (12); effective "
+        f"limit {limit}"
+        for q, limit in (("research-batch", 8), ("research-serving", 4), ("research-notebooks", 2))
+    ]
+
+
+def test_prod_summary_shows_the_largest_gang_and_the_stranded_gpus():
+    section = capacity_markdown(validate(load_stack_file(REPO, "prod", None)))
+    assert tail(section) == [
+        "- queue llm-training: largest gang 64 GPUs",
+        "- warning: pool 'train-efa' offers h100 only on 8-GPU or larger nodes (p5.48xlarge): "
+        "Karpenter charges the pool's limit a whole node, so a 1-GPU h100 pod uses 8 of it",
+        "- warning: pool 'train-efa' offers h200 only on 8-GPU or larger nodes (p5e.48xlarge): "
+        "Karpenter charges the pool's limit a whole node, so a 1-GPU h200 pod uses 8 of it",
+        "- warning: pool 'train-spot' offers a100 only on 8-GPU or larger nodes (p4d.24xlarge, "
+        "p4de.24xlarge): Karpenter charges the pool's limit a whole node, so a 1-GPU a100 pod "
+        "uses 8 of it",
+    ]
+
+
+def test_a_multi_pool_queue_shows_its_quota_per_pool():
+    res = {"quota": 8, "limit": 8, "overQuotaWeight": 1}
+    values = {
+        "cluster": {"name": "gpu-test"},
+        "nodePools": [
+            {"name": "a", "gpus": ["l4"], "capacityTypes": ["spot"], "preemptible": True},
+            {"name": "b", "gpus": ["l40s"], "capacityTypes": ["spot"], "preemptible": True},
+        ],
+        "scheduler": {
+            "queues": [
+                {
+                    "name": "team",
+                    "nodePools": ["a", "b"],
+                    "poolShares": {"a": 6, "b": 2},
+                    "gpu": {"quota": 8, "limit": 8, "overQuotaWeight": 1},
+                    "cpu": res,
+                    "memory": res,
+                }
+            ]
+        },
+    }
+    section = capacity_markdown(PlatformConfig.load(values, "us-east-1"))
+    # KAI's quota 8 is not per pool: pods pinned to pool b only ever see its 2.
+    assert tail(section) == [
+        "- queue team: quota reachable per pool a 6, b 2 (pods pinned to one pool see only its "
+        "part)"
+    ]

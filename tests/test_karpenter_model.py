@@ -1,0 +1,204 @@
+"""The models themselves (tests/karpenter_model.py, tests/kai_model.py): their inputs, the
+upstream rules they claim, the independent table and the CLI the Go differential test calls."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from capacity_cases import stack_render
+from kai_model import Kai
+from karpenter_model import (
+    DO_NOT_DISRUPT,
+    GPU,
+    POOL_LABEL,
+    Karpenter,
+    Pod,
+    Render,
+    Requirement,
+    main,
+    system_pods,
+    table,
+)
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.mark.parametrize("module", ["karpenter_model.py", "kai_model.py", "gen_advertised.py"])
+def test_the_models_import_nothing_of_the_project(module):
+    """Their inputs are the render and the independent tables only: no eks_gpu_platform
+    import (capacity, nodepool.capacity, split_gpu_limit or any budget code)."""
+    tree = ast.parse((HERE / module).read_text())
+    imported = [
+        n.module if isinstance(n, ast.ImportFrom) else a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in (n.names if isinstance(n, ast.Import) else [n])
+    ]
+    assert [
+        m for m in imported if m and m.split(".")[0] in ("eks_gpu_platform", "components")
+    ] == []
+    assert "split_gpu_limit" not in (HERE / module).read_text()
+
+
+def test_the_table_holds_ec2s_numbers():
+    """p5.48xlarge as DescribeInstanceTypes has it, and max pods as Karpenter's AWS provider
+    computes it (types.go L485-505: 2 interfaces on card 0 x (50 - 1) + 2)."""
+    row = table()["instanceTypes"]["p5.48xlarge"]
+    assert (row["vcpu"], row["memoryMiB"], row["maxPods"], row["efa"]) == (192, 2097152, 100, 32)
+    assert row["gpu"] == {
+        "count": 8, "manufacturer": "nvidia", "memoryMiB": 81920, "name": "h100",
+        "pciId": "0x233010DE",
+    }  # fmt: skip
+    assert row["onDemandPrice"] == 55.04
+    assert table()["migParted"]["all-1g.10gb"][0]["devices"] == {"1g.10gb": 7}
+
+
+def test_the_table_is_what_the_generator_extracts():
+    moto = pytest.importorskip(
+        "moto"
+    )  # not installed by make venv: run after `pip install moto==5.2.5`
+    del moto
+    import gen_advertised
+
+    mig = Path("/tmp/migparted.yaml")
+    if not gen_advertised.PRICING.exists() or not mig.exists():
+        pytest.skip("the pricing source or the mig-parted config is not on this machine")
+    assert gen_advertised.build(None, gen_advertised.PRICING, mig) == table()
+
+
+@pytest.mark.parametrize(
+    ("operator", "values", "count", "matches"),
+    [
+        ("In", ["8"], 8, True),
+        ("NotIn", ["8"], 8, False),
+        ("Exists", [], 8, True),
+        ("DoesNotExist", [], 8, False),
+        ("Gt", ["4"], 8, True),
+        ("Gt", ["8"], 8, False),
+        ("Lt", ["8"], 8, False),
+        ("Lt", ["9"], 8, True),
+        ("Gte", ["8"], 8, True),
+        ("Lte", ["7"], 8, False),
+    ],
+)
+def test_requirement_operators(operator, values, count, matches):
+    """requirement.go L48-110 (Gt N is Gte N+1, Lt N is Lte N-1; Gte/Lte since v1.9)."""
+    label = Requirement.of("karpenter.k8s.aws/instance-gpu-count", "In", [str(count)])
+    req = Requirement.of("karpenter.k8s.aws/instance-gpu-count", operator, values)
+    assert label.intersects(req) is matches
+
+
+def _overlay(name: str, gpus: str, *reqs: dict, weight: int = 10) -> dict:
+    return {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": name},
+        "spec": {"weight": weight, "requirements": list(reqs), "capacity": {GPU: gpus}},
+    }
+
+
+def _with(render: Render, *overlays: dict) -> Render:
+    return Render(
+        render.nodepools, render.nodeclasses, [*render.overlays, *overlays], render.queues,
+        render.gpu_operator, render.region,
+    )  # fmt: skip
+
+
+G6 = {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g6.xlarge"]}
+
+
+def test_equal_weight_overlays_apply_in_descending_name_order():
+    """nodeoverlay.go L130-139: at equal weight the later name comes first and wins; the other
+    sets the same key and is rejected (store.go L212-236)."""
+    model = Karpenter(_with(stack_render("dev"), _overlay("aa", "9", G6), _overlay("zz", "5", G6)))
+    assert model.types["gpu-spot"]["g6.xlarge"].capacity[GPU] == 5
+    assert model.rejected_overlays == ["aa"]
+
+
+def test_a_conflicting_overlay_is_rejected_for_every_nodepool():
+    """controller.go L163-181: 'aa' conflicts with 'zz' on gpu-spot only, yet it is applied to
+    no NodePool, inference included."""
+    pool = {"key": POOL_LABEL, "operator": "In", "values": ["gpu-spot"]}
+    wide = {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gte", "values": ["1"]}
+    render = _with(stack_render("dev"), _overlay("zz", "5", G6, pool), _overlay("aa", "9", wide))
+    model = Karpenter(render)
+    assert model.rejected_overlays == ["aa"]
+    assert model.types["inference"]["g6.12xlarge"].capacity[GPU] == 4
+
+
+def test_a_nodeclaim_keeps_every_viable_type_and_subtracts_the_largest():
+    """scheduler.go L786, L1045-1066: the first pod's NodeClaim may become any l4/l40s type up to
+    8 GPUs, so gpu-spot's remaining 8 drops to 0 for the round and a pod pinned to another type
+    waits for round 2, when usage is what was launched (the cheapest option, g6.xlarge)."""
+    model = Karpenter(stack_render("dev"))
+    pinned = {POOL_LABEL: "gpu-spot", "node.kubernetes.io/instance-type": "g6e.xlarge"}
+    pods = [
+        Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "gpu-spot"}),
+        Pod({GPU: 1, "pods": 1}, pinned),
+    ]
+    assert model.provision(pods) == []
+    assert [(n.round, n.instance_type) for n in model.nodes] == [
+        (1, "g6.xlarge"),
+        (2, "g6e.xlarge"),
+    ]
+    assert len(model.nodes[0].options) == 18
+
+
+def test_pending_pods_pack_onto_the_in_flight_nodeclaim():
+    """Eight one-GPU pods become one NodeClaim whose options narrow to the 8-GPU types; the
+    cheapest (Karpenter's static prices) is launched."""
+    model = Karpenter(stack_render("dev"))
+    assert model.provision([Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "gpu-spot"})] * 8) == []
+    ((node),) = model.nodes
+    assert node.instance_type == "g6.48xlarge"
+    assert [t.name for t in node.options] == ["g6.48xlarge", "g6e.48xlarge"]
+
+
+def test_an_empty_gpu_node_with_its_daemonsets_is_a_candidate_and_do_not_disrupt_blocks_it():
+    """statenode.go L244-255, disruption/types.go L188-196: DaemonSet pods count too."""
+    assert system_pods(), "tests/fixtures/system-pods"
+    model = Karpenter(stack_render("dev"))
+    model.provision([Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "inference"})])
+    (node,) = model.nodes
+    node.pods = [p for p in node.pods if p.daemon]  # the workload finished
+    assert sorted(p.name for p in node.pods) == [
+        "aws-node-7xk2p", "eks-pod-identity-agent-q8rtz", "gpu-feature-discovery-b9k1z",
+        "gpu-operator-node-feature-discovery-worker-h7m2c", "kube-proxy-4mbq9",
+        "nvidia-dcgm-exporter-c9k2z", "nvidia-device-plugin-daemonset-a9k0z",
+        "nvidia-operator-validator-d9k3z",
+    ]  # fmt: skip
+    assert model.empty_candidates() == [node]
+    node.pods[0].annotations[DO_NOT_DISRUPT] = "true"  # e.g. a mutating policy on aws-node
+    assert model.consolidation_candidates() == []
+
+
+def test_kai_checks_every_ancestor_and_non_preemptible_quota():
+    kai = Kai.of_manifests(stack_render("dev").queues)
+    assert kai.admit("research-batch", 8)
+    assert kai.refusal("research-serving", 4) is None
+    assert kai.admit("research-serving", 4)
+    assert kai.refusal("research-notebooks", 1) == "OverLimit: queue 'research'"
+    kai = Kai.of_manifests(stack_render("dev").queues)
+    assert kai.refusal("research-batch", 3, preemptible=False) == (
+        "NonPreemptibleOverQuota: queue 'research-batch'"
+    )
+
+
+def test_the_flood_cli_prints_json(tmp_path, capsys):
+    from eks_gpu_platform.offline.render import main as render_main
+
+    out = tmp_path / "dev"
+    assert (
+        render_main(["--stack", "dev", "--out", str(out), "--project-dir", str(HERE.parent)]) == 0
+    )
+    capsys.readouterr()
+    assert main(["flood", str(out), "notebooks"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["launched"] == {"notebooks/g6.xlarge": 1}
+    assert (result["podsScheduled"], result["podsPending"]) == (4, 508)
+    assert result["limits"] == {"notebooks": {GPU: 4}}
+    assert result["usage"]["notebooks"][GPU] == 4
+    assert result["nodeClaims"][0]["advertised"][GPU] == 4  # 1 L4 x 4 time-slicing replicas
