@@ -10,7 +10,12 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from ..iam import attach_managed_policies, ec2_trust_policy
+from ..iam import (
+    SSM_NODE_POLICY,
+    attach_managed_policies,
+    ec2_trust_policy,
+    pod_identity_trust_policy,
+)
 from ..naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
 from ..network.component import Network
 from ..spec import (
@@ -22,6 +27,7 @@ from ..spec import (
     show,
 )
 from .access import CREATOR_TAG, admin_entry_key, admin_policy_arn, admin_principal_arn, is_deployer
+from .viewers import viewer_policy_arn
 from .identity import AdminIdentity, resolve_identity
 from .lifecycle import kubeconfig_with_profile, placeholder_cidrs, placeholder_message
 from .nodegroup import (
@@ -39,6 +45,12 @@ CLUSTER_TAG = "eks-gpu-platform/cluster"
 # Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
 ADDONS_BEFORE_COMPUTE = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 ADDONS_AFTER_COMPUTE = ("coredns",)
+# The vpc-cni add-on's own IAM role, through EKS Pod Identity, instead of the CNI policy on
+# every node role (EKS Best Practices, IAM, "Update the aws-node daemonset to use IRSA"; the
+# add-on takes Pod Identity associations: EKS API CreateAddon ``podIdentityAssociations``).
+VPC_CNI_SERVICE_ACCOUNT = "aws-node"
+VPC_CNI_NAMESPACE = "kube-system"
+VPC_CNI_POLICY = "AmazonEKS_CNI_Policy"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +141,7 @@ class EksCluster(pulumi.ComponentResource):
         partition = aws.get_partition_output(opts=scoped).partition
         dns_suffix = aws.get_partition_output(opts=scoped).dns_suffix
         account_id = aws.get_caller_identity_output(opts=scoped).account_id
+        region = aws.get_region_output(opts=scoped).region
         # Who has EKS's bootstrap admin entry; resolved before the cluster is declared (its tag).
         identity = resolve_identity(self, spec)
 
@@ -194,6 +207,7 @@ class EksCluster(pulumi.ComponentResource):
         self.admin_entries = self._admin_entries(
             name, spec, cluster, identity, partition, account_id, tags
         )
+        self.viewer_entries = self._viewer_entries(name, spec, partition, account_id, tags)
 
         aws.ec2.Tag(
             f"{name}-primary-sg-discovery",
@@ -212,7 +226,42 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
 
-        before = [self._addon(name, addon, tags, child) for addon in ADDONS_BEFORE_COMPUTE]
+        cni_role = aws.iam.Role(
+            f"{name}-vpc-cni",
+            name=bounded_name("EKSVpcCniRole-", spec.name, IAM_ROLE_NAME_MAX),
+            description=f"The vpc-cni add-on (aws-node) of EKS cluster {spec.name}",
+            assume_role_policy=pulumi.Output.all(partition, region, account_id).apply(
+                lambda a: json.dumps(
+                    pod_identity_trust_policy(
+                        partition=a[0],
+                        region=a[1],
+                        account_id=a[2],
+                        cluster_name=spec.name,
+                        namespace=VPC_CNI_NAMESPACE,
+                        service_account=VPC_CNI_SERVICE_ACCOUNT,
+                    )
+                )
+            ),
+            tags=tags,
+            opts=child,
+        )
+        cni_policy = attach_managed_policies(
+            f"{name}-vpc-cni", cni_role, (VPC_CNI_POLICY,), partition, child
+        )
+        cni_identity = {
+            "vpc-cni": [{"role_arn": cni_role.arn, "service_account": VPC_CNI_SERVICE_ACCOUNT}]
+        }
+        cni_opts = pulumi.ResourceOptions(parent=self, depends_on=cni_policy)
+        before = [
+            self._addon(
+                name,
+                addon,
+                tags,
+                cni_opts if addon == "vpc-cni" else child,
+                cni_identity.get(addon),
+            )
+            for addon in ADDONS_BEFORE_COMPUTE
+        ]
         self.pod_identity_agent = before[-1]
 
         role = aws.iam.Role(
@@ -223,7 +272,11 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
         attachments = attach_managed_policies(
-            f"{name}-system-node", role, SYSTEM_NODE_POLICIES, partition, child
+            f"{name}-system-node",
+            role,
+            SYSTEM_NODE_POLICIES + ((SSM_NODE_POLICY,) if spec.node_ssm_access else ()),
+            partition,
+            child,
         )
         self.system_node_role_arn = role.arn
         template = system_launch_template_data(system.disk_size_gib)
@@ -380,8 +433,51 @@ class EksCluster(pulumi.ComponentResource):
             entries.append(entry)
         return entries
 
+    def _viewer_entries(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        partition: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+        tags: dict[str, str],
+    ) -> list[aws.eks.AccessEntry]:
+        """One access entry with ``AmazonEKSAdminViewPolicy`` (cluster scope) per viewer, e.g.
+        the CI preview role: ``pulumi preview`` reads the cluster (the Helm releases' state is
+        in Secrets, which only the AdminView policy may read) and may change nothing. Named
+        after the principal (``admin_entry_key``), like the admins' entries."""
+        policy_arn = partition.apply(viewer_policy_arn)
+        entries = []
+        for i, viewer in enumerate(spec.viewers):
+            key = admin_entry_key(viewer) if isinstance(viewer, str) else f"viewer-{i}"
+            principal = pulumi.Output.all(partition, account_id, viewer).apply(
+                lambda a: admin_principal_arn(a[2], a[0], a[1])
+            )
+            entry = aws.eks.AccessEntry(
+                f"{name}-viewer-{key}",
+                cluster_name=self.cluster_name,
+                principal_arn=principal,
+                type="STANDARD",
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-viewer-{key}-admin-view",
+                cluster_name=self.cluster_name,
+                principal_arn=entry.principal_arn,
+                policy_arn=policy_arn,
+                access_scope={"type": "cluster"},
+                opts=pulumi.ResourceOptions(parent=entry),
+            )
+            entries.append(entry)
+        return entries
+
     def _addon(
-        self, name: str, addon: str, tags: dict[str, str], opts: pulumi.ResourceOptions
+        self,
+        name: str,
+        addon: str,
+        tags: dict[str, str],
+        opts: pulumi.ResourceOptions,
+        pod_identity: list[dict] | None = None,
     ) -> aws.eks.Addon:
         """An EKS managed add-on at the default version for the cluster's Kubernetes minor,
         taking over any existing self-managed copy.
@@ -408,6 +504,7 @@ class EksCluster(pulumi.ComponentResource):
             addon_version=version,
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
+            pod_identity_associations=pod_identity,
             tags=tags,
             opts=opts,
         )
