@@ -27,7 +27,6 @@ from ..spec import (
     show,
 )
 from .access import CREATOR_TAG, admin_entry_key, admin_policy_arn, admin_principal_arn, is_deployer
-from .viewers import viewer_policy_arn
 from .identity import AdminIdentity, resolve_identity
 from .lifecycle import kubeconfig_with_profile, placeholder_cidrs, placeholder_message
 from .nodegroup import (
@@ -39,6 +38,7 @@ from .nodegroup import (
     system_tolerations,
 )
 from .spec import ClusterSpec, SystemNodeGroupSpec
+from .viewers import viewer_policy_arn
 
 # The tag every resource of the platform carries (GpuPlatform adds it to the stack's tags).
 CLUSTER_TAG = "eks-gpu-platform/cluster"

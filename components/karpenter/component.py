@@ -28,10 +28,10 @@ from ..spec import (
 )
 from .events import QUEUE_RETENTION_SECONDS, QUEUE_TARGET_ID, interruption_rules
 from .iam import (
-    node_role_policies,
     POLICY_GROUPS,
     controller_policies,
     irsa_trust_policy,
+    node_role_policies,
     pod_identity_trust_policy,
     policy_name,
     queue_policy,
