@@ -226,9 +226,7 @@ BAD = [
     ),
     # Issue 22, point 8: half of IPv4 passed; the allowlist is bounded to a /16's worth.
     pytest.param(
-        with_changes(
-            cluster=cluster(endpointPublicAccess=True, publicAccessCidrs=["0.0.0.0/1"])
-        ),
+        with_changes(cluster=cluster(endpointPublicAccess=True, publicAccessCidrs=["0.0.0.0/1"])),
         REGION,
         [
             "cluster.publicAccessCidrs: ['0.0.0.0/1'] allow 2,147,483,648 IPv4 addresses, more "
