@@ -290,7 +290,9 @@ ROLES = {
 }
 
 
-@pytest.mark.parametrize(("job", "role"), zip(DEPLOY_JOBS, ROLES.values()), ids=list(ROLES))
+@pytest.mark.parametrize(
+    ("job", "role"), zip(DEPLOY_JOBS, ROLES.values(), strict=True), ids=list(ROLES)
+)
 def test_pulumi_runs_on_either_backend_in_the_stack_files_region(job, role):
     settings = step(job, "settings")
     assert settings["env"] == BACKEND_ENV
