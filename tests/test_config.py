@@ -236,6 +236,15 @@ BAD = [
         id="public-access-half-of-ipv4",
     ),
     pytest.param(
+        with_changes(cluster=cluster(viewers=["arn:aws-cn:iam::111122223333:role/Preview"])),
+        REGION,
+        [
+            "cluster.viewers[0]: 'arn:aws-cn:iam::111122223333:role/Preview' is in partition "
+            "'aws-cn', but region us-west-2 is in 'aws'"
+        ],
+        id="viewer-in-another-partition",
+    ),
+    pytest.param(
         with_changes(cluster=cluster(viewers=["role/*"])),
         REGION,
         [
