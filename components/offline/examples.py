@@ -84,9 +84,14 @@ def gang_notes(queue: str, zone: str | None, instance_type: str | None) -> tuple
 def inference_notes(namespace: str, name: str, model_uri: str) -> tuple[str, ...]:
     return (
         "Triton behind a ClusterIP Service; the init container copies the model repository from",
-        f"{model_uri} (create it). Needs KAI Scheduler and the queue (installed by the",
-        "stack) and an EKS Pod Identity association for the ServiceAccount",
-        f"{namespace}/{name} to a role allowed s3:ListBucket and s3:GetObject there.",
+        f"{model_uri} (create it, in this account) with a SHA256SUMS manifest of every",
+        "file (cd <repository> && find . -type f | sha256sum > SHA256SUMS, before adding it);",
+        "set MODEL_MANIFEST_SHA256 below to `sha256sum SHA256SUMS`. The init container fails,",
+        "and Triton never starts, unless the bucket belongs to this account and every file",
+        "matches. Needs KAI Scheduler and the queue (installed by the stack) and an EKS Pod",
+        f"Identity association for the ServiceAccount {namespace}/{name} to a role with",
+        "s3:ListBucket and s3:GetObject there, conditioned on s3:ResourceAccount (README,",
+        '"Security model": eks_gpu_platform.scheduler.inference.model_read_policy).',
         "Run: kubectl apply -f <this file>",
         f"     kubectl rollout status -n {namespace} deployment/{name}",
     )

@@ -26,6 +26,19 @@ def kai_values(
     namespaceLabels``) and, with cluster autoscaling, the scaling pods' (``nodescaleadjuster.
     labels``); kai-scheduler v0.16.8 deployments/kai-scheduler/templates/services/
     resourcereservation-namespace.yaml and scalingpod-namespace.yaml.
+
+    ``global.blockNvidiaVisibleDevices`` is always on (chart default false, ``values.yaml:16``):
+    the container toolkit honours ``NVIDIA_VISIBLE_DEVICES`` from unprivileged pods, so without
+    it a pod can name every GPU of its node whatever KAI allocated. At v0.16.8 the chart copies
+    the value into the Config CR (``deployments/kai-scheduler/templates/_helpers.tpl:196``,
+    ``spec.admission.blockNvidiaVisibleDevices``); the operator then starts the admission
+    webhook with ``--block-nvidia-visible-devices=true``
+    (``pkg/operator/operands/admission/resources.go:385-387``), which registers the
+    ``deviceaccess`` plugin (``cmd/admission/main.go:54-56``): it rejects a container setting
+    ``NVIDIA_VISIBLE_DEVICES`` to anything but ``void``/``none`` (or from ``valueFrom``) and sets
+    it to ``void`` on containers requesting no GPU, the GPU-fraction container exempt
+    (``pkg/admission/webhook/v1alpha2/deviceaccess/device_access.go:30-78,101-108``). The
+    webhook only sees pods whose ``schedulerName`` is KAI's (``resources.go:205-211``).
     """
     if pool_label_key == KAI_SHARD_LABEL_KEY:
         raise ValueError(
@@ -36,6 +49,7 @@ def kai_values(
     values: dict = {
         "global": {
             "gpuSharing": spec.gpu_sharing,
+            "blockNvidiaVisibleDevices": True,
             "clusterAutoscaling": spec.cluster_autoscaling,
             "nodeSelector": dict(system_node_selector),
             "tolerations": [dict(t) for t in system_tolerations],
