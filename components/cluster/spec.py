@@ -175,7 +175,8 @@ class ClusterSpec(Spec):
     def _break_glass_problems(self) -> list[Problem]:
         """``break_glass_role``: an IAM role (assumed, so its trust policy can demand MFA and
         its sessions are named in CloudTrail; never a user's long-lived keys), not one of the
-        standing ``admins``."""
+        standing ``admins``, nor one of the ``viewers`` (EKS takes one access entry per
+        principal: a second ``CreateAccessEntry`` for it fails with ResourceInUseException)."""
         role = self.break_glass_role
         if role is None:
             return []
@@ -203,6 +204,16 @@ class ClusterSpec(Spec):
                     ("break_glass_role",),
                     f"{show(role)} is also admins[{i}] {show(self.admins[i])}: a break-glass "
                     "role is not a standing admin; remove it from admins",
+                )
+            ]
+        for i, later in duplicate_admins([*self.viewers, role]):
+            if later != len(self.viewers):
+                continue  # two viewers naming one principal: reported on viewers
+            return [
+                (
+                    ("break_glass_role",),
+                    f"{show(role)} is also viewers[{i}] {show(self.viewers[i])}: a principal has "
+                    "one access entry; remove it from viewers",
                 )
             ]
         return []

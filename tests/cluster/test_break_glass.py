@@ -90,6 +90,22 @@ def test_break_glass_role_is_validated(admins, role, message):
     assert str(err.value).startswith(message)
 
 
+def test_break_glass_role_is_not_also_a_viewer():
+    # cluster.viewers (read-only access entries) and breakGlassRole each create an access entry
+    # for their principal; EKS takes one per principal, so the two keys may not share one.
+    with pytest.raises(SpecError) as err:
+        ClusterSpec(
+            name="gpu-prod",
+            viewers=("role/CiPreview", "role/ops/BreakGlass"),
+            break_glass_role="role/breakglass",
+        )
+    assert err.value.lines == [
+        "ClusterSpec.break_glass_role: 'role/breakglass' is also viewers[1] "
+        "'role/ops/BreakGlass': a principal has one access entry; remove it from "
+        "viewers"
+    ]
+
+
 def test_config_error_names_the_config_key():
     from eks_gpu_platform.spec import load_spec
 
