@@ -20,8 +20,8 @@ ifneq ($(OUT),)
 RENDER_ARGS += --out $(OUT)
 endif
 
-.PHONY: venv render test lint format snapshot bench clean docs plan conformance conformance-bins \
-	conformance-inputs conformance-probe
+.PHONY: venv render test lint format snapshot bench clean docs plan security-scan conformance \
+	conformance-bins conformance-inputs conformance-probe
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +48,23 @@ test: lint
 	exit $$status
 
 clean:
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) .venv-security .venv-checkov
+
+# The security scanners (issue 22; README, "Security model"), each pinned in a virtualenv of its
+# own (checkov's boto3 pin conflicts with cloudsplaining's): every finding over both stacks'
+# renders and the workflows must be listed, with its reason, in security/allowlist.yaml.
+.venv-security/.installed: security/requirements.txt
+	$(PYTHON) -m venv .venv-security
+	.venv-security/bin/python -m pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
+.venv-checkov/.installed: security/requirements-checkov.txt
+	$(PYTHON) -m venv .venv-checkov
+	.venv-checkov/bin/python -m pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
+security-scan: venv .venv-security/.installed .venv-checkov/.installed
+	$(PY) security/scan.py
 
 docs: venv
 	$(PY) -m eks_gpu_platform.docs

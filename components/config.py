@@ -214,6 +214,7 @@ class PlatformConfig(Spec):
             out += device_plugin_problems(self.gpu_operator, [p.name for p in self.gpu_pools])
         if {"cluster", "region"} <= valid:
             out += admin_problems(self.cluster.admins, self.region, self.partition)
+            out += admin_problems(self.cluster.viewers, self.region, self.partition, "viewers")
         keys: list[tuple[Any, Any]] = []
         if "cluster" in valid:
             keys.append((("cluster", "kms_key_arn"), self.cluster.kms_key_arn))

@@ -82,7 +82,11 @@ def tag_problems(tags: Mapping[str, str]) -> list[Problem]:
     return out
 
 
-def admin_problems(admins: Sequence[Any], region: str, partition: str) -> list[Problem]:
+def admin_problems(
+    admins: Sequence[Any], region: str, partition: str, key: str = "admins"
+) -> list[Problem]:
+    """Principals (``cluster.admins``, or ``cluster.viewers`` with ``key``) in another partition
+    than the region's."""
     out: list[Problem] = []
     for i, admin in enumerate(admins):
         if is_output(admin):
@@ -91,7 +95,7 @@ def admin_problems(admins: Sequence[Any], region: str, partition: str) -> list[P
         if arn_partition and arn_partition != partition:
             out.append(
                 (
-                    ("cluster", "admins", i),
+                    ("cluster", key, i),
                     f"{show(admin)} is in partition {arn_partition!r}, but region "
                     f"{region} is in {partition!r}",
                 )

@@ -11,6 +11,62 @@ import pulumi
 import pulumi_aws as aws
 
 IAM_VERSION = "2012-10-17"
+# EKS Pod Identity's service principal and the actions its trust needs (EKS user guide,
+# https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html).
+POD_IDENTITY_SERVICE = "pods.eks.amazonaws.com"
+# Session Manager on a node: opt-in (``cluster.nodeSsmAccess``). EKS Best Practices, Hosts:
+# "Of concern specifically is the ``*`` permissions for ``ssm:GetParameter(s)``" in this policy.
+SSM_NODE_POLICY = "AmazonSSMManagedInstanceCore"
+
+
+def cluster_arn(partition: str, region: str, account_id: str, cluster_name: str) -> str:
+    """An EKS cluster's ARN, built from the partition."""
+    return f"arn:{partition}:eks:{region}:{account_id}:cluster/{cluster_name}"
+
+
+def pod_identity_trust_policy(
+    *,
+    partition: str,
+    region: str,
+    account_id: str,
+    cluster_name: str,
+    namespace: str,
+    service_account: str,
+) -> dict:
+    """Trust policy of a role used through EKS Pod Identity, for one service account of one
+    cluster in this account.
+
+    The conditions are the session tags EKS Pod Identity adds when it assumes the role
+    ("You can use these tags in the condition keys in the trust policy to restrict which service
+    accounts, namespaces, and clusters can use this role",
+    https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html; the tag list:
+    https://docs.aws.amazon.com/eks/latest/userguide/pod-id-abac.html#pod-id-abac-tags:
+    ``eks-cluster-arn``, ``kubernetes-namespace``, ``kubernetes-service-account``), and
+    ``aws:SourceAccount`` against the confused deputy (EKS Best Practices, IAM, "EKS Pod
+    Identities"). Without them any Pod Identity association in the account, on any cluster,
+    could hand this role to any pod.
+    """
+    return {
+        "Version": IAM_VERSION,
+        "Statement": [
+            {
+                "Sid": "AllowEksAuthToAssumeRoleForPodIdentity",
+                "Effect": "Allow",
+                "Principal": {"Service": POD_IDENTITY_SERVICE},
+                "Action": ["sts:AssumeRole", "sts:TagSession"],
+                "Condition": {
+                    "StringEquals": {
+                        "aws:SourceAccount": account_id,
+                        "aws:RequestTag/eks-cluster-arn": cluster_arn(
+                            partition, region, account_id, cluster_name
+                        ),
+                        "aws:RequestTag/kubernetes-namespace": namespace,
+                        "aws:RequestTag/kubernetes-service-account": service_account,
+                    }
+                },
+            }
+        ],
+    }
 
 
 def ec2_trust_policy(dns_suffix: str) -> dict:

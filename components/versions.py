@@ -132,8 +132,28 @@ EKS_ADDON_VERSIONS: dict[str, dict[str, str]] = {
 }
 EKS_ADDONS = tuple(EKS_ADDON_VERSIONS)
 
-# Images of the example workloads the render writes (not deployed by the stack).
-EXAMPLE_TRAINING_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
-EXAMPLE_INFERENCE_IMAGE = "nvcr.io/nvidia/tritonserver:25.01-py3"
+# Images of the example workloads the render writes (not deployed by the stack), each a current
+# release pinned by digest (``<repo>:<tag>@sha256:<digest>``: the runtime pulls the digest, the
+# tag says what it is). No registry was reachable where these were pinned: each digest is the one
+# public repositories pin for the same tag (found through a public code index; repository names
+# in README, "Security model"), not read from the registry here. Check one before relying on it:
+# `crane digest nvcr.io/nvidia/tritonserver:26.06-py3` (or `docker buildx imagetools inspect`).
+# Advisories: NVIDIA Product Security (https://www.nvidia.com/en-us/security/) and each NGC
+# container's release notes (Triton: https://docs.nvidia.com/deeplearning/triton-inference-server/
+# release-notes/; PyTorch: https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/);
+# AWS CLI: https://github.com/aws/aws-cli/blob/v2/CHANGELOG.rst and the AWS security bulletins.
+# Triton: every release before 25.07 has unauthenticated remote code execution in its HTTP server
+# (CVE-2025-23310, -23317, -23319 and others; CVE-2025-23316 before 25.08): never below 25.08.
+EXAMPLE_TRAINING_IMAGE = (
+    "nvcr.io/nvidia/pytorch:26.05-py3"
+    "@sha256:222d8b18e671be5c3ef91cb41727a2572a0b23f59ded6c39f373a96946f6f2ba"
+)
+EXAMPLE_INFERENCE_IMAGE = (
+    "nvcr.io/nvidia/tritonserver:26.06-py3"
+    "@sha256:a40838bb4587d2aceb46b1e7fd144afb24c9016c219dd3eba31716e4e28dbfc7"
+)
 # The inference template's init container copies the model repository from S3 with the AWS CLI.
-EXAMPLE_MODEL_FETCH_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.32.9"
+EXAMPLE_MODEL_FETCH_IMAGE = (
+    "public.ecr.aws/aws-cli/aws-cli:2.35.11"
+    "@sha256:749bfaf91d690b9a1768083822d620f96c19defdf9ca2dc227eb3695281fda5b"
+)

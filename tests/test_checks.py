@@ -492,7 +492,13 @@ def test_public_cidrs_that_cover_the_internet(cidrs, line):
     assert config_errors(cluster=cluster) == [line]
 
 
-def test_half_the_internet_is_not_all_of_it():
+def test_half_the_internet_needs_the_broad_access_override():
+    # Issue 22, point 8: half of IPv4 was accepted; it now needs allowBroadPublicAccess.
     cluster = {"name": "gpu-dev", "endpointPublicAccess": True, "publicAccessCidrs": ["0.0.0.0/1"]}
-    values = {"cluster": cluster}
+    assert config_errors(cluster=cluster) == [
+        "cluster.publicAccessCidrs: ['0.0.0.0/1'] allow 2,147,483,648 IPv4 addresses, more than "
+        "a /16 (65,536); list your egress ranges, keep the endpoint private (runners inside the "
+        "VPC), or set allowBroadPublicAccess: true"
+    ]
+    values = {"cluster": {**cluster, "allowBroadPublicAccess": True}}
     assert PlatformConfig.load(values, "us-west-2").cluster.public_access_cidrs == ("0.0.0.0/1",)

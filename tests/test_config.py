@@ -208,8 +208,50 @@ BAD = [
             "authenticator, controllerManager, scheduler; did you mean 'audit'?",
             "cluster.logTypes[2]: 'kubelet' is not allowed; expected one of api, audit, "
             "authenticator, controllerManager, scheduler",
+            "cluster.logTypes: ['api', 'audits', 'kubelet'] leaves out audit, authenticator; the "
+            "control plane's audit and authenticator logs are required (who did what, and who "
+            "authenticated as whom)",
         ],
         id="log-types",
+    ),
+    # Issue 22, Low list: control-plane logging can no longer be switched off unnoticed.
+    pytest.param(
+        with_changes(cluster=cluster(logTypes=[])),
+        REGION,
+        [
+            "cluster.logTypes: [] leaves out audit, authenticator; the control plane's audit and "
+            "authenticator logs are required (who did what, and who authenticated as whom)"
+        ],
+        id="no-log-types",
+    ),
+    # Issue 22, point 8: half of IPv4 passed; the allowlist is bounded to a /16's worth.
+    pytest.param(
+        with_changes(cluster=cluster(endpointPublicAccess=True, publicAccessCidrs=["0.0.0.0/1"])),
+        REGION,
+        [
+            "cluster.publicAccessCidrs: ['0.0.0.0/1'] allow 2,147,483,648 IPv4 addresses, more "
+            "than a /16 (65,536); list your egress ranges, keep the endpoint private (runners "
+            "inside the VPC), or set allowBroadPublicAccess: true"
+        ],
+        id="public-access-half-of-ipv4",
+    ),
+    pytest.param(
+        with_changes(cluster=cluster(viewers=["arn:aws-cn:iam::111122223333:role/Preview"])),
+        REGION,
+        [
+            "cluster.viewers[0]: 'arn:aws-cn:iam::111122223333:role/Preview' is in partition "
+            "'aws-cn', but region us-west-2 is in 'aws'"
+        ],
+        id="viewer-in-another-partition",
+    ),
+    pytest.param(
+        with_changes(cluster=cluster(viewers=["role/*"])),
+        REGION,
+        [
+            "cluster.viewers[0]: 'role/*' is not an IAM role or user; expected an ARN such as "
+            "'arn:<partition>:iam::<account>:role/NAME' or 'role/NAME'"
+        ],
+        id="viewer-not-a-principal",
     ),
     pytest.param(
         with_changes(cluster=cluster(labelDomain="Example.com")),
@@ -237,8 +279,9 @@ BAD = [
         REGION,
         [
             "cluster.adminz: unknown key; did you mean 'admins'?; allowed keys are addonVersions, "
-            "admins, endpointPublicAccess, kmsKeyArn, kubernetesVersion, labelDomain, logTypes, "
-            "name, protect, publicAccessCidrs"
+            "admins, allowBroadPublicAccess, breakGlassRole, endpointPublicAccess, kmsKeyArn, "
+            "kubernetesVersion, labelDomain, logTypes, name, nodeSsmAccess, protect, "
+            "publicAccessCidrs, viewers"
         ],
         id="cluster-unknown-key",
     ),
@@ -654,7 +697,7 @@ def test_full_configuration():
             "publicAccessCidrs": ["203.0.113.0/24", "198.51.100.7/32"],
             "admins": ["role/PlatformAdmin", "arn:aws:iam::111122223333:user/alice"],
             "kmsKeyArn": KMS_ARN,
-            "logTypes": ["api", "audit"],
+            "logTypes": ["api", "audit", "authenticator"],
             "labelDomain": "ml.example.com",
             "protect": True,
         },
@@ -688,7 +731,7 @@ def test_full_configuration():
             public_access_cidrs=("203.0.113.0/24", "198.51.100.7/32"),
             admins=("role/PlatformAdmin", "arn:aws:iam::111122223333:user/alice"),
             kms_key_arn=KMS_ARN,
-            log_types=("api", "audit"),
+            log_types=("api", "audit", "authenticator"),
             label_domain="ml.example.com",
             protect=True,
         ),
@@ -731,6 +774,7 @@ def test_dev_stack_file(repo):
         endpoint_public_access=True,
         public_access_cidrs=("203.0.113.0/24",),
         admins=("role/PlatformAdmin",),
+        viewers=("role/GitHubActionsPreview-dev",),
     )
     assert loaded.vpc == VpcSpec(cidr="10.40.0.0/16", az_count=2)
     assert loaded.system_node_group == SystemNodeGroupSpec(

@@ -489,6 +489,9 @@ def test_mutating_admission_policy_on_kubernetes_1_36(render_stack, stack):
         ("MutatingAdmissionPolicyBinding", POLICY_NAME),
         ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-cronjobs"),
         ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
+        # The tenant guardrail is a ValidatingAdmissionPolicy on every minor (issue 22, point 5).
+        ("ValidatingAdmissionPolicy", "platform-tenant-tolerations"),
+        ("ValidatingAdmissionPolicyBinding", "platform-tenant-tolerations"),
     ]
 
 
@@ -528,9 +531,11 @@ def test_validating_admission_policy_before_kubernetes_1_36(repo, tmp_path):
         ("ValidatingAdmissionPolicy", POLICY_NAME),
         ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-cronjobs"),
         ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
+        ("ValidatingAdmissionPolicy", "platform-tenant-tolerations"),
         ("ValidatingAdmissionPolicyBinding", POLICY_NAME),
         ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-cronjobs"),
         ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
+        ("ValidatingAdmissionPolicyBinding", "platform-tenant-tolerations"),
     ]
     binding = named(recording, "ValidatingAdmissionPolicyBinding", POLICY_NAME)
     assert binding["spec"] == {
@@ -652,7 +657,10 @@ def test_inference_deployment_is_protected_from_consolidation(prod_examples):
 def test_fractional_pod_carries_the_gpu_toleration_and_the_pool_affinity(prod_examples):
     pod = prod_examples["fractional-research"].kind("Pod")
     assert pod["metadata"]["annotations"] == {"gpu-fraction": "0.5"}
-    assert pod["metadata"]["labels"] == {"kai.scheduler/queue": "research"}
+    assert pod["metadata"]["labels"] == {
+        "app.kubernetes.io/name": "notebook-research",
+        "kai.scheduler/queue": "research",
+    }
     assert pod["spec"]["schedulerName"] == "kai-scheduler"
     assert pod["spec"]["tolerations"] == [GPU_TOLERATION]
     assert pod["spec"]["affinity"] == {"nodeAffinity": pool_affinity("train-spot")}

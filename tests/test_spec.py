@@ -687,6 +687,7 @@ OUTPUT_FIELDS = {
     ("CapacityReservationSpec", "owner_id"),
     ("ClusterSpec", "admins"),
     ("ClusterSpec", "kms_key_arn"),
+    ("ClusterSpec", "viewers"),
     ("RootVolumeSpec", "kms_key_id"),
     ("VpcSpec", "private_subnet_ids"),
     ("VpcSpec", "public_subnet_ids"),

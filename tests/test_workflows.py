@@ -52,6 +52,11 @@ def uses(job: dict, action: str) -> dict:
     return found
 
 
+def action_name(uses_value: str) -> str:
+    """``owner/repo`` of a ``uses:`` value (``owner/repo@<sha>``)."""
+    return uses_value.split("@", 1)[0]
+
+
 # --- schema ------------------------------------------------------------------------------------
 
 
@@ -207,13 +212,18 @@ def test_no_stack_name_or_region_is_written_in_a_workflow(workflow):
 # --- deploy order ------------------------------------------------------------------------------
 
 WAVE_DONE = 'contains(fromJSON(\'["success", "skipped"]\'), needs.{}.result)'
-HEALTHY = "!cancelled() && needs.stacks.result == 'success' && needs.test.result == 'success'"
+HEALTHY = (
+    "github.ref == 'refs/heads/main' && !cancelled() && needs.stacks.result == 'success' && "
+    "needs.test.result == 'success'"
+)
 
 
 def test_main_deploys_dev_then_the_others_then_prod():
     jobs = MAIN["jobs"]
     assert jobs["up-first"]["needs"] == ["stacks", "test"]
-    assert jobs["up-first"]["if"] == "needs.stacks.outputs.first != '[]'"
+    assert jobs["up-first"]["if"] == (
+        "github.ref == 'refs/heads/main' && needs.stacks.outputs.first != '[]'"
+    )
     assert jobs["up-middle"]["needs"] == ["stacks", "test", "up-first"]
     assert jobs["up-middle"]["if"] == (
         f"${{{{ {HEALTHY} && {WAVE_DONE.format('up-first')} "
@@ -224,23 +234,38 @@ def test_main_deploys_dev_then_the_others_then_prod():
         f"${{{{ {HEALTHY} && {WAVE_DONE.format('up-first')} && "
         f"{WAVE_DONE.format('up-middle')} && needs.stacks.outputs.last != '[]' }}}}"
     )
-    assert MAIN["concurrency"] == {"group": "deploy-${{ github.ref }}", "cancel-in-progress": False}
+    # Stack-scoped, per job (issue 22, point 9): not per ref.
+    assert "concurrency" not in MAIN
+    for job in ("up-first", "up-middle", "up-last"):
+        assert jobs[job]["concurrency"] == {
+            "group": "deploy-${{ matrix.stack }}",
+            "cancel-in-progress": False,
+        }
 
 
 def test_the_three_deploy_waves_run_the_same_job():
     first, middle, last = (MAIN["jobs"][f"up-{w}"] for w in ("first", "middle", "last"))
     for job in (middle, last):
-        for key in ("runs-on", "timeout-minutes", "permissions", "environment", "env", "steps"):
+        for key in (
+            "runs-on",
+            "timeout-minutes",
+            "permissions",
+            "environment",
+            "concurrency",
+            "env",
+            "steps",
+        ):
             assert job[key] == first[key], key
     assert first["permissions"] == {"contents": "read", "id-token": "write"}
-    names = [s.get("name") or s["uses"] for s in first["steps"]]
+    names = [s.get("name") or action_name(s["uses"]) for s in first["steps"]]
     order = [
-        "actions/checkout@v7",
-        "actions/setup-python@v7",
+        "actions/checkout",
+        "actions/setup-python",
         "Offline render and policy check",
         "Region, stack name and backend of the stack",
-        "aws-actions/configure-aws-credentials@v6",
-        "pulumi/actions@v7",
+        "aws-actions/configure-aws-credentials",
+        "pulumi/auth-actions",
+        "pulumi/actions",
     ]
     assert [n for n in names if n in order] == order
     assert step(first, "Offline render and policy check")["run"] == 'make render STACK="$STACK"'
@@ -258,15 +283,17 @@ PULUMI_WITH = {
     "cloud-url": "${{ vars.PULUMI_BACKEND_URL }}",
     "policyPacks": "policies",
 }
-PULUMI_ENV = {
-    "PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}",
-    "PULUMI_CONFIG_PASSPHRASE": "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}",
-}
 DEPLOY_JOBS = [PR["jobs"]["preview"], MAIN["jobs"]["up-first"]]
+ROLES = {
+    "preview": "${{ env.PREVIEW_ROLE_ARN }}",
+    "up": "${{ vars.AWS_DEPLOY_ROLE_ARN }}",
+}
 
 
-@pytest.mark.parametrize("job", DEPLOY_JOBS, ids=["preview", "up"])
-def test_pulumi_runs_on_either_backend_in_the_stack_files_region(job):
+@pytest.mark.parametrize(
+    ("job", "role"), zip(DEPLOY_JOBS, ROLES.values(), strict=True), ids=list(ROLES)
+)
+def test_pulumi_runs_on_either_backend_in_the_stack_files_region(job, role):
     settings = step(job, "settings")
     assert settings["env"] == BACKEND_ENV
     assert settings["run"] == (
@@ -278,15 +305,25 @@ def test_pulumi_runs_on_either_backend_in_the_stack_files_region(job):
     # than the default hour.
     session = {"role-duration-seconds": 21600} if job is MAIN["jobs"]["up-first"] else {}
     assert aws == {
-        "role-to-assume": "${{ vars.AWS_ROLE_ARN }}",
+        "role-to-assume": role,
         "aws-region": "${{ steps.settings.outputs.region }}",
         **session,
     }
     pulumi = uses(job, "pulumi/actions")
     assert {k: pulumi["with"][k] for k in PULUMI_WITH} == PULUMI_WITH
-    assert pulumi["env"] == PULUMI_ENV
-    names = [s.get("id") or s.get("uses") for s in job["steps"]]
-    assert names.index("settings") < names.index("aws-actions/configure-aws-credentials@v6")
+    # No long-lived token or passphrase: Pulumi Cloud logs in with an exchanged OIDC token.
+    assert "env" not in pulumi
+    login = uses(job, "pulumi/auth-actions")
+    assert login["with"]["organization"] == "${{ vars.PULUMI_ORG }}"
+    assert login["with"]["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
+    assert "steps.settings.outputs.backend == 'pulumi-cloud'" in login["if"]
+    names = [s.get("id") or action_name(s.get("uses", "")) for s in job["steps"]]
+    assert (
+        names.index("settings")
+        < names.index("aws-actions/configure-aws-credentials")
+        < names.index("pulumi/auth-actions")
+        < names.index("pulumi/actions")
+    )
 
 
 @pytest.mark.parametrize("job", DEPLOY_JOBS, ids=["preview", "up"])
@@ -303,11 +340,12 @@ def test_the_pulumi_cli_is_pinned_to_the_sdk_version(job):
 def test_preview_needs_credentials_for_either_backend_and_skips_forks():
     assert PR["jobs"]["preview"]["env"]["CAN_PREVIEW"] == (
         "${{ github.event.pull_request.head.repo.full_name == github.repository "
-        "&& vars.AWS_ROLE_ARN != '' "
-        "&& (secrets.PULUMI_ACCESS_TOKEN != '' || vars.PULUMI_BACKEND_URL != '') }}"
+        "&& fromJSON(vars.AWS_PREVIEW_ROLE_ARNS || '{}')[matrix.stack] != '' "
+        "&& (vars.PULUMI_BACKEND_URL != '' "
+        "|| (vars.PULUMI_ORG != '' && vars.PULUMI_PREVIEW_TEAM != '')) }}"
     )
     for spec in PR["jobs"]["preview"]["steps"][1:]:
-        assert spec["if"] == "env.CAN_PREVIEW == 'true'", spec
+        assert spec["if"].startswith("env.CAN_PREVIEW == 'true'"), spec
 
 
 @pytest.mark.parametrize(
@@ -380,17 +418,23 @@ def header(path: Path) -> str:
     return "\n".join(line for line in lines[: lines.index("on:")] if line.startswith("#"))
 
 
-@pytest.mark.parametrize("name", ["pull-request.yml", "main.yml"])
-def test_every_variable_and_secret_is_documented_in_the_header(name):
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "pull-request.yml",
+            {"AWS_PREVIEW_ROLE_ARNS", "PULUMI_ORG", "PULUMI_PREVIEW_TEAM", "PULUMI_BACKEND_URL"},
+        ),
+        (
+            "main.yml",
+            {"AWS_DEPLOY_ROLE_ARN", "PULUMI_ORG", "PULUMI_DEPLOY_TEAM", "PULUMI_BACKEND_URL"},
+        ),
+    ],
+)
+def test_every_variable_and_secret_is_documented_in_the_header(name, expected):
     text = (WORKFLOWS / name).read_text()
     used = set(re.findall(r"\b(?:vars|secrets)\.([A-Z_]+)", text)) - {"GITHUB_TOKEN"}
-    assert used == {
-        "AWS_ROLE_ARN",
-        "PULUMI_ACCESS_TOKEN",
-        "PULUMI_ORG",
-        "PULUMI_BACKEND_URL",
-        "PULUMI_CONFIG_PASSPHRASE",
-    }
+    assert used == expected
     documented = set(
         re.findall(r"^#   ([A-Z_]+) +(?:variable|secret) ", header(WORKFLOWS / name), re.M)
     )
@@ -403,16 +447,19 @@ def test_every_variable_and_secret_is_documented_in_the_header(name):
 
 # --- pip cache and action versions -------------------------------------------------------------
 
-# The newest major of each action (the action repositories' tags): checkout v7.0.1,
-# setup-python v7.0.0, upload-artifact v7.0.0, configure-aws-credentials v6.2.3,
-# pulumi/actions v7.0.0, sticky-pull-request-comment v3.0.5.
+# The newest release of each action, pinned to its tag's commit (the action repositories'
+# tags, read with `git rev-parse <tag>^{commit}` in their mirrors): issue 22, point 9.
 ACTIONS = {
-    "actions/checkout": "v7",
-    "actions/setup-python": "v7",
-    "actions/upload-artifact": "v7",
-    "aws-actions/configure-aws-credentials": "v6",
-    "pulumi/actions": "v7",
-    "marocchino/sticky-pull-request-comment": "v3",
+    "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
+    "actions/upload-artifact": ("bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0"),
+    "aws-actions/configure-aws-credentials": ("e6de054238d6b7531b4efff3b6587d9aade6a06c", "v6.2.3"),
+    "pulumi/auth-actions": ("141415910c3beb54e03b48e9057c204c97b956f2", "v2.1.0"),
+    "pulumi/actions": ("8e5e406f4007fca908480587cb9893c07090f58d", "v7.0.0"),
+    "marocchino/sticky-pull-request-comment": (
+        "5770ad5eb8f42dd2c4f34da00c94c5381e49af88",
+        "v3.0.5",
+    ),
 }
 
 
@@ -425,9 +472,22 @@ def all_steps() -> list[tuple[str, dict]]:
     ]
 
 
-def test_every_action_is_on_its_current_major():
+def test_every_action_is_on_its_current_release():
     used = {spec["uses"] for _, spec in all_steps() if "uses" in spec}
-    assert used == {f"{action}@{major}" for action, major in ACTIONS.items()}
+    assert used == {f"{action}@{sha}" for action, (sha, _) in ACTIONS.items()}
+
+
+@pytest.mark.parametrize("name", ["pull-request.yml", "main.yml"])
+def test_every_uses_is_a_full_commit_sha_with_its_version_in_a_comment(name):
+    """GitHub's hardening guide: a full-length commit SHA is the only immutable reference."""
+    lines = [line for line in (WORKFLOWS / name).read_text().splitlines() if "uses:" in line]
+    assert lines
+    for line in lines:
+        m = re.fullmatch(
+            r"\s*(?:- )?uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40}) # (v\d+\.\d+\.\d+)", line
+        )
+        assert m, line
+        assert ACTIONS[m.group(1)] == (m.group(2), m.group(3)), line
 
 
 def test_pip_is_cached_wherever_dependencies_are_installed():
@@ -621,8 +681,20 @@ def test_deploy_jobs_outlast_every_wait_ci_lets_through():
     assert budget < job["timeout-minutes"] <= session // 60
     assert job["timeout-minutes"] <= 360  # GitHub-hosted runners' job limit
     assert budget > MINOR_UPGRADE_MINUTES
-    names = [s.get("name") or s.get("uses") for s in job["steps"]]
-    assert names.index("Waits of this change") < names.index(
-        "aws-actions/configure-aws-credentials@v6"
+    # The Pulumi token lasts as long (a token that expired mid-`up` fails its checkpoints).
+    login = uses(job, "pulumi/auth-actions")["with"]
+    assert login["token-expiration"] == session
+    # The gate runs before any credential is taken, and needs no fetch: the checkout keeps no
+    # credentials (issue 22) and brings the whole history instead.
+    names = [s.get("name") or action_name(s.get("uses", "")) for s in job["steps"]]
+    assert (
+        names.index("Waits of this change")
+        < names.index("aws-actions/configure-aws-credentials")
+        < names.index("pulumi/auth-actions")
     )
+    assert uses(job, "actions/checkout")["with"] == {
+        "persist-credentials": False,
+        "fetch-depth": 0,
+    }
+    assert "git fetch" not in gate["run"]
     assert 'make plan STACK="$STACK" BASE="$BASE"' in gate["run"]

@@ -10,7 +10,12 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from ..iam import attach_managed_policies, ec2_trust_policy
+from ..iam import (
+    SSM_NODE_POLICY,
+    attach_managed_policies,
+    ec2_trust_policy,
+    pod_identity_trust_policy,
+)
 from ..naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
 from ..network.component import Network
 from ..spec import (
@@ -28,6 +33,7 @@ from .access import (
     admin_principal_arn,
     without_bootstrap_admin,
 )
+from .addons import addon_configuration_values
 from .identity import AdminAccess, resolve_access
 from .lifecycle import (
     kubeconfig_with_credentials,
@@ -44,10 +50,17 @@ from .nodegroup import (
     system_tolerations,
 )
 from .spec import ClusterSpec, SystemNodeGroupSpec
+from .viewers import viewer_policy_arn
 
 # Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
 ADDONS_BEFORE_COMPUTE = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 ADDONS_AFTER_COMPUTE = ("coredns",)
+# The vpc-cni add-on's own IAM role, through EKS Pod Identity, instead of the CNI policy on
+# every node role (EKS Best Practices, IAM, "Update the aws-node daemonset to use IRSA"; the
+# add-on takes Pod Identity associations: EKS API CreateAddon ``podIdentityAssociations``).
+VPC_CNI_SERVICE_ACCOUNT = "aws-node"
+VPC_CNI_NAMESPACE = "kube-system"
+VPC_CNI_POLICY = "AmazonEKS_CNI_Policy"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,6 +184,7 @@ class EksCluster(pulumi.ComponentResource):
         partition = aws.get_partition_output(opts=scoped).partition
         dns_suffix = aws.get_partition_output(opts=scoped).dns_suffix
         account_id = aws.get_caller_identity_output(opts=scoped).account_id
+        region = aws.get_region_output(opts=scoped).region
         # The deployer, and the admins' existing entries; resolved before anything is declared.
         access = resolve_access(self, name, spec)
 
@@ -239,6 +253,10 @@ class EksCluster(pulumi.ComponentResource):
         self.admin_entries, self.admin_associations = self._admin_entries(
             name, spec, cluster, access, partition, account_id, tags
         )
+        self.break_glass_entry = self._break_glass_entry(
+            name, spec, access, partition, account_id, tags
+        )
+        self.viewer_entries = self._viewer_entries(name, spec, access, partition, account_id, tags)
 
         aws.ec2.Tag(
             f"{name}-primary-sg-discovery",
@@ -266,7 +284,42 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_associations)),
         )
 
-        before = [self._addon(name, addon, tags, child) for addon in ADDONS_BEFORE_COMPUTE]
+        cni_role = aws.iam.Role(
+            f"{name}-vpc-cni",
+            name=bounded_name("EKSVpcCniRole-", spec.name, IAM_ROLE_NAME_MAX),
+            description=f"The vpc-cni add-on (aws-node) of EKS cluster {spec.name}",
+            assume_role_policy=pulumi.Output.all(partition, region, account_id).apply(
+                lambda a: json.dumps(
+                    pod_identity_trust_policy(
+                        partition=a[0],
+                        region=a[1],
+                        account_id=a[2],
+                        cluster_name=spec.name,
+                        namespace=VPC_CNI_NAMESPACE,
+                        service_account=VPC_CNI_SERVICE_ACCOUNT,
+                    )
+                )
+            ),
+            tags=tags,
+            opts=child,
+        )
+        cni_policy = attach_managed_policies(
+            f"{name}-vpc-cni", cni_role, (VPC_CNI_POLICY,), partition, child
+        )
+        cni_identity = {
+            "vpc-cni": [{"role_arn": cni_role.arn, "service_account": VPC_CNI_SERVICE_ACCOUNT}]
+        }
+        cni_opts = pulumi.ResourceOptions(parent=self, depends_on=cni_policy)
+        before = [
+            self._addon(
+                name,
+                addon,
+                tags,
+                cni_opts if addon == "vpc-cni" else child,
+                cni_identity.get(addon),
+            )
+            for addon in ADDONS_BEFORE_COMPUTE
+        ]
         self.pod_identity_agent = before[-1]
 
         role = aws.iam.Role(
@@ -277,7 +330,11 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
         attachments = attach_managed_policies(
-            f"{name}-system-node", role, SYSTEM_NODE_POLICIES, partition, child
+            f"{name}-system-node",
+            role,
+            SYSTEM_NODE_POLICIES + ((SSM_NODE_POLICY,) if spec.node_ssm_access else ()),
+            partition,
+            child,
         )
         self.system_node_role_arn = role.arn
         template = system_launch_template_data(system.disk_size_gib)
@@ -429,8 +486,85 @@ class EksCluster(pulumi.ComponentResource):
             entries.append(entry)
         return entries, associations
 
+    def _break_glass_entry(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        access: AdminAccess,
+        partition: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+        tags: dict[str, str],
+    ) -> aws.eks.AccessEntry | None:
+        """The break-glass role's access entry with cluster-admin, only when
+        ``cluster.breakGlassRole`` is set (README, "Security model": who may assume it and how
+        its use is noticed is the role's trust policy and CloudTrail's business, outside this
+        stack). Explicit and tagged like the admins' entries (``_admin_entries``; an existing
+        untagged entry of the role is refused: identity.resolve_access)."""
+        role = spec.break_glass_role
+        if role is None:
+            return None
+        entry = aws.eks.AccessEntry(
+            f"{name}-break-glass",
+            cluster_name=self.cluster_name,
+            principal_arn=_principal(role, access, partition, account_id),
+            type="STANDARD",
+            tags={**tags, CLUSTER_TAG: spec.name},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        aws.eks.AccessPolicyAssociation(
+            f"{name}-break-glass-cluster-admin",
+            cluster_name=self.cluster_name,
+            principal_arn=entry.principal_arn,
+            policy_arn=partition.apply(admin_policy_arn),
+            access_scope={"type": "cluster"},
+            opts=pulumi.ResourceOptions(parent=entry),
+        )
+        return entry
+
+    def _viewer_entries(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        access: AdminAccess,
+        partition: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+        tags: dict[str, str],
+    ) -> list[aws.eks.AccessEntry]:
+        """One access entry with ``AmazonEKSAdminViewPolicy`` (cluster scope) per viewer, e.g.
+        the CI preview role: ``pulumi preview`` reads the cluster (the Helm releases' state is
+        in Secrets, which only the AdminView policy may read) and may change nothing. Named
+        after the principal (``admin_entry_key``) and tagged ``CLUSTER_TAG``, like the admins'
+        entries (an existing untagged entry of a viewer is refused: identity.resolve_access)."""
+        policy_arn = partition.apply(viewer_policy_arn)
+        entries = []
+        for i, viewer in enumerate(spec.viewers):
+            key = admin_entry_key(viewer) if isinstance(viewer, str) else f"viewer-{i}"
+            entry = aws.eks.AccessEntry(
+                f"{name}-viewer-{key}",
+                cluster_name=self.cluster_name,
+                principal_arn=_principal(viewer, access, partition, account_id),
+                type="STANDARD",
+                tags={**tags, CLUSTER_TAG: spec.name},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-viewer-{key}-admin-view",
+                cluster_name=self.cluster_name,
+                principal_arn=entry.principal_arn,
+                policy_arn=policy_arn,
+                access_scope={"type": "cluster"},
+                opts=pulumi.ResourceOptions(parent=entry),
+            )
+            entries.append(entry)
+        return entries
+
     def _addon(
-        self, name: str, addon: str, tags: dict[str, str], opts: pulumi.ResourceOptions
+        self,
+        name: str,
+        addon: str,
+        tags: dict[str, str],
+        opts: pulumi.ResourceOptions,
+        pod_identity: list[dict] | None = None,
     ) -> aws.eks.Addon:
         """An EKS managed add-on at the version pinned for the cluster's Kubernetes minor
         (``versions.EKS_ADDON_VERSIONS``, or ``cluster.addonVersions``), taking over any
@@ -452,8 +586,25 @@ class EksCluster(pulumi.ComponentResource):
             cluster_name=self.cluster_name,
             addon_name=addon,
             addon_version=self.spec.addon_version(addon),
+            configuration_values=addon_configuration_values(addon),
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
+            pod_identity_associations=pod_identity,
             tags=tags,
             opts=opts,
         )
+
+
+def _principal(
+    principal: pulumi.Input[str],
+    access: AdminAccess,
+    partition: pulumi.Output[str],
+    account_id: pulumi.Output[str],
+) -> pulumi.Input[str]:
+    """The full ARN of a viewer or the break-glass role, as ``_admin_entries`` builds an
+    admin's: plain once ``resolve_access`` knows the account, else an output."""
+    if isinstance(principal, str) and access.account:
+        return admin_principal_arn(principal, access.partition or "aws", access.account)
+    return pulumi.Output.all(partition, account_id, principal).apply(
+        lambda a: admin_principal_arn(a[2], a[0], a[1])
+    )

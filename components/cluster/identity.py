@@ -102,6 +102,8 @@ def resolve_access(component: pulumi.Resource, name: str, spec: ClusterSpec) -> 
                 for first, later in pairs
             ]
         )
+    if lines := _shared_entry_lines(spec, account):
+        raise SpecError.from_lines(lines)
     known = {
         i: admin_principal_arn(a, partition, account)
         for i, a in enumerate(spec.admins)
@@ -133,6 +135,11 @@ def resolve_access(component: pulumi.Resource, name: str, spec: ClusterSpec) -> 
         return AdminAccess(partition, account, deployer, None)
     for i, arn in known.items():
         problem = _existing_entry_problem(component, name, spec, i, arn)
+        if problem:
+            problems.append(problem)
+    for key, principal, resource in _other_entries(name, spec):
+        arn = admin_principal_arn(principal, partition, account)
+        problem = _entry_problem(component, spec, key, arn, resource)
         if problem:
             problems.append(problem)
     if not deployer_listed:
@@ -179,12 +186,62 @@ def _lookup_entry(
         ) from None
 
 
+def _other_entries(name: str, spec: ClusterSpec) -> list[tuple[str, str, str]]:
+    """``(config key, principal, resource name)`` of the viewers' and the break-glass role's
+    entries (``EksCluster._viewer_entries``/``_break_glass_entry``): explicit entries, tagged
+    and checked like the admins'."""
+    out = [
+        (f"cluster.viewers[{i}]", v, f"{name}-viewer-{admin_entry_key(v)}")
+        for i, v in enumerate(spec.viewers)
+        if isinstance(v, str)
+    ]
+    if spec.break_glass_role is not None:
+        out.append(("cluster.breakGlassRole", spec.break_glass_role, f"{name}-break-glass"))
+    return out
+
+
+def _shared_entry_lines(spec: ClusterSpec, account: str) -> list[str]:
+    """A principal has one access entry (EKS: a second ``CreateAccessEntry`` fails with 409
+    ResourceInUseException), so admins, viewers and the break-glass role name different
+    principals; here with the deploying account known, so a short form and the full ARN in
+    that account are one principal (``ClusterSpec`` checks what it can without it). Two
+    admins naming one principal are reported above."""
+    keyed = [(f"admins[{i}]", a) for i, a in enumerate(spec.admins)]
+    keyed += [(f"viewers[{i}]", v) for i, v in enumerate(spec.viewers)]
+    if spec.break_glass_role is not None:
+        keyed.append(("breakGlassRole", spec.break_glass_role))
+    lines = []
+    for first, later in duplicate_admins([p for _, p in keyed], account):
+        (key1, p1), (key2, p2) = keyed[first], keyed[later]
+        if key1.startswith("admins[") and key2.startswith("admins["):
+            continue
+        lines.append(
+            f"cluster.{key2}: {p2!r} names the same IAM principal as {key1} {p1!r} (a short "
+            f"form is in the deploying account {account}); a principal has one access entry, "
+            "list it under one key"
+        )
+    return lines
+
+
 def _existing_entry_problem(
     component: pulumi.Resource, name: str, spec: ClusterSpec, index: int, principal: str
 ) -> str | None:
     """Why ``admins[index]`` (``principal``) of an existing cluster cannot get its entry, or
     None."""
-    key = f"cluster.admins[{index}]"
+    return _entry_problem(
+        component,
+        spec,
+        f"cluster.admins[{index}]",
+        principal,
+        f"{name}-admin-{admin_entry_key(spec.admins[index])}",
+    )
+
+
+def _entry_problem(
+    component: pulumi.Resource, spec: ClusterSpec, key: str, principal: str, resource: str
+) -> str | None:
+    """Why the principal configured at ``key`` cannot get its entry ``resource`` on an existing
+    cluster, or None."""
     entry = _lookup_entry(component, spec.name, principal, key)
     if entry is None or owned_entry(entry.get("tags"), spec.name):
         return None
@@ -194,7 +251,6 @@ def _existing_entry_problem(
             "unknown in this preview"
         )
     arn = entry.get("accessEntryArn") or principal
-    resource = f"{name}-admin-{admin_entry_key(spec.admins[index])}"
     return (
         f"{key}: {principal} already has an access entry on cluster {spec.name} ({arn}) "
         f"without this stack's tag {CLUSTER_TAG}={spec.name}, so whether this stack created it "

@@ -3,11 +3,12 @@ need to run on it), its managed policies, and its launch template settings."""
 
 from ..naming import bounded_name
 
+# Karpenter's node role minus the CNI policy (on the vpc-cni add-on's own Pod Identity role,
+# EKS Best Practices IAM) and Session Manager's (opt-in, ``cluster.nodeSsmAccess``): see
+# eks_gpu_platform.karpenter.iam.NODE_ROLE_POLICIES.
 SYSTEM_NODE_POLICIES = (
     "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
     "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonSSMManagedInstanceCore",
 )
 SYSTEM_TAINT_KEY = "CriticalAddonsOnly"
 # EKS node group names are at most 63 characters; the provider appends a 26-character unique

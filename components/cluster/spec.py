@@ -23,7 +23,7 @@ from ..spec import (
     is_output,
     show,
 )
-from .access import duplicate_admins
+from .access import duplicate_admins, short_identity
 
 DEFAULT_LABEL_DOMAIN = "eks-gpu-platform.io"
 # On the NodePools of a stack whose labelDomain is not the default: the domain their labels use,
@@ -31,12 +31,30 @@ DEFAULT_LABEL_DOMAIN = "eks-gpu-platform.io"
 LABEL_DOMAIN_ANNOTATION = f"{DEFAULT_LABEL_DOMAIN}/label-domain"
 DEFAULT_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 ADDON_VERSION_PATTERN = r"^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$"
+# Control-plane logs that cannot be switched off: who did what (audit) and who authenticated
+# as whom (authenticator). EKS Best Practices, Detective controls, "Enable audit logs"; CIS EKS
+# 2.1.1 ("Enable audit Logs").
+REQUIRED_LOG_TYPES = ("audit", "authenticator")
+# The broadest public endpoint allowlist accepted without ``allowBroadPublicAccess``: at most a
+# /16's worth of IPv4 addresses (65,536) and a /48's worth of IPv6, counted over the merged
+# blocks, so a union of narrower blocks (0.0.0.0/2 + 64.0.0.0/2 ...) counts as what it covers.
+PUBLIC_ACCESS_MAX_ADDRESSES = {4: 2 ** (32 - 16), 6: 2 ** (128 - 48)}
+PUBLIC_ACCESS_BOUND = {4: "/16", 6: "/48"}
 DEFAULT_SYSTEM_INSTANCE_TYPES = ("m7i.xlarge",)
 DEFAULT_SYSTEM_MIN_SIZE = 2
 DEFAULT_SYSTEM_MAX_SIZE = 4
 DEFAULT_SYSTEM_DISK_GIB = 50
 EKS_NAME_PATTERN = r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$"
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+# Control-plane logs that cannot be switched off: who did what (audit) and who authenticated
+# as whom (authenticator). EKS Best Practices, Detective controls, "Enable audit logs"; CIS EKS
+# 2.1.1 ("Enable audit Logs").
+REQUIRED_LOG_TYPES = ("audit", "authenticator")
+# The broadest public endpoint allowlist accepted without ``allowBroadPublicAccess``: at most a
+# /16's worth of IPv4 addresses (65,536) and a /48's worth of IPv6, counted over the merged
+# blocks, so a union of narrower blocks (0.0.0.0/2 + 64.0.0.0/2 ...) counts as what it covers.
+PUBLIC_ACCESS_MAX_ADDRESSES = {4: 2 ** (32 - 16), 6: 2 ** (128 - 48)}
+PUBLIC_ACCESS_BOUND = {4: "/16", 6: "/48"}
 LABEL_DOMAIN_PATTERN = (
     r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$"
 )
@@ -70,6 +88,35 @@ def _union_problems(cidrs: tuple[str, ...]) -> list[Problem]:
     return out
 
 
+def _breadth_problems(cidrs: tuple[str, ...]) -> list[Problem]:
+    """Allowlists wider than ``PUBLIC_ACCESS_BOUND`` (merged, per address family); whole-space
+    allowlists are reported by ``_union_problems`` and the per-entry check instead."""
+    networks: dict[int, list[ipaddress.IPv4Network | ipaddress.IPv6Network]] = {4: [], 6: []}
+    for cidr in cidrs:
+        if is_output(cidr) or check_cidr(cidr) or cidr in ("0.0.0.0/0", "::/0"):
+            continue
+        network = ipaddress.ip_network(cidr)
+        networks[network.version].append(network)
+    out: list[Problem] = []
+    for version, listed in networks.items():
+        merged = list(ipaddress.collapse_addresses(listed))
+        if any(n.prefixlen == 0 for n in merged):
+            continue  # _union_problems
+        total = sum(n.num_addresses for n in merged)
+        if total > PUBLIC_ACCESS_MAX_ADDRESSES[version]:
+            out.append(
+                (
+                    ("public_access_cidrs",),
+                    f"{show([str(n) for n in listed])} allow {total:,} IPv{version} addresses, "
+                    f"more than a {PUBLIC_ACCESS_BOUND[version]} "
+                    f"({PUBLIC_ACCESS_MAX_ADDRESSES[version]:,}); list your egress ranges, keep "
+                    "the endpoint private (runners inside the VPC), or set "
+                    "allowBroadPublicAccess: true",
+                )
+            )
+    return out
+
+
 @dataclass(frozen=True, kw_only=True)
 class ClusterSpec(Spec):
     """The EKS control plane: name, version, endpoint access, admins and encryption."""
@@ -84,7 +131,13 @@ class ClusterSpec(Spec):
         False, "Expose the API server publicly (the private endpoint is always on)."
     )
     public_access_cidrs: tuple[str, ...] = doc(
-        (), "CIDR allowlist for the public endpoint; required when it is on; never 0.0.0.0/0."
+        (),
+        "CIDR allowlist for the public endpoint; required when it is on; never 0.0.0.0/0; at "
+        "most a /16's worth of IPv4 (a /48 of IPv6) addresses in all.",
+    )
+    allow_broad_public_access: bool = doc(
+        False,
+        "Accept a publicAccessCidrs list wider than a /16 (IPv6: /48) in all; never 0.0.0.0/0.",
     )
     admins: tuple[str, ...] = doc(
         (),
@@ -92,13 +145,29 @@ class ClusterSpec(Spec):
         "'role/NAME' / 'user/NAME' in the deploying account.",
         output=True,
     )
+    break_glass_role: str | None = doc(
+        None,
+        "IAM role given a cluster-admin access entry for emergencies only (README, Security "
+        "model, break-glass): a role ARN or 'role/NAME'; no entry when unset.",
+    )
+    viewers: tuple[str, ...] = doc(
+        (),
+        "IAM principals granted read-only cluster access (AmazonEKSAdminViewPolicy) through "
+        "access entries, e.g. the CI preview role: full ARNs, or 'role/NAME' / 'user/NAME'.",
+        output=True,
+    )
+    node_ssm_access: bool = doc(
+        False,
+        "Attach AmazonSSMManagedInstanceCore to the node roles (Session Manager on nodes).",
+    )
     kms_key_arn: str | None = doc(
         None,
         "Existing KMS key for secrets encryption; by default a key is created (rotation on).",
         output=True,
     )
     log_types: tuple[str, ...] = doc(
-        DEFAULT_LOG_TYPES, "Control-plane log types sent to CloudWatch."
+        DEFAULT_LOG_TYPES,
+        "Control-plane log types sent to CloudWatch; must include audit and authenticator.",
     )
     label_domain: str = doc(
         DEFAULT_LABEL_DOMAIN, "Domain of the project's own node labels, e.g. '<domain>/pool'."
@@ -133,6 +202,52 @@ class ClusterSpec(Spec):
             for addon in versions.EKS_ADDONS
             if self.addon_version(addon) is None
         ]
+
+    def _break_glass_problems(self) -> list[Problem]:
+        """``break_glass_role``: an IAM role (assumed, so its trust policy can demand MFA and
+        its sessions are named in CloudTrail; never a user's long-lived keys), not one of the
+        standing ``admins``, nor one of the ``viewers`` (EKS takes one access entry per
+        principal: a second ``CreateAccessEntry`` for it fails with ResourceInUseException)."""
+        role = self.break_glass_role
+        if role is None:
+            return []
+        if (
+            not (
+                re.fullmatch(IAM_PRINCIPAL_PATTERN, role)
+                or re.fullmatch(IAM_SHORTHAND_PATTERN, role)
+            )
+            or short_identity(role) is None
+            or short_identity(role)[1] != "role"
+        ):
+            return [
+                (
+                    ("break_glass_role",),
+                    f"{show(role)} is not an IAM role; expected an ARN such as "
+                    "'arn:<partition>:iam::<account>:role/NAME' or 'role/NAME' (a role, so that "
+                    "its trust policy can require MFA)",
+                )
+            ]
+        for i, later in duplicate_admins([*self.admins, role]):
+            if later != len(self.admins):
+                continue  # two admins naming one principal: reported on admins
+            return [
+                (
+                    ("break_glass_role",),
+                    f"{show(role)} is also admins[{i}] {show(self.admins[i])}: a break-glass "
+                    "role is not a standing admin; remove it from admins",
+                )
+            ]
+        for i, later in duplicate_admins([*self.viewers, role]):
+            if later != len(self.viewers):
+                continue  # two viewers naming one principal: reported on viewers
+            return [
+                (
+                    ("break_glass_role",),
+                    f"{show(role)} is also viewers[{i}] {show(self.viewers[i])}: a principal has "
+                    "one access entry; remove it from viewers",
+                )
+            ]
+        return []
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
@@ -178,16 +293,37 @@ class ClusterSpec(Spec):
                     )
                 )
         out += _union_problems(self.public_access_cidrs)
-        for i, admin in enumerate(self.admins):
-            if not is_output(admin) and not (
-                re.fullmatch(IAM_PRINCIPAL_PATTERN, admin)
-                or re.fullmatch(IAM_SHORTHAND_PATTERN, admin)
-            ):
+        if not self.allow_broad_public_access:
+            out += _breadth_problems(self.public_access_cidrs)
+        for key in ("admins", "viewers"):
+            for i, principal in enumerate(getattr(self, key)):
+                if not is_output(principal) and not (
+                    re.fullmatch(IAM_PRINCIPAL_PATTERN, principal)
+                    or re.fullmatch(IAM_SHORTHAND_PATTERN, principal)
+                ):
+                    out.append(
+                        (
+                            (key, i),
+                            f"{show(principal)} is not an IAM role or user; expected an ARN such "
+                            "as 'arn:<partition>:iam::<account>:role/NAME' or 'role/NAME'",
+                        )
+                    )
+        for first, later in duplicate_admins(self.viewers):
+            out.append(
+                (
+                    ("viewers", later),
+                    f"{show(self.viewers[later])} names the same IAM principal as "
+                    f"viewers[{first}] {show(self.viewers[first])}; list it once",
+                )
+            )
+        admin_names = {short_identity(a) for a in self.admins if isinstance(a, str)} - {None}
+        for i, viewer in enumerate(self.viewers):
+            if isinstance(viewer, str) and short_identity(viewer) in admin_names:
                 out.append(
                     (
-                        ("admins", i),
-                        f"{show(admin)} is not an IAM role or user; expected an ARN such as "
-                        "'arn:<partition>:iam::<account>:role/NAME' or 'role/NAME'",
+                        ("viewers", i),
+                        f"{show(viewer)} is also in admins; a principal has one access entry, "
+                        "list it in one of the two",
                     )
                 )
         for first, later in duplicate_admins(self.admins):
@@ -208,6 +344,7 @@ class ClusterSpec(Spec):
                 version, ADDON_VERSION_PATTERN, "an EKS add-on version such as 'v1.20.1-eksbuild.3'"
             ):
                 out.append((("addon_versions", addon), msg))
+        out += self._break_glass_problems()
         if self.kms_key_arn is not None and (
             msg := check_pattern(
                 self.kms_key_arn,
@@ -219,6 +356,15 @@ class ClusterSpec(Spec):
         for i, log_type in enumerate(self.log_types):
             if msg := check_one_of(log_type, LOG_TYPES):
                 out.append((("log_types", i), msg + did_you_mean(log_type, LOG_TYPES)))
+        if missing := [t for t in REQUIRED_LOG_TYPES if t not in self.log_types]:
+            out.append(
+                (
+                    ("log_types",),
+                    f"{show(list(self.log_types))} leaves out {', '.join(missing)}; the "
+                    "control plane's audit and authenticator logs are required (who did what, "
+                    "and who authenticated as whom)",
+                )
+            )
         if msg := check_pattern(
             self.label_domain, LABEL_DOMAIN_PATTERN, "a DNS domain such as 'example.com'"
         ):

@@ -56,10 +56,17 @@ def mig_ready_pools(
 if TYPE_CHECKING:  # cluster imports config, which imports this package
     from ..cluster import EksCluster
 
+# Pod Security of the operator's namespace: enforce "privileged", because its operands run
+# privileged with hostPath mounts (NVIDIA/gpu-operator v26.7.0 assets/state-device-plugin/
+# 0500_daemonset.yaml L33, assets/state-dcgm-exporter/0800_daemonset.yaml L34,
+# assets/gpu-feature-discovery/0500_daemonset.yaml L34: ``privileged: true``); audit and warn at
+# "restricted", as on every namespace of the project (scheduler/podsecurity.py), so each such
+# pod is recorded in the audit log and an unexpected one stands out. Unpinned versions: this
+# component does not know the cluster's minor, and "privileged" has no version-dependent rules.
 PRIVILEGED_NAMESPACE_LABELS = {
     "pod-security.kubernetes.io/enforce": "privileged",
-    "pod-security.kubernetes.io/audit": "privileged",
-    "pod-security.kubernetes.io/warn": "privileged",
+    "pod-security.kubernetes.io/audit": "restricted",
+    "pod-security.kubernetes.io/warn": "restricted",
 }
 EFA_TOLERATION = {"key": EFA_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 

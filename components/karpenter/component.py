@@ -28,10 +28,10 @@ from ..spec import (
 )
 from .events import QUEUE_RETENTION_SECONDS, QUEUE_TARGET_ID, interruption_rules
 from .iam import (
-    NODE_ROLE_POLICIES,
     POLICY_GROUPS,
     controller_policies,
     irsa_trust_policy,
+    node_role_policies,
     pod_identity_trust_policy,
     policy_name,
     queue_policy,
@@ -66,6 +66,8 @@ class KarpenterArgs:
     k8s_provider: k8s.Provider | None = derived("cluster")
     node_selector: Mapping[str, str] | None = derived("cluster")
     tolerations: Sequence[Mapping[str, str]] | None = derived("cluster")
+    # AmazonSSMManagedInstanceCore on the node role: the cluster's ``node_ssm_access``.
+    node_ssm_access: bool | None = derived("cluster")
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     depends_on: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
@@ -75,7 +77,14 @@ class KarpenterArgs:
         if isinstance(self.cluster, EksCluster):
             problems += self._derive(self.cluster, problems)
         else:
-            derive_unset(self, {"tolerations": system_tolerations(), "node_selector": {}})
+            derive_unset(
+                self,
+                {
+                    "tolerations": system_tolerations(),
+                    "node_selector": {},
+                    "node_ssm_access": False,
+                },
+            )
             problems += missing_problems(
                 self,
                 ("cluster_name", "oidc_provider_arn", "oidc_provider_url", "k8s_provider"),
@@ -117,6 +126,7 @@ class KarpenterArgs:
                 "k8s_provider": cluster.provider,
                 "node_selector": dict(cluster.system_node_selector),
                 "tolerations": list(cluster.system_tolerations),
+                "node_ssm_access": cluster.spec.node_ssm_access,
             },
         )
         depend_on_first(self, list(cluster.controller_prerequisites))
@@ -193,7 +203,13 @@ class Karpenter(pulumi.ComponentResource):
         # v1.14.1), and the engine deletes dependents first (pulumi/pulumi
         # pkg/resource/deploy/step_generator.go L2745-2793, ScheduleDeletes, v3.259.0).
         self.controller_needs: list[pulumi.Resource] = list(
-            attach_managed_policies(f"{name}-node", node_role, NODE_ROLE_POLICIES, partition, child)
+            attach_managed_policies(
+                f"{name}-node",
+                node_role,
+                node_role_policies(ssm=bool(args.node_ssm_access)),
+                partition,
+                child,
+            )
         )
         self.node_role_name = node_role.name
         self.node_role_arn = node_role.arn
@@ -212,14 +228,7 @@ class Karpenter(pulumi.ComponentResource):
                 tags=tags,
                 opts=child,
             )
-            q_policy = aws.sqs.QueuePolicy(
-                f"{name}-interruption",
-                queue_url=queue.url,
-                policy=queue.arn.apply(lambda arn: json.dumps(queue_policy(arn))),
-                opts=child,
-            )
-            access_entry_after.append(q_policy)
-            self.controller_needs += [queue, q_policy]
+            rule_arns: list[pulumi.Output[str]] = []
             for key, pattern in interruption_rules().items():
                 rule = aws.cloudwatch.EventRule(
                     f"{name}-{key}",
@@ -236,6 +245,17 @@ class Karpenter(pulumi.ComponentResource):
                     opts=child,
                 )
                 self.controller_needs += [rule, target]
+                rule_arns.append(rule.arn)
+            q_policy = aws.sqs.QueuePolicy(
+                f"{name}-interruption",
+                queue_url=queue.url,
+                policy=pulumi.Output.all(queue.arn, account_id, *rule_arns).apply(
+                    lambda a: json.dumps(queue_policy(a[0], list(a[2:]), a[1]))
+                ),
+                opts=child,
+            )
+            access_entry_after.append(q_policy)
+            self.controller_needs += [queue, q_policy]
             queue_arn = queue.arn
             self.queue_name = queue.name
             self.queue_arn = queue.arn
@@ -252,7 +272,13 @@ class Karpenter(pulumi.ComponentResource):
 
         # -- controller role ---------------------------------------------------------------
         if spec.auth == "podIdentity":
-            trust = pulumi.Output.from_input(json.dumps(pod_identity_trust_policy()))
+            trust = pulumi.Output.all(partition, region, account_id).apply(
+                lambda a: json.dumps(
+                    pod_identity_trust_policy(
+                        partition=a[0], region=a[1], account_id=a[2], cluster_name=cluster
+                    )
+                )
+            )
         else:
             trust = pulumi.Output.all(args.oidc_provider_arn, args.oidc_provider_url).apply(
                 lambda a: json.dumps(irsa_trust_policy(a[0], a[1]))

@@ -5,16 +5,28 @@ the interruption queue's policy, and the node role's managed policies. Pure: dat
 
 from typing import Any
 
-from ..iam import IAM_VERSION
+from ..iam import IAM_VERSION, SSM_NODE_POLICY
+from ..iam import pod_identity_trust_policy as _pod_identity_trust
 from ..naming import IAM_POLICY_NAME_MAX, bounded_name
 from .spec import NAMESPACE, SERVICE_ACCOUNT
 
+# Upstream's node role (v1.14 cloudformation.yaml, KarpenterNodeRole) attaches four policies:
+# AmazonEKS_CNI_Policy, AmazonEKSWorkerNodePolicy, AmazonEC2ContainerRegistryPullOnly and
+# AmazonSSMManagedInstanceCore. Deviation (EKS Best Practices, IAM: give aws-node its own
+# role; Hosts: the SSM policy's ssm:GetParameter(s) on "*"): the CNI policy is on the vpc-cni
+# add-on's own Pod Identity role (EksCluster), and the SSM policy only with
+# ``cluster.nodeSsmAccess`` (``node_role_policies(ssm=True)``).
 NODE_ROLE_POLICIES = (
-    "AmazonEKS_CNI_Policy",
     "AmazonEKSWorkerNodePolicy",
     "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonSSMManagedInstanceCore",
 )
+
+
+def node_role_policies(*, ssm: bool) -> tuple[str, ...]:
+    """The node role's AWS managed policies; Session Manager's only when asked for."""
+    return NODE_ROLE_POLICIES + ((SSM_NODE_POLICY,) if ssm else ())
+
+
 # Upstream's policy groups, in upstream's order.
 POLICY_GROUPS = (
     "NodeLifecycle",
@@ -244,18 +256,19 @@ def policy_name(group: str, cluster_name: str) -> str:
     return bounded_name(f"KarpenterController{group}Policy-", cluster_name, IAM_POLICY_NAME_MAX)
 
 
-def pod_identity_trust_policy() -> dict:
-    """Trust policy of the controller role with EKS Pod Identity."""
-    return {
-        "Version": IAM_VERSION,
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": "pods.eks.amazonaws.com"},
-                "Action": ["sts:AssumeRole", "sts:TagSession"],
-            }
-        ],
-    }
+def pod_identity_trust_policy(
+    *, partition: str, region: str, account_id: str, cluster_name: str
+) -> dict:
+    """Trust policy of the controller role with EKS Pod Identity: ``kube-system/karpenter`` of
+    this cluster in this account only (``eks_gpu_platform.iam.pod_identity_trust_policy``)."""
+    return _pod_identity_trust(
+        partition=partition,
+        region=region,
+        account_id=account_id,
+        cluster_name=cluster_name,
+        namespace=NAMESPACE,
+        service_account=SERVICE_ACCOUNT,
+    )
 
 
 def irsa_trust_policy(oidc_provider_arn: str, oidc_provider_url: str) -> dict:
@@ -279,8 +292,16 @@ def irsa_trust_policy(oidc_provider_arn: str, oidc_provider_url: str) -> dict:
     }
 
 
-def queue_policy(queue_arn: str) -> dict:
-    """The interruption queue's policy: EventBridge and SQS may send; no plain HTTP at all."""
+def queue_policy(queue_arn: str, rule_arns: list[str], account_id: str) -> dict:
+    """The interruption queue's policy: this stack's EventBridge rules (and SQS in this account)
+    may send; no plain HTTP at all.
+
+    Upstream (v1.14 cloudformation.yaml, KarpenterInterruptionQueuePolicy) lets
+    ``events.amazonaws.com`` and ``sqs.amazonaws.com`` send with no condition. Above upstream:
+    EventBridge only for the interruption rules (``aws:SourceArn``) and SQS only from this
+    account (``aws:SourceAccount``), the service-principal confused-deputy conditions
+    (https://docs.aws.amazon.com/IAM/latest/UserGuide/confused-deputy.html).
+    """
     return {
         "Version": IAM_VERSION,
         "Id": "EC2InterruptionPolicy",
@@ -288,9 +309,18 @@ def queue_policy(queue_arn: str) -> dict:
             {
                 "Sid": "SqsWrite",
                 "Effect": "Allow",
-                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                "Principal": {"Service": "events.amazonaws.com"},
                 "Action": "sqs:SendMessage",
                 "Resource": queue_arn,
+                "Condition": {"ArnEquals": {"aws:SourceArn": sorted(rule_arns)}},
+            },
+            {
+                "Sid": "SqsWriteFromSqs",
+                "Effect": "Allow",
+                "Principal": {"Service": "sqs.amazonaws.com"},
+                "Action": "sqs:SendMessage",
+                "Resource": queue_arn,
+                "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
             },
             {
                 "Sid": "DenyHTTP",

@@ -287,7 +287,11 @@ def ec2nodeclass_manifest(
         node_spec["kubelet"] = kubelet
     if instance_type is not None:
         node_spec["networkInterfaces"] = catalog.efa_network_interfaces(instance_type)
-        node_spec["associatePublicIPAddress"] = False
+    # Never a public IP, whatever the subnet's mapPublicIpOnLaunch: subnets are selected by tag,
+    # and a mistagged public subnet must not give nodes internet-reachable addresses (issue 22,
+    # Low list; CIS EKS 5.4.3). EFA classes need it too: EC2 refuses a public IP with several
+    # EFA interfaces.
+    node_spec["associatePublicIPAddress"] = False
     # Parallel pulls, registry QPS/burst, EFA hugepages and pre-pulled images (userdata.py).
     node_spec["userData"] = node_user_data(
         spec.ami.family,

@@ -261,16 +261,19 @@ def pre_pull_problems(images: Sequence[str], ami_family: str) -> list[tuple[tupl
                 (
                     ("pre_pull_images", i),
                     f"{image!r} is not an image reference like "
-                    "'nvcr.io/nvidia/pytorch:25.01-py3' or "
+                    "'nvcr.io/nvidia/pytorch:26.05-py3@sha256:<64 hex>' or "
                     "'123456789012.dkr.ecr.us-west-2.amazonaws.com/train@sha256:<64 hex>'",
                 )
             )
-        elif not (match.group("tag") or match.group("digest")):
+        elif not match.group("digest"):
+            # Issue 22, Low list: a tag can be moved to other content between two boots, and
+            # `ctr image pull` checks no signature; a digest is the content itself.
             out.append(
                 (
                     ("pre_pull_images", i),
-                    f"{image!r} has no tag or digest; pin one (':latest' would be pulled at "
-                    "boot but may not be the image pods run)",
+                    f"{image!r} has no digest; pin it by digest ('<image>@sha256:<64 hex>', "
+                    "or '<image>:<tag>@sha256:<64 hex>'): a tag can point at other content at "
+                    "the next boot, and may not be the image pods run",
                 )
             )
         elif image in seen:

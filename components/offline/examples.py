@@ -13,19 +13,25 @@ from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_PO
 from ..network.layout import vpc_zone_names
 from ..regions import modelled_zone_names
 from ..scheduler import (
+    APP_LABEL,
     RESTRICTED,
     WorkloadTemplate,
     fractional_pod_template,
     gang_placement,
     inference_deployment_template,
+    inference_network_policy_template,
     inference_service_account_template,
     inference_service_template,
+    isolated_pod_network_policy_template,
     leaf_queue_names,
     namespace_manifest,
     training_job_template,
+    training_network_policy_template,
     training_script_config_map,
     training_service_template,
 )
+from ..scheduler.inference import PORTS as INFERENCE_PORTS
+from ..scheduler.network import allow_dns_policy, default_deny_policy, namespace_internal_policy
 from ..scheduler.training import SMOKE_TEST_SCRIPT
 
 TRAINING_REPLICAS = 2
@@ -78,9 +84,14 @@ def gang_notes(queue: str, zone: str | None, instance_type: str | None) -> tuple
 def inference_notes(namespace: str, name: str, model_uri: str) -> tuple[str, ...]:
     return (
         "Triton behind a ClusterIP Service; the init container copies the model repository from",
-        f"{model_uri} (create it). Needs KAI Scheduler and the queue (installed by the",
-        "stack) and an EKS Pod Identity association for the ServiceAccount",
-        f"{namespace}/{name} to a role allowed s3:ListBucket and s3:GetObject there.",
+        f"{model_uri} (create it, in this account) with a SHA256SUMS manifest of every",
+        "file (cd <repository> && find . -type f | sha256sum > SHA256SUMS, before adding it);",
+        "set MODEL_MANIFEST_SHA256 below to `sha256sum SHA256SUMS`. The init container fails,",
+        "and Triton never starts, unless the bucket belongs to this account and every file",
+        "matches. Needs KAI Scheduler and the queue (installed by the stack) and an EKS Pod",
+        f"Identity association for the ServiceAccount {namespace}/{name} to a role with",
+        "s3:ListBucket and s3:GetObject there, conditioned on s3:ResourceAccount (README,",
+        '"Security model": eks_gpu_platform.scheduler.inference.model_read_policy).',
         "Run: kubectl apply -f <this file>",
         f"     kubectl rollout status -n {namespace} deployment/{name}",
     )
@@ -118,7 +129,12 @@ def _queue_workloads(
                 NCCL_NAMESPACE,
                 NCCL_POD_SECURITY,
                 NCCL_POD_SECURITY_REASON,
-                [nccl_test_manifest(pool, instance_type=pool.efa_types[0], label_domain=domain)],
+                [
+                    default_deny_policy(NCCL_NAMESPACE),
+                    allow_dns_policy(NCCL_NAMESPACE),
+                    namespace_internal_policy(NCCL_NAMESPACE),
+                    nccl_test_manifest(pool, instance_type=pool.efa_types[0], label_domain=domain),
+                ],
                 nccl_notes(NCCL_NAMESPACE),
             )
         )
@@ -176,6 +192,7 @@ def _queue_workloads(
                     name=script, files={"train.py": SMOKE_TEST_SCRIPT}, **ids
                 ),
                 training_service_template(name=name, **ids),
+                training_network_policy_template(name=name, **ids),
                 job,
             ]
             out.append(
@@ -207,6 +224,12 @@ def _queue_workloads(
                 inference_service_account_template(name=name, **ids),
                 deployment,
                 inference_service_template(name=name, **ids),
+                inference_network_policy_template(
+                    name=name,
+                    ports=[port for _, port in INFERENCE_PORTS],
+                    client_namespaces=queue.inference_clients,
+                    **ids,
+                ),
             ]
             out.append(
                 (
@@ -230,13 +253,16 @@ def _queue_workloads(
                 memory=NOTEBOOK_MEMORY,
                 **common,
             )
+            isolation = isolated_pod_network_policy_template(
+                name=name, pod_labels={APP_LABEL: name}, **ids
+            )
             out.append(
                 (
                     f"fractional-{queue.name}",
                     namespace,
                     RESTRICTED,
                     None,
-                    [pod],
+                    [isolation, pod],
                     fractional_notes(namespace, name),
                 )
             )

@@ -21,6 +21,12 @@ from ..spec import (
     require_instance,
 )
 from .constants import NAMESPACE, RELEASE_NAME
+from .guardrails import (
+    KAI_NAMESPACE_LEVEL,
+    KAI_WORKLOAD_NAMESPACE_LEVEL,
+    system_namespace_labels,
+    tenant_toleration_policy,
+)
 from .manifests import (
     disruption_admission_policy,
     priority_class_manifests,
@@ -28,6 +34,7 @@ from .manifests import (
     queue_namespace_manifests,
     queues_parents_first,
 )
+from .network import queue_network_policies
 from .spec import SchedulerSpec
 from .values import kai_values
 
@@ -48,7 +55,10 @@ class KaiSchedulerArgs:
     feature discovery labels. Explicit arguments win over derived ones; ``depends_on`` adds to
     them. Without ``cluster``, ``k8s_provider``, ``kubernetes_version``, ``pool_label_key`` and
     ``system_node_selector`` are required; without ``gpu_operator``, ``depends_on`` must list
-    it. ``disruption_policy`` switches the do-not-disrupt admission policy.
+    it. ``disruption_policy`` switches the do-not-disrupt admission policy;
+    ``tenant_guardrails`` the tenant toleration policy (``guardrails.tenant_toleration_policy``,
+    on the taints of ``system_tolerations``) and every queue namespace's default-deny and DNS
+    NetworkPolicies (``network.queue_network_policies``).
     """
 
     spec: SchedulerSpec
@@ -60,6 +70,7 @@ class KaiSchedulerArgs:
     system_node_selector: Mapping[str, str] | None = derived("cluster")
     system_tolerations: Sequence[Mapping[str, str]] | None = derived("cluster")
     disruption_policy: bool = True
+    tenant_guardrails: bool = True
     depends_on: Sequence[pulumi.Resource] = ()
 
     def __post_init__(self) -> None:
@@ -141,11 +152,15 @@ class KaiScheduler(pulumi.ComponentResource):
     ):
         spec = args.spec
         pool_label_key = args.pool_label_key or ""
+        kubernetes_version = args.kubernetes_version or ""
         values = kai_values(
             spec=spec,
             system_node_selector=args.system_node_selector or {},
             system_tolerations=args.system_tolerations or (),
             pool_label_key=pool_label_key,
+            system_namespace_labels=system_namespace_labels(
+                KAI_WORKLOAD_NAMESPACE_LEVEL, kubernetes_version
+            ),
         )
         label_domain = pool_label_key.rsplit("/", 1)[0]
         admission = (
@@ -166,7 +181,10 @@ class KaiScheduler(pulumi.ComponentResource):
         provider = args.k8s_provider
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=NAMESPACE),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=NAMESPACE,
+                labels=system_namespace_labels(KAI_NAMESPACE_LEVEL, kubernetes_version),
+            ),
             opts=pulumi.ResourceOptions(
                 parent=self, provider=provider, depends_on=list(args.depends_on)
             ),
@@ -194,6 +212,7 @@ class KaiScheduler(pulumi.ComponentResource):
             )
         # The queues' namespaces: created before anything is deployed into them (they need
         # only the cluster); the admission bindings select them by label.
+        self._queue_namespace_names = [m["metadata"]["name"] for m in queue_namespaces]
         self.queue_namespaces = [
             k8s.core.v1.Namespace(
                 f"{name}-queue-namespace-{manifest['metadata']['name']}",
@@ -206,6 +225,8 @@ class KaiScheduler(pulumi.ComponentResource):
             )
             for manifest in queue_namespaces
         ]
+        if args.tenant_guardrails:
+            self._tenant_guardrails(name, args, label_domain, provider)
         created: dict[str, k8s.apiextensions.CustomResource] = {}
         for queue in queues_parents_first(spec.queues):
             manifest = queue_manifest(queue, label_domain=label_domain)
@@ -246,3 +267,38 @@ class KaiScheduler(pulumi.ComponentResource):
                 "queue_names": self.queue_names,
             }
         )
+
+    def _tenant_guardrails(
+        self, name: str, args: KaiSchedulerArgs, label_domain: str, provider
+    ) -> None:
+        """The tenant toleration policy and its binding, and each queue namespace's
+        default-deny and DNS NetworkPolicies (created after their namespace)."""
+        taint_keys = list(dict.fromkeys(t["key"] for t in args.system_tolerations or ()))
+        policy, binding = tenant_toleration_policy(
+            label_domain=label_domain, system_taint_keys=taint_keys
+        )
+        created = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+            f"{name}-tenant-tolerations-policy",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=policy["metadata"]["name"]),
+            spec=policy["spec"],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+            f"{name}-tenant-tolerations-binding",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=binding["metadata"]["name"]),
+            spec=binding["spec"],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[created]),
+        )
+        namespaces = dict(zip(self._queue_namespace_names, self.queue_namespaces, strict=True))
+        for manifest in queue_network_policies(list(namespaces)):
+            namespace = manifest["metadata"]["namespace"]
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-netpol-{namespace}-{manifest['metadata']['name']}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=manifest["metadata"]["name"], namespace=namespace
+                ),
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=[namespaces[namespace]]
+                ),
+            )

@@ -11,6 +11,7 @@ here, with a startup probe that gives model loading time before the liveness pro
 probe allows ``STARTUP_SECONDS``.
 """
 
+import re
 from collections.abc import Sequence
 
 from .constants import (
@@ -34,6 +35,36 @@ PROBE_PERIOD_SECONDS = 10
 STARTUP_SECONDS = 600
 FETCH_CPU = "1"
 FETCH_MEMORY = "1Gi"
+# The model repository's checksum manifest (``sha256sum`` format), at the top of the prefix.
+MODEL_MANIFEST = "SHA256SUMS"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+# The init container's script (issue 22, point 11). The bucket must belong to the account whose
+# role the pod runs with (``head-bucket --expected-bucket-owner``: S3 answers 403 for a bucket of
+# any other account, https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucket-owner-condition.html),
+# which the suggested role policy enforces on every request too (``s3:ResourceAccount``). Then
+# the synced files must be exactly those of the manifest, with their checksums, and the manifest
+# the one whose sha256 the Deployment names (``MODEL_MANIFEST_SHA256``, from outside the bucket):
+# Triton's Python backend runs model.py from the repository, so its content is code. Anything
+# else fails the init container, and Triton never starts.
+MODEL_FETCH_SCRIPT = rf"""set -eu
+if [ -z "${{MODEL_MANIFEST_SHA256}}" ]; then
+  echo "fetch-model: MODEL_MANIFEST_SHA256 is empty;" \
+    "set it to the sha256 of ${{MODEL_URI}}{MODEL_MANIFEST}" >&2
+  exit 1
+fi
+account="$(aws sts get-caller-identity --query Account --output text)"
+aws s3api head-bucket --bucket "${{MODEL_BUCKET}}" --expected-bucket-owner "${{account}}"
+aws s3 sync "${{MODEL_URI}}" {MODEL_DIR} --only-show-errors
+cd {MODEL_DIR}
+echo "${{MODEL_MANIFEST_SHA256}}  {MODEL_MANIFEST}" | sha256sum -c --quiet -
+sha256sum -c --strict --quiet {MODEL_MANIFEST}
+listed="$(sed -e 's/^[0-9a-f]\{{64\}} [ *]//' -e 's|^\./||' {MODEL_MANIFEST} | sort)"
+present="$(find . -type f ! -path './{MODEL_MANIFEST}' | sed -e 's|^\./||' | sort)"
+if [ "${{listed}}" != "${{present}}" ]; then
+  echo "fetch-model: the files under ${{MODEL_URI}} are not exactly those of {MODEL_MANIFEST}" >&2
+  exit 1
+fi
+"""
 
 
 def _probe(path: str, period: int, failures: int) -> dict:
@@ -56,18 +87,58 @@ def triton_probes() -> dict:
     }
 
 
-def model_fetch_container(image: str, model_uri: str) -> dict:
-    """The init container: ``aws s3 sync <model_uri> /models`` (credentials from the pod's
-    ServiceAccount through EKS Pod Identity, which injects its own token volume and needs no
-    API token: https://docs.aws.amazon.com/eks/latest/userguide/pod-id-how-it-works.html)."""
+def model_bucket(model_uri: str) -> str:
+    """The bucket of an ``s3://bucket/prefix`` URI."""
+    return model_uri.removeprefix("s3://").split("/", 1)[0]
+
+
+def model_fetch_container(image: str, model_uri: str, manifest_sha256: str) -> dict:
+    """The init container: ``MODEL_FETCH_SCRIPT`` (the bucket's owner checked, ``aws s3 sync
+    <model_uri> /models``, then the manifest and every checksum), with credentials from the
+    pod's ServiceAccount through EKS Pod Identity, which injects its own token volume and needs
+    no API token: https://docs.aws.amazon.com/eks/latest/userguide/pod-id-how-it-works.html)."""
     return container(
         MODEL_FETCH_CONTAINER,
         image,
-        command=["aws", "s3", "sync", model_uri, MODEL_DIR, "--only-show-errors"],
-        env=[WRITABLE_HOME],
+        command=["/bin/sh", "-c", MODEL_FETCH_SCRIPT],
+        env=[
+            WRITABLE_HOME,
+            {"name": "MODEL_URI", "value": model_uri},
+            {"name": "MODEL_BUCKET", "value": model_bucket(model_uri)},
+            {"name": "MODEL_MANIFEST_SHA256", "value": manifest_sha256},
+        ],
         volumeMounts=[{"name": MODEL_VOLUME, "mountPath": MODEL_DIR}],
         resources=resources(cpu=FETCH_CPU, memory=FETCH_MEMORY),
     )
+
+
+def model_read_policy(*, partition: str, model_uri: str, account_id: str) -> dict:
+    """The S3 policy the inference ServiceAccount's role needs: list the prefix and read its
+    objects, only in a bucket of ``account_id`` (``s3:ResourceAccount``,
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html
+    #condition-keys-resourceaccount): a same-named bucket in another account is refused."""
+    bucket = model_bucket(model_uri)
+    prefix = model_uri.removeprefix(f"s3://{bucket}").lstrip("/")
+    owner = {"StringEquals": {"s3:ResourceAccount": account_id}}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ListTheModelPrefix",
+                "Effect": "Allow",
+                "Action": "s3:ListBucket",
+                "Resource": f"arn:{partition}:s3:::{bucket}",
+                "Condition": {**owner, "StringLike": {"s3:prefix": [f"{prefix}*"]}},
+            },
+            {
+                "Sid": "ReadTheModel",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": f"arn:{partition}:s3:::{bucket}/{prefix}*",
+                "Condition": owner,
+            },
+        ],
+    }
 
 
 def inference_service_account_template(*, name: str, namespace: str, queue: str) -> dict:
@@ -115,6 +186,7 @@ def inference_deployment_template(
     cpu: str,
     memory: str,
     model_volume_size: str,
+    model_manifest_sha256: str = "",
     args: Sequence[str] = (),
     priority_class: str = "inference",
 ) -> dict:
@@ -125,8 +197,10 @@ def inference_deployment_template(
     GPU toleration. Replicas are independent servers, not a gang, so they are not tied to one
     zone (no pod affinity), which keeps the service up when a zone fails. The init container
     syncs ``model_uri`` (``s3://bucket/prefix``) into an ``emptyDir`` of ``model_volume_size``
-    mounted read-only at ``/models`` for ``tritonserver --model-repository=/models``; ``args``
-    are further server flags. Pods meet Pod Security "restricted"; the ServiceAccount ``name``
+    mounted read-only at ``/models`` for ``tritonserver --model-repository=/models``, once the
+    bucket's owner, ``model_manifest_sha256`` (the sha256 of the prefix's ``SHA256SUMS``; empty,
+    the init container fails and says so) and every checksum are checked; ``args`` are further
+    server flags. Pods meet Pod Security "restricted"; the ServiceAccount ``name``
     (``inference_service_account_template``) carries the S3 access.
     """
     check_workload(
@@ -148,6 +222,11 @@ def inference_deployment_template(
         raise ValueError(
             f"inference_deployment_template: model_uri {model_uri!r} is not an S3 URI "
             "(s3://bucket/prefix)"
+        )
+    if model_manifest_sha256 and not re.fullmatch(SHA256_PATTERN, model_manifest_sha256):
+        raise ValueError(
+            f"inference_deployment_template: model_manifest_sha256 {model_manifest_sha256!r} is "
+            "not a sha256 (64 lower-case hex digits)"
         )
     server = container(
         DEFAULT_INFERENCE_CONTAINER,
@@ -178,7 +257,9 @@ def inference_deployment_template(
                     "securityContext": restricted_pod_security_context(),
                     "affinity": {"nodeAffinity": pool_node_affinity(pool_label_key, pool)},
                     "tolerations": [dict(GPU_TOLERATION)],
-                    "initContainers": [model_fetch_container(fetch_image, model_uri)],
+                    "initContainers": [
+                        model_fetch_container(fetch_image, model_uri, model_manifest_sha256)
+                    ],
                     "containers": [server],
                     "volumes": [
                         {"name": MODEL_VOLUME, "emptyDir": {"sizeLimit": model_volume_size}}

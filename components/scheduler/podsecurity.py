@@ -12,9 +12,13 @@ https://kubernetes.io/docs/concepts/security/pod-security-admission/
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+PRIVILEGED = "privileged"
 BASELINE = "baseline"
 RESTRICTED = "restricted"
-LEVELS = (BASELINE, RESTRICTED)  # most permissive first
+LEVELS = (BASELINE, RESTRICTED)  # a workload template's levels, most permissive first
+# Every level Pod Security Admission enforces; "privileged" only for system namespaces whose
+# operands need it (``guardrails``), never for a template or a queue namespace.
+ENFORCE_LEVELS = (PRIVILEGED, *LEVELS)
 POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
 # ``enforce`` rejects violating pods; ``audit`` and ``warn`` stay at "restricted", so a baseline
 # namespace still reports (warn: to the user, audit: in the audit log) what "restricted" forbids.
@@ -54,8 +58,10 @@ def restricted_container_security_context() -> dict:
 def pod_security_labels(level: str, kubernetes_version: str) -> dict[str, str]:
     """Pod Security Admission labels: enforce ``level``, audit and warn at "restricted", each
     pinned to the cluster's Kubernetes version (``v1.36``) so an upgrade does not change them."""
-    if level not in LEVELS:
-        raise ValueError(f"pod_security_labels: level {level!r} is not one of {', '.join(LEVELS)}")
+    if level not in ENFORCE_LEVELS:
+        raise ValueError(
+            f"pod_security_labels: level {level!r} is not one of {', '.join(ENFORCE_LEVELS)}"
+        )
     version = f"v{kubernetes_version}"
     labels = {}
     for mode, mode_level in (

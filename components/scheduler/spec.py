@@ -129,6 +129,11 @@ class QueueSpec(Spec):
         "Instance type the gang training template pins when its pool has several zones or types "
         "(default: the pool's type with the fewest GPUs, then by name).",
     )
+    inference_clients: tuple[str, ...] = doc(
+        (),
+        "Namespaces whose pods may call the queue's inference template (Triton's ports, through "
+        "its NetworkPolicy); the queue's own namespace always may, no other by default.",
+    )
 
     @property
     def workload_namespace(self) -> str:
@@ -166,6 +171,13 @@ class QueueSpec(Spec):
             )
         ):
             out.append((("gang_zone",), msg))
+        for i, client in enumerate(self.inference_clients):
+            if msg := check_pattern(
+                client, DNS_LABEL, f"a namespace name; expected {DNS_LABEL_TEXT}"
+            ):
+                out.append((("inference_clients", i), msg))
+        if len(set(self.inference_clients)) != len(self.inference_clients):
+            out.append((("inference_clients",), "lists the same namespace twice"))
         if self.parent is not None and self.parent == self.name:
             out.append((("parent",), f"{show(self.parent)} is the queue itself"))
         for i, pool in enumerate(self.node_pools):

@@ -7,6 +7,7 @@ Security "restricted" (``podsecurity``). Pure builders, dicts out.
 from collections.abc import Sequence
 
 from .constants import (
+    APP_LABEL,
     DEFAULT_FRACTIONAL_CONTAINER,
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
@@ -18,6 +19,11 @@ from .inference import (
     inference_deployment_template,
     inference_service_account_template,
     inference_service_template,
+)
+from .network import (
+    inference_network_policy_template,
+    isolated_pod_network_policy_template,
+    training_network_policy_template,
 )
 from .parts import (
     check_quantities,
@@ -42,10 +48,13 @@ __all__ = [
     "gang_node_affinity",
     "gang_placement",
     "inference_deployment_template",
+    "inference_network_policy_template",
     "inference_service_account_template",
     "inference_service_template",
+    "isolated_pod_network_policy_template",
     "torchrun_command",
     "training_job_template",
+    "training_network_policy_template",
     "training_script_config_map",
     "training_service_template",
 ]
@@ -108,7 +117,7 @@ def fractional_pod_template(
         "metadata": {
             "name": name,
             "namespace": namespace,
-            "labels": {QUEUE_LABEL: queue},
+            "labels": {APP_LABEL: name, QUEUE_LABEL: queue},
             "annotations": annotations,
         },
         "spec": {

@@ -12,6 +12,7 @@ def kai_values(
     system_node_selector: Mapping[str, str],
     system_tolerations: Sequence[Mapping[str, str]],
     pool_label_key: str,
+    system_namespace_labels: Mapping[str, str] | None = None,
 ) -> dict:
     """Helm values for the ``kai-scheduler`` chart v0.16.8 (every key exists in its defaults).
 
@@ -20,6 +21,24 @@ def kai_values(
     pool label) is checked not to be that shard key, which would hide the pools' nodes.
     The published chart's ``global.registry`` is already ``ghcr.io/kai-scheduler/kai-scheduler``
     (the release workflow rewrites the repository default), so it is not set here.
+    ``system_namespace_labels`` (Pod Security, ``guardrails.system_namespace_labels``) label the
+    two namespaces the chart creates: the GPU reservation pods' (``global.resourceReservation.
+    namespaceLabels``) and, with cluster autoscaling, the scaling pods' (``nodescaleadjuster.
+    labels``); kai-scheduler v0.16.8 deployments/kai-scheduler/templates/services/
+    resourcereservation-namespace.yaml and scalingpod-namespace.yaml.
+
+    ``global.blockNvidiaVisibleDevices`` is always on (chart default false, ``values.yaml:16``):
+    the container toolkit honours ``NVIDIA_VISIBLE_DEVICES`` from unprivileged pods, so without
+    it a pod can name every GPU of its node whatever KAI allocated. At v0.16.8 the chart copies
+    the value into the Config CR (``deployments/kai-scheduler/templates/_helpers.tpl:196``,
+    ``spec.admission.blockNvidiaVisibleDevices``); the operator then starts the admission
+    webhook with ``--block-nvidia-visible-devices=true``
+    (``pkg/operator/operands/admission/resources.go:385-387``), which registers the
+    ``deviceaccess`` plugin (``cmd/admission/main.go:54-56``): it rejects a container setting
+    ``NVIDIA_VISIBLE_DEVICES`` to anything but ``void``/``none`` (or from ``valueFrom``) and sets
+    it to ``void`` on containers requesting no GPU, the GPU-fraction container exempt
+    (``pkg/admission/webhook/v1alpha2/deviceaccess/device_access.go:30-78,101-108``). The
+    webhook only sees pods whose ``schedulerName`` is KAI's (``resources.go:205-211``).
     """
     if pool_label_key == KAI_SHARD_LABEL_KEY:
         raise ValueError(
@@ -27,9 +46,10 @@ def kai_values(
             "carrying it without a matching SchedulingShard are invisible to the default shard; "
             "use a label in your own domain, e.g. 'example.com/pool'"
         )
-    return {
+    values: dict = {
         "global": {
             "gpuSharing": spec.gpu_sharing,
+            "blockNvidiaVisibleDevices": True,
             "clusterAutoscaling": spec.cluster_autoscaling,
             "nodeSelector": dict(system_node_selector),
             "tolerations": [dict(t) for t in system_tolerations],
@@ -37,3 +57,9 @@ def kai_values(
         "defaultPriorityClasses": {"enabled": False},
         "defaultQueue": {"createDefaultQueue": False},
     }
+    if system_namespace_labels:
+        labels = dict(system_namespace_labels)
+        values["global"]["resourceReservation"] = {"namespaceLabels": labels}
+        if spec.cluster_autoscaling:
+            values["nodescaleadjuster"] = {"labels": dict(labels)}
+    return values

@@ -15,11 +15,10 @@ COMPONENT = "eks-gpu-platform:index:EksCluster"
 ACCOUNT = "111122223333"
 KMS_ARN = "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 SUBNETS = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+# No AmazonEKS_CNI_Policy (the vpc-cni add-on's own role) and no SSM (opt-in): issue 22, point 3.
 NODE_POLICIES = (
     "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
     "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonSSMManagedInstanceCore",
 )
 
 
@@ -76,6 +75,8 @@ def expected_children(*, kms: bool) -> list[tuple[str, str]]:
         ("aws:eks/addon:Addon", "c-eks-pod-identity-agent"),
         ("aws:eks/addon:Addon", "c-coredns"),
         ("aws:iam/role:Role", "c-system-node"),
+        ("aws:iam/role:Role", "c-vpc-cni"),
+        ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "c-vpc-cni-AmazonEKS_CNI_Policy"),
         *[
             ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", f"c-system-node-{p}")
             for p in NODE_POLICIES
@@ -189,13 +190,29 @@ def test_addons_around_the_system_node_group(run_program):
         "eks-pod-identity-agent": "v1.3.0-eksbuild.1",  # cluster.addonVersions
         "coredns": "v1.13.2-eksbuild.4",  # cluster.addonVersions (none pinned for 1.36)
     }
+    cni_role = find(rec, "aws:iam/role:Role", "c-vpc-cni")
     for name, addon in addons.items():
+        # Only vpc-cni is configured: its network policy agent (issue 22, point 6).
+        configuration = (
+            {"configurationValues": '{"enableNetworkPolicy": "true"}'} if name == "vpc-cni" else {}
+        )
+        identity = (
+            {
+                "podIdentityAssociations": [
+                    {"roleArn": cni_role.outputs["arn"], "serviceAccount": "aws-node"}
+                ]
+            }
+            if name == "vpc-cni"
+            else {}
+        )
         assert addon.inputs == {
             "clusterName": "gpu-dev",
             "addonName": name,
             "addonVersion": expected[name],
+            **configuration,
             "resolveConflictsOnCreate": "OVERWRITE",
             "resolveConflictsOnUpdate": "OVERWRITE",
+            **identity,
             "tags": {"team": "ml"},
         }
         # The cluster name resolves once the control plane exists.

@@ -51,8 +51,8 @@ def test_component_children(run_program):
         "name": "gpu-operator",
         "labels": {
             "pod-security.kubernetes.io/enforce": "privileged",
-            "pod-security.kubernetes.io/audit": "privileged",
-            "pod-security.kubernetes.io/warn": "privileged",
+            "pod-security.kubernetes.io/audit": "restricted",
+            "pod-security.kubernetes.io/warn": "restricted",
         },
     }
     assert marker.urn in namespace.dependencies

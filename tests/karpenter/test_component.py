@@ -28,15 +28,15 @@ OIDC_MOCK_ARN = (
     "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABCDEF0123"
 )
 OIDC_MOCK_URL = "https://oidc.eks.us-west-2.amazonaws.com/id/ABCDEF0123"
+# Upstream's four minus the CNI policy (the vpc-cni add-on's own role) and SSM (opt-in):
+# issue 22, point 3.
 NODE_POLICIES = (
-    "AmazonEKS_CNI_Policy",
     "AmazonEKSWorkerNodePolicy",
     "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonSSMManagedInstanceCore",
 )
 
 
-def karpenter(run_program, spec: KarpenterSpec, *, region="us-west-2", partition="aws"):
+def karpenter(run_program, spec: KarpenterSpec, *, region="us-west-2", partition="aws", **extra):
     def program():
         provider = k8s.Provider("k8s", kubeconfig="{}")
         # Stands for the system node group the chart's pods need (KarpenterArgs.depends_on).
@@ -56,6 +56,7 @@ def karpenter(run_program, spec: KarpenterSpec, *, region="us-west-2", partition
                 tolerations=SYSTEM_TOLERATIONS,
                 depends_on=[nodes],
                 tags={"team": "ml"},
+                **extra,
             ),
         )
 
@@ -107,20 +108,20 @@ def expected_children(
 
 
 VARIANTS = [
-    pytest.param(KarpenterSpec(), True, True, False, 34, id="pod-identity"),
-    pytest.param(KarpenterSpec(auth="irsa"), False, True, False, 33, id="irsa"),
+    pytest.param(KarpenterSpec(), True, True, False, 32, id="pod-identity"),
+    pytest.param(KarpenterSpec(auth="irsa"), False, True, False, 31, id="irsa"),
     pytest.param(
-        KarpenterSpec(interruption_handling=False), True, False, False, 20, id="no-interruption"
+        KarpenterSpec(interruption_handling=False), True, False, False, 18, id="no-interruption"
     ),
     pytest.param(
         KarpenterSpec(auth="irsa", interruption_handling=False),
         False,
         False,
         False,
-        19,
+        17,
         id="irsa-no-interruption",
     ),
-    pytest.param(KarpenterSpec(spot_service_linked_role=True), True, True, True, 35, id="spot-slr"),
+    pytest.param(KarpenterSpec(spot_service_linked_role=True), True, True, True, 33, id="spot-slr"),
 ]
 
 
@@ -230,7 +231,12 @@ def test_interruption_queue_rules_and_policies(run_program):
     assert queue_arn == "arn:aws:sqs:us-west-2:123456789012:Karpenter-gpu-dev"
     qp = find(rec, "aws:sqs/queuePolicy:QueuePolicy", "k-interruption")
     assert qp.inputs["queueUrl"] == queue.outputs["url"] == queue.id
-    assert json.loads(qp.inputs["policy"]) == queue_policy(queue_arn)
+    rule_arns = [
+        find(rec, "aws:cloudwatch/eventRule:EventRule", f"k-{key}").outputs["arn"]
+        for key in interruption_rules()
+    ]
+    assert len(set(rule_arns)) == 5 and all(":rule/" in a for a in rule_arns)
+    assert json.loads(qp.inputs["policy"]) == queue_policy(queue_arn, rule_arns, "123456789012")
     for key, pattern in interruption_rules().items():
         rule = find(rec, "aws:cloudwatch/eventRule:EventRule", f"k-{key}")
         assert json.loads(rule.inputs["eventPattern"]) == pattern
@@ -298,7 +304,9 @@ def test_controller_role_trust(run_program, auth):
     rec = karpenter(run_program, KarpenterSpec(auth=auth))
     controller = find(rec, "aws:iam/role:Role", "k-controller")
     trust = (
-        pod_identity_trust_policy()
+        pod_identity_trust_policy(
+            partition="aws", region="us-west-2", account_id="123456789012", cluster_name="gpu-dev"
+        )
         if auth == "podIdentity"
         else irsa_trust_policy(OIDC_MOCK_ARN, OIDC_MOCK_URL)
     )
@@ -362,3 +370,17 @@ def test_chart_release_depends_on_everything_the_controller_needs(
     ]
     assert len(rec.of_type("aws:cloudwatch/eventTarget:EventTarget")) == (5 if interruption else 0)
     assert [n.name for n in needed if n.urn not in chart.dependencies] == []
+
+
+@pytest.mark.parametrize("ssm", [False, True])
+def test_session_manager_on_karpenter_nodes_is_opt_in(run_program, ssm):
+    rec = karpenter(run_program, KarpenterSpec(), node_ssm_access=ssm)
+    attached = sorted(
+        a.inputs["policyArn"].rsplit("/", 1)[1]
+        for a in rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if a.name.startswith("k-node-")
+    )
+    assert attached == sorted(
+        ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy"]
+        + (["AmazonSSMManagedInstanceCore"] if ssm else [])
+    )

@@ -215,17 +215,34 @@ def test_bounded_name_shortens_long_names(prefix, limit):
 # --- queue, rules, trust policies ----------------------------------------------------------
 
 
+RULE_ARNS = [
+    "arn:aws:events:us-west-2:111122223333:rule/spot-interrupt-1a2b3c",
+    "arn:aws:events:us-west-2:111122223333:rule/health-event-4d5e6f",
+]
+
+
 def test_queue_policy():
-    assert queue_policy(QUEUE_ARN) == {
+    # Above upstream (issue 22, Low list): EventBridge only for this stack's rules, SQS only
+    # from this account (upstream's statement has neither condition).
+    assert queue_policy(QUEUE_ARN, RULE_ARNS, "111122223333") == {
         "Version": "2012-10-17",
         "Id": "EC2InterruptionPolicy",
         "Statement": [
             {
                 "Sid": "SqsWrite",
                 "Effect": "Allow",
-                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                "Principal": {"Service": "events.amazonaws.com"},
                 "Action": "sqs:SendMessage",
                 "Resource": QUEUE_ARN,
+                "Condition": {"ArnEquals": {"aws:SourceArn": sorted(RULE_ARNS)}},
+            },
+            {
+                "Sid": "SqsWriteFromSqs",
+                "Effect": "Allow",
+                "Principal": {"Service": "sqs.amazonaws.com"},
+                "Action": "sqs:SendMessage",
+                "Resource": QUEUE_ARN,
+                "Condition": {"StringEquals": {"aws:SourceAccount": "111122223333"}},
             },
             {
                 "Sid": "DenyHTTP",
@@ -254,13 +271,28 @@ def test_node_trust_policy(dns_suffix, service):
 
 
 def test_pod_identity_trust_policy():
-    assert pod_identity_trust_policy() == {
+    # The conditions EKS documents (user guide pod-id-role.html, "Setting Conditions";
+    # pod-id-abac.html, the session tags) and aws:SourceAccount (EKS BP IAM): issue 22, point 4.
+    assert pod_identity_trust_policy(
+        partition="aws-cn", region="cn-north-1", account_id="111122223333", cluster_name="gpu"
+    ) == {
         "Version": "2012-10-17",
         "Statement": [
             {
+                "Sid": "AllowEksAuthToAssumeRoleForPodIdentity",
                 "Effect": "Allow",
                 "Principal": {"Service": "pods.eks.amazonaws.com"},
                 "Action": ["sts:AssumeRole", "sts:TagSession"],
+                "Condition": {
+                    "StringEquals": {
+                        "aws:SourceAccount": "111122223333",
+                        "aws:RequestTag/eks-cluster-arn": (
+                            "arn:aws-cn:eks:cn-north-1:111122223333:cluster/gpu"
+                        ),
+                        "aws:RequestTag/kubernetes-namespace": "kube-system",
+                        "aws:RequestTag/kubernetes-service-account": "karpenter",
+                    }
+                },
             }
         ],
     }

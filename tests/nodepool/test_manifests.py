@@ -78,6 +78,7 @@ def test_spot_gpu_ec2nodeclass_exactly():
             "metadataOptions": IMDS,
             "blockDeviceMappings": [GPU_ROOT],
             "instanceStorePolicy": "RAID0",
+            "associatePublicIPAddress": False,
             "userData": AL2023_USER_DATA,
             "tags": {"team": "ml", "eks-gpu-platform/pool": "gpu-spot"},
         },
@@ -145,6 +146,7 @@ def test_on_demand_gpu_ec2nodeclass_exactly():
             "metadataOptions": IMDS,
             "blockDeviceMappings": [GPU_ROOT],
             "instanceStorePolicy": "RAID0",
+            "associatePublicIPAddress": False,
             "userData": AL2023_USER_DATA,
             "tags": {"team": "ml", "eks-gpu-platform/pool": "inference"},
         },
@@ -260,6 +262,7 @@ def test_cpu_ec2nodeclass_exactly():
                     },
                 }
             ],
+            "associatePublicIPAddress": False,
             "userData": AL2023_USER_DATA,
             "tags": {"team": "ml", "eks-gpu-platform/pool": "general"},
         },

@@ -54,6 +54,7 @@ def test_capacity_reservations_by_id_and_by_tags_with_owner():
                 {"id": "cr-0123456789abcdef0"},
                 {"tags": {"purpose": "training"}, "ownerID": "111122223333"},
             ],
+            "associatePublicIPAddress": False,
             "userData": AL2023_USER_DATA,
             "tags": {"team": "ml", "eks-gpu-platform/pool": "reserved"},
         },
@@ -111,6 +112,7 @@ def test_mig_profile_labels_and_kubelet():
         "blockDeviceMappings",
         "instanceStorePolicy",
         "kubelet",
+        "associatePublicIPAddress",
         "userData",
         "tags",
     ]

@@ -38,7 +38,7 @@ NODE_CONFIG = {
         }
     },
 }
-PYTORCH = "nvcr.io/nvidia/pytorch:25.01-py3"
+PYTORCH = "nvcr.io/nvidia/pytorch:26.05-py3@sha256:" + "cd" * 32
 ECR = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train@sha256:" + "ab" * 32
 
 
@@ -247,10 +247,10 @@ def test_efa_pool_parts_are_nodeconfig_hugepages_then_pre_pull():
 @pytest.mark.parametrize(
     "image",
     [
-        "ubuntu:22.04",
+        "ubuntu@sha256:" + "1" * 64,
         PYTORCH,
         ECR,
-        "localhost:5000/team/model:v1",
+        "localhost:5000/team/model:v1@sha256:" + "2" * 64,
         "public.ecr.aws/neuron/pytorch-training@sha256:" + "0" * 64,
     ],
 )
@@ -268,12 +268,13 @@ def test_pre_pull_images_problems_all_at_once():
     raw = {**ON_DEMAND, "prePullImages": ["ubuntu", "Bad:1", "a b:1", "x';rm -rf /:1", PYTORCH]}
     raw["prePullImages"].append(PYTORCH)
     example = (
-        "is not an image reference like 'nvcr.io/nvidia/pytorch:25.01-py3' or "
+        "is not an image reference like 'nvcr.io/nvidia/pytorch:26.05-py3@sha256:<64 hex>' or "
         "'123456789012.dkr.ecr.us-west-2.amazonaws.com/train@sha256:<64 hex>'"
     )
     assert errors(raw) == [
-        f"{KEY}.prePullImages[0]: 'ubuntu' has no tag or digest; pin one (':latest' would be "
-        "pulled at boot but may not be the image pods run)",
+        f"{KEY}.prePullImages[0]: 'ubuntu' has no digest; pin it by digest "
+        "('<image>@sha256:<64 hex>', or '<image>:<tag>@sha256:<64 hex>'): a tag can point at "
+        "other content at the next boot, and may not be the image pods run",
         f"{KEY}.prePullImages[1]: 'Bad:1' {example}",
         f"{KEY}.prePullImages[2]: 'a b:1' {example}",
         f'{KEY}.prePullImages[3]: "x\';rm -rf /:1" {example}',
@@ -281,8 +282,20 @@ def test_pre_pull_images_problems_all_at_once():
     ]
 
 
+@pytest.mark.parametrize(
+    "image", ["nvcr.io/nvidia/pytorch:latest", "nvcr.io/nvidia/pytorch:26.05-py3", "ubuntu:22.04"]
+)
+def test_pre_pull_images_need_a_digest(image):
+    # Issue 22, Low list: ':latest' (or any tag alone) passed before.
+    assert errors({**ON_DEMAND, "prePullImages": [image]}) == [
+        f"{KEY}.prePullImages[0]: {image!r} has no digest; pin it by digest "
+        "('<image>@sha256:<64 hex>', or '<image>:<tag>@sha256:<64 hex>'): a tag can point at "
+        "other content at the next boot, and may not be the image pods run"
+    ]
+
+
 def test_pre_pull_images_at_most_ten():
-    images = [f"nvcr.io/nvidia/pytorch:25.{i:02d}-py3" for i in range(11)]
+    images = [f"nvcr.io/nvidia/pytorch:25.{i:02d}-py3@sha256:" + "a" * 64 for i in range(11)]
     assert errors({**ON_DEMAND, "prePullImages": images}) == [
         f"{KEY}.prePullImages: lists 11 images; at most 10 (each is pulled at every node start)"
     ]

@@ -188,9 +188,12 @@ def test_summary(dev):
     ), lines[1]
     assert lines[2] == "Resources per component:"
     for line in (
-        # 15 + the admin's access entry and policy association (issue 11)
-        f"  {'EksCluster platform-cluster':<48} {17:>4}",
-        f"  {'Karpenter platform-karpenter':<48} {34:>4}",
+        # 15 + the admin's access entry and policy association (issue 11), + the vpc-cni role
+        # and its CNI policy - the CNI and SSM policies on the system node role, + the preview
+        # role's viewer entry (issue 22, points 1 and 3); Karpenter: 34 - the node role's CNI
+        # and SSM policies.
+        f"  {'EksCluster platform-cluster':<48} {19:>4}",
+        f"  {'Karpenter platform-karpenter':<48} {32:>4}",
         f"  {'Network platform-network':<48} {18:>4}",
     ):
         assert line in lines

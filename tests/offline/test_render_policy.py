@@ -61,9 +61,9 @@ def test_compliant_program_passes_and_no_policy_skips(tmp_path, capsys):
         tmp_path,
         'import pulumi_aws as aws\n\naws.sqs.Queue("jobs", sqs_managed_sse_enabled=True)\n',
     )
-    assert len(RULES) == 25
+    assert len(RULES) == 28
     assert run(folder) == 0
-    assert "\nPolicy pack: 25 rules, no violations\n" in capsys.readouterr().out
+    assert "\nPolicy pack: 28 rules, no violations\n" in capsys.readouterr().out
     assert run(folder, "--no-policy") == 0
     assert "Policy pack: not run" in capsys.readouterr().out
 

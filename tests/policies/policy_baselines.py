@@ -201,6 +201,7 @@ def eks_cluster(version: str = "1.36") -> dict[str, Any]:
         "endpointPrivateAccess": True,
         "endpointPublicAccess": True,
         "publicAccessCidrs": ["203.0.113.0/24"],
+        "enabledClusterLogTypes": ["api", "audit", "authenticator"],
     }
 
 
@@ -218,6 +219,7 @@ def aws_eks_cluster() -> dict[str, Any]:
             "endpointPublicAccess": True,
             "publicAccessCidrs": ["203.0.113.0/24"],
         },
+        "enabledClusterLogTypes": ["audit", "authenticator"],
     }
 
 

@@ -72,3 +72,25 @@ def test_aws_cluster_open_to_the_internet():
         'vpcConfig.publicAccessCidrs includes "0.0.0.0/0", which opens the API server to the '
         "whole internet"
     ]
+
+
+# Issue 22, point 8: the allowlist's breadth, merged, is bounded (a /16, a /48), configurable.
+def test_a_broad_allowlist_is_refused_unless_configured():
+    props = change(eks_cluster(), ("publicAccessCidrs",), ["10.0.0.0/15"])
+    assert check_eks_component(props, CONFIG) == [
+        'publicAccessCidrs "10.0.0.0/15" allow 131,072 IPv4 addresses, more than '
+        "maxIpv4Addresses (65,536); list the egress ranges that need the API server, or keep "
+        "the endpoint private"
+    ]
+    assert check_eks_component(props, RULE.config({"maxIpv4Addresses": 131072})) == []
+    one_16 = change(eks_cluster(), ("publicAccessCidrs",), ["10.0.0.0/17", "10.0.128.0/17"])
+    assert check_eks_component(one_16, CONFIG) == []
+
+
+def test_a_broad_ipv6_allowlist_on_the_aws_cluster():
+    props = change(aws_eks_cluster(), ("vpcConfig", "publicAccessCidrs"), ["2001:db8::/47"])
+    assert check_aws_cluster(props, CONFIG) == [
+        'vpcConfig.publicAccessCidrs "2001:db8::/47" allow 2,417,851,639,229,258,349,412,352 '
+        "IPv6 addresses, more than maxIpv6Addresses (1,208,925,819,614,629,174,706,176); list "
+        "the egress ranges that need the API server, or keep the endpoint private"
+    ]

@@ -1,6 +1,7 @@
 """Issue 13, items 7 and 8: the security policies detect their intent (several
 violating mutations of the compliant stack each, and compliant controls); see intent_cases.py."""
 
+import json
 from typing import Any
 
 import pytest
@@ -16,6 +17,33 @@ from intent_cases import (
     found_messages,
     params,
     queue_deny,
+)
+from policy_baselines import EFA_SG, SG_INGRESS
+
+OIDC_ISSUER = "oidc.eks.us-west-2.amazonaws.com/id/EXAMPLE"
+OIDC_PROVIDER = f"arn:aws:iam::123456789012:oidc-provider/{OIDC_ISSUER}"
+
+
+def trust(principal: Any, action: Any, condition: dict | None = None) -> dict:
+    statement = {"Effect": "Allow", "Principal": principal, "Action": action}
+    if condition:
+        statement["Condition"] = condition
+    return {"Version": "2012-10-17", "Statement": [statement]}
+
+
+TRUST_POD_IDENTITY = trust(
+    {"Service": "pods.eks.amazonaws.com"}, ["sts:AssumeRole", "sts:TagSession"]
+)
+TRUST_SCOPED = trust(
+    {"Service": "pods.eks.amazonaws.com"},
+    ["sts:AssumeRole", "sts:TagSession"],
+    {
+        "StringEquals": {
+            "aws:RequestTag/eks-cluster-name": "gpu-test",
+            "aws:RequestTag/kubernetes-namespace": "kube-system",
+            "aws:RequestTag/kubernetes-service-account": "karpenter",
+        }
+    },
 )
 
 CASES: list[Any] = [
@@ -177,10 +205,192 @@ CASES: list[Any] = [
         at("platform-cluster-eks", "publicAccessCidrs", value=[]),
         V,
     ),
+    # Issue 22, point 8: half of IPv4 was a compliant control; broader than a /16 is refused.
     (
         "eks-public-endpoint-allowlist",
-        "control-half-the-internet",
+        "half-the-internet",
         at("platform-cluster-eks", "publicAccessCidrs", value=["0.0.0.0/1"]),
+        V,
+    ),
+    (
+        "eks-public-endpoint-allowlist",
+        "seven-eighths-on-the-aws-cluster",
+        at(
+            "platform-cluster-eks-cluster",
+            "vpcConfig",
+            "publicAccessCidrs",
+            value=["0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3"],
+        ),
+        V,
+    ),
+    (
+        "eks-public-endpoint-allowlist",
+        "control-one-16",
+        at("platform-cluster-eks", "publicAccessCidrs", value=["52.94.0.0/17", "52.94.128.0/17"]),
+        [],
+    ),
+    # iam-trust-policy-scoped (issue 22, point 4 and the Low list)
+    (
+        "iam-trust-policy-scoped",
+        "pod-identity-unconditioned",
+        at("platform-karpenter-role", "assumeRolePolicy", value=json.dumps(TRUST_POD_IDENTITY)),
+        V,
+    ),
+    (
+        "iam-trust-policy-scoped",
+        "pod-identity-namespace-only",
+        at(
+            "platform-karpenter-role",
+            "assumeRolePolicy",
+            value=json.dumps(
+                trust(
+                    {"Service": "pods.eks.amazonaws.com"},
+                    ["sts:AssumeRole", "sts:TagSession"],
+                    {"StringEquals": {"aws:RequestTag/kubernetes-namespace": "kube-system"}},
+                )
+            ),
+        ),
+        V,
+    ),
+    (
+        "iam-trust-policy-scoped",
+        "anyone",
+        at(
+            "platform-karpenter-role",
+            "assumeRolePolicy",
+            value=json.dumps(trust({"AWS": "*"}, "sts:AssumeRole")),
+        ),
+        V,
+    ),
+    (
+        "iam-trust-policy-scoped",
+        "irsa-audience-only",
+        at(
+            "platform-karpenter-role",
+            "assumeRolePolicy",
+            value=json.dumps(
+                trust(
+                    {"Federated": OIDC_PROVIDER},
+                    "sts:AssumeRoleWithWebIdentity",
+                    {"StringEquals": {f"{OIDC_ISSUER}:aud": "sts.amazonaws.com"}},
+                )
+            ),
+        ),
+        V,
+    ),
+    (
+        "iam-trust-policy-scoped",
+        "irsa-sub-wildcard",
+        at(
+            "platform-karpenter-role",
+            "assumeRolePolicy",
+            value=json.dumps(
+                trust(
+                    {"Federated": OIDC_PROVIDER},
+                    "sts:AssumeRoleWithWebIdentity",
+                    {
+                        "StringEquals": {f"{OIDC_ISSUER}:aud": "sts.amazonaws.com"},
+                        "StringLike": {f"{OIDC_ISSUER}:sub": "*"},
+                    },
+                )
+            ),
+        ),
+        V,
+    ),
+    (
+        "iam-trust-policy-scoped",
+        "control-pod-identity-scoped-by-cluster-name",
+        at("platform-karpenter-role", "assumeRolePolicy", value=json.dumps(TRUST_SCOPED)),
+        [],
+    ),
+    (
+        "iam-trust-policy-scoped",
+        "control-ec2",
+        at(
+            "platform-karpenter-role",
+            "assumeRolePolicy",
+            value=json.dumps(trust({"Service": "ec2.amazonaws.com"}, "sts:AssumeRole")),
+        ),
+        [],
+    ),
+    # security-group-no-internet-ingress (issue 22, Low list)
+    (
+        "security-group-no-internet-ingress",
+        "ssh-from-anywhere",
+        add(
+            SG_INGRESS,
+            "platform-extra-ssh",
+            {"securityGroupId": EFA_SG, "cidrIpv4": "0.0.0.0/0", "fromPort": 22, "toPort": 22},
+        ),
+        V,
+    ),
+    (
+        "security-group-no-internet-ingress",
+        "ipv6-anywhere-non-canonical",
+        add(SG_INGRESS, "platform-extra-v6", {"securityGroupId": EFA_SG, "cidrIpv6": "::1/0"}),
+        V,
+    ),
+    (
+        "security-group-no-internet-ingress",
+        "legacy-rule",
+        add(
+            "aws:ec2/securityGroupRule:SecurityGroupRule",
+            "platform-extra-legacy",
+            {
+                "type": "ingress",
+                "securityGroupId": EFA_SG,
+                "cidrBlocks": ["10.0.0.0/8", "0.0.0.0/0"],
+            },
+        ),
+        V,
+    ),
+    (
+        "security-group-no-internet-ingress",
+        "inline-group",
+        add(
+            "aws:ec2/securityGroup:SecurityGroup",
+            "platform-extra-group",
+            {"ingress": [{"protocol": "-1", "cidrBlocks": ["0.0.0.0/0"]}]},
+        ),
+        V,
+    ),
+    (
+        "security-group-no-internet-ingress",
+        "control-egress-anywhere",
+        add(
+            "aws:ec2/securityGroupRule:SecurityGroupRule",
+            "platform-extra-egress",
+            {"type": "egress", "securityGroupId": EFA_SG, "cidrBlocks": ["0.0.0.0/0"]},
+        ),
+        [],
+    ),
+    # eks-control-plane-logging (issue 22, Low list)
+    (
+        "eks-control-plane-logging",
+        "no-logs",
+        at("platform-cluster-eks", "enabledClusterLogTypes", value=[]),
+        V,
+    ),
+    (
+        "eks-control-plane-logging",
+        "unset",
+        at("platform-cluster-eks", "enabledClusterLogTypes", delete=True),
+        V,
+    ),
+    (
+        "eks-control-plane-logging",
+        "api-only-on-the-aws-cluster",
+        at("platform-cluster-eks-cluster", "enabledClusterLogTypes", value=["api"]),
+        V,
+    ),
+    (
+        "eks-control-plane-logging",
+        "control-all-five",
+        at(
+            "platform-cluster-eks",
+            "enabledClusterLogTypes",
+            value=["api", "audit", "authenticator", "controllerManager", "scheduler"],
+        ),
         [],
     ),
     (
@@ -482,6 +692,70 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "kms-key-rotation/rotation-off-as-string": [
         'enableKeyRotation is "false"; set it to true so KMS rotates the key material every year',
+    ],
+    "eks-public-endpoint-allowlist/half-the-internet": [
+        'publicAccessCidrs "0.0.0.0/1" allow 2,147,483,648 IPv4 addresses, more than '
+        "maxIpv4Addresses (65,536); list the egress ranges that need the API server, or keep "
+        "the endpoint private",
+    ],
+    "eks-public-endpoint-allowlist/seven-eighths-on-the-aws-cluster": [
+        'vpcConfig.publicAccessCidrs "0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3" allow '
+        "3,758,096,384 IPv4 addresses, more than maxIpv4Addresses (65,536); list the egress "
+        "ranges that need the API server, or keep the endpoint private",
+    ],
+    "iam-trust-policy-scoped/pod-identity-unconditioned": [
+        "assumeRolePolicy statement #1 trusts pods.eks.amazonaws.com without pinning "
+        "aws:RequestTag/kubernetes-namespace, aws:RequestTag/kubernetes-service-account, "
+        "aws:RequestTag/eks-cluster-arn or aws:RequestTag/eks-cluster-name (StringEquals): any "
+        "Pod Identity association in the account, on any cluster, can hand the role to any pod",
+    ],
+    "iam-trust-policy-scoped/pod-identity-namespace-only": [
+        "assumeRolePolicy statement #1 trusts pods.eks.amazonaws.com without pinning "
+        "aws:RequestTag/kubernetes-service-account, aws:RequestTag/eks-cluster-arn or "
+        "aws:RequestTag/eks-cluster-name (StringEquals): any Pod Identity association in the "
+        "account, on any cluster, can hand the role to any pod",
+    ],
+    "iam-trust-policy-scoped/anyone": [
+        'assumeRolePolicy statement #1 trusts Principal "*": anyone in any AWS account may '
+        "assume the role; name the account, role or service that needs it",
+    ],
+    "iam-trust-policy-scoped/irsa-audience-only": [
+        f"assumeRolePolicy statement #1 trusts web identities of {OIDC_PROVIDER} without "
+        f"pinning {OIDC_ISSUER}:sub: any service account (or token audience) of that issuer "
+        "may assume the role",
+    ],
+    "iam-trust-policy-scoped/irsa-sub-wildcard": [
+        f"assumeRolePolicy statement #1 trusts web identities of {OIDC_PROVIDER} without "
+        f"pinning {OIDC_ISSUER}:sub: any service account (or token audience) of that issuer "
+        "may assume the role",
+    ],
+    "security-group-no-internet-ingress/ssh-from-anywhere": [
+        'ingress rule admits "0.0.0.0/0", the whole internet; allow the security groups or '
+        "CIDRs that need it",
+    ],
+    "security-group-no-internet-ingress/ipv6-anywhere-non-canonical": [
+        'ingress rule admits "::1/0", the whole internet; allow the security groups or CIDRs '
+        "that need it",
+    ],
+    "security-group-no-internet-ingress/legacy-rule": [
+        'ingress rule admits "0.0.0.0/0", the whole internet; allow the security groups or '
+        "CIDRs that need it",
+    ],
+    "security-group-no-internet-ingress/inline-group": [
+        'ingress[0] admits "0.0.0.0/0", the whole internet; allow the security groups or CIDRs '
+        "that need it",
+    ],
+    "eks-control-plane-logging/no-logs": [
+        "enabledClusterLogTypes [] leaves out audit, authenticator: without the audit and "
+        "authenticator logs nobody can tell who did what on the cluster",
+    ],
+    "eks-control-plane-logging/unset": [
+        "enabledClusterLogTypes [] leaves out audit, authenticator: without the audit and "
+        "authenticator logs nobody can tell who did what on the cluster",
+    ],
+    "eks-control-plane-logging/api-only-on-the-aws-cluster": [
+        "enabledClusterLogTypes ['api'] leaves out audit, authenticator: without the audit and "
+        "authenticator logs nobody can tell who did what on the cluster",
     ],
     "eks-public-endpoint-allowlist/whole-internet": [
         'publicAccessCidrs includes "0.0.0.0/0", which opens the API server to the whole internet',

@@ -22,6 +22,17 @@ RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 PRIORITY_TYPE = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 ADMISSION = "kubernetes:admissionregistration.k8s.io/v1:"
+NETPOL_TYPE = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+PSS = "pod-security.kubernetes.io/"
+# KAI's namespaces: enforce baseline, audit and warn restricted, pinned to the cluster's minor.
+KAI_NAMESPACE_LABELS = {
+    f"{PSS}enforce": "baseline",
+    f"{PSS}enforce-version": "v1.36",
+    f"{PSS}audit": "restricted",
+    f"{PSS}audit-version": "v1.36",
+    f"{PSS}warn": "restricted",
+    f"{PSS}warn-version": "v1.36",
+}
 
 SPEC = SchedulerSpec(
     queues=(
@@ -32,7 +43,9 @@ SPEC = SchedulerSpec(
 )
 
 
-def make_scheduler(version: str = "1.36", policy: bool = True, label: str = POOL_LABEL):
+def make_scheduler(
+    version: str = "1.36", policy: bool = True, label: str = POOL_LABEL, guardrails: bool = True
+):
     def program() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}")
         operator = k8s.core.v1.ConfigMap("operator", opts=pulumi.ResourceOptions(provider=provider))
@@ -46,6 +59,7 @@ def make_scheduler(version: str = "1.36", policy: bool = True, label: str = POOL
                 system_node_selector=SYSTEM_SELECTOR,
                 system_tolerations=SYSTEM_TOLERATIONS,
                 disruption_policy=policy,
+                tenant_guardrails=guardrails,
                 depends_on=[operator],
             ),
         )
@@ -86,6 +100,12 @@ def test_component_children(run_program):
             ),
             (NAMESPACE_TYPE, "kai-queue-namespace-team-a"),
             (NAMESPACE_TYPE, "kai-queue-namespace-inference"),
+            (ADMISSION + "ValidatingAdmissionPolicy", "kai-tenant-tolerations-policy"),
+            (ADMISSION + "ValidatingAdmissionPolicyBinding", "kai-tenant-tolerations-binding"),
+            (NETPOL_TYPE, "kai-netpol-team-a-default-deny"),
+            (NETPOL_TYPE, "kai-netpol-team-a-allow-dns"),
+            (NETPOL_TYPE, "kai-netpol-inference-default-deny"),
+            (NETPOL_TYPE, "kai-netpol-inference-allow-dns"),
         ]
     )
     provider = next(r for r in recording.resources if r.name == "k8s")
@@ -106,7 +126,10 @@ def test_component_release(run_program):
     # in source order, so "the first Namespace" was sometimes kai-queue-namespace-team-a.
     (namespace,) = [r for r in kids if r.type == NAMESPACE_TYPE and r.name == "kai-namespace"]
     operator = next(r for r in recording.resources if r.name == "operator")
-    assert namespace.inputs["metadata"] == {"name": "kai-scheduler"}
+    assert namespace.inputs["metadata"] == {
+        "name": "kai-scheduler",
+        "labels": KAI_NAMESPACE_LABELS,
+    }
     assert operator.urn in namespace.dependencies
     assert {namespace.urn, operator.urn} <= set(release.dependencies)
     inputs = release.inputs
@@ -120,7 +143,46 @@ def test_component_release(run_program):
         system_node_selector=SYSTEM_SELECTOR,
         system_tolerations=SYSTEM_TOLERATIONS,
         pool_label_key=POOL_LABEL,
+        system_namespace_labels=KAI_NAMESPACE_LABELS,
     )
+    assert inputs["values"]["global"]["resourceReservation"] == {
+        "namespaceLabels": KAI_NAMESPACE_LABELS
+    }
+    assert inputs["values"]["nodescaleadjuster"] == {"labels": KAI_NAMESPACE_LABELS}
+
+
+def test_component_tenant_guardrails(run_program):
+    recording = run_program(make_scheduler())
+    _, kids = children(recording)
+    by_name = {r.name: r for r in kids}
+    policy = by_name["kai-tenant-tolerations-policy"]
+    binding = by_name["kai-tenant-tolerations-binding"]
+    assert policy.inputs["metadata"] == {"name": "platform-tenant-tolerations"}
+    assert policy.inputs["spec"]["validations"][0]["expression"] == (
+        "!has(object.spec.tolerations) || !object.spec.tolerations.exists(t, "
+        "has(t.key) && t.key in ['CriticalAddonsOnly'])"
+    )
+    assert binding.inputs["spec"]["policyName"] == "platform-tenant-tolerations"
+    assert binding.inputs["spec"]["validationActions"] == ["Deny"]
+    assert policy.urn in binding.dependencies
+    namespace = by_name["kai-queue-namespace-team-a"]
+    deny = by_name["kai-netpol-team-a-default-deny"]
+    assert deny.inputs["metadata"] == {"name": "default-deny", "namespace": "team-a"}
+    assert deny.inputs["spec"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+    assert namespace.urn in deny.dependencies
+    dns = by_name["kai-netpol-inference-allow-dns"]
+    assert dns.inputs["metadata"] == {"name": "allow-dns", "namespace": "inference"}
+    assert dns.inputs["spec"]["egress"][0]["ports"] == [
+        {"protocol": "UDP", "port": 53},
+        {"protocol": "TCP", "port": 53},
+    ]
+    assert by_name["kai-queue-namespace-inference"].urn in dns.dependencies
+
+
+def test_component_without_tenant_guardrails(run_program):
+    recording = run_program(make_scheduler(guardrails=False))
+    _, kids = children(recording)
+    assert not [r for r in kids if r.type == NETPOL_TYPE or "tenant" in r.name]
 
 
 def test_component_queues_after_the_release_and_their_parents(run_program):
@@ -160,7 +222,9 @@ def test_component_priority_classes(run_program):
 def test_component_admission_policy(run_program, version, policy, expected):
     recording = run_program(make_scheduler(version, policy))
     _, kids = children(recording)
-    admission = [r for r in kids if r.type.startswith(ADMISSION)]
+    admission = [
+        r for r in kids if r.type.startswith(ADMISSION) and "tenant-tolerations" not in r.name
+    ]
     assert [r.type.removeprefix(ADMISSION) for r in admission] == expected
     manifests = (
         disruption_admission_policy(kubernetes_version=version, label_domain="eks-gpu-platform.io")

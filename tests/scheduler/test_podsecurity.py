@@ -37,8 +37,14 @@ def test_pod_security_labels_enforce_the_level_and_warn_at_restricted():
         "pod-security.kubernetes.io/warn": "restricted",
         "pod-security.kubernetes.io/warn-version": "v1.35",
     }
-    with pytest.raises(ValueError, match=re.escape("level 'privileged' is not one of")):
-        pod_security_labels("privileged", "1.36")
+    assert pod_security_labels("privileged", "1.36")["pod-security.kubernetes.io/enforce"] == (
+        "privileged"
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape("level 'root' is not one of privileged, baseline, restricted"),
+    ):
+        pod_security_labels("root", "1.36")
 
 
 def test_namespace_manifest():

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from eks_gpu_platform.scheduler.inference import MODEL_FETCH_SCRIPT
 from eks_gpu_platform.scheduler.templates import (
     fractional_pod_template,
     inference_deployment_template,
@@ -328,6 +329,9 @@ def test_training_job_rejects(overrides, message):
 # --- inference: Triton with an S3 init container and health probes ----------------------------
 
 
+MANIFEST_SHA256 = "0123456789abcdef" * 4
+
+
 def test_inference_deployment_template_exactly():
     deployment = inference_deployment_template(
         name="chat",
@@ -343,6 +347,7 @@ def test_inference_deployment_template_exactly():
         cpu="8",
         memory="64Gi",
         model_volume_size="50Gi",
+        model_manifest_sha256=MANIFEST_SHA256,
         args=["--log-verbose=1"],
     )
     probe = {"periodSeconds": 10, "failureThreshold": 3}
@@ -377,15 +382,14 @@ def test_inference_deployment_template_exactly():
                         {
                             "name": "fetch-model",
                             "image": "public.ecr.aws/aws-cli/aws-cli:2.32.9",
-                            "command": [
-                                "aws",
-                                "s3",
-                                "sync",
-                                "s3://models/chat/",
-                                "/models",
-                                "--only-show-errors",
+                            # Issue 22, point 11: owner, manifest and checksums checked.
+                            "command": ["/bin/sh", "-c", MODEL_FETCH_SCRIPT],
+                            "env": [
+                                *HOME,
+                                {"name": "MODEL_URI", "value": "s3://models/chat/"},
+                                {"name": "MODEL_BUCKET", "value": "models"},
+                                {"name": "MODEL_MANIFEST_SHA256", "value": MANIFEST_SHA256},
                             ],
-                            "env": HOME,
                             "volumeMounts": [{"name": "models", "mountPath": "/models"}],
                             "resources": {
                                 "requests": {"cpu": "1", "memory": "1Gi"},
@@ -530,7 +534,8 @@ def test_fractional_pod_template_exactly():
         "metadata": {
             "name": "notebook",
             "namespace": "dev",
-            "labels": {"kai.scheduler/queue": "team-a"},
+            # app.kubernetes.io/name: what its NetworkPolicy selects (issue 22, point 6).
+            "labels": {"app.kubernetes.io/name": "notebook", "kai.scheduler/queue": "team-a"},
             "annotations": {"gpu-fraction": "0.5"},
         },
         "spec": {

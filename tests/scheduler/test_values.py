@@ -28,6 +28,7 @@ def test_kai_values_exactly():
     assert kai_values() == {
         "global": {
             "gpuSharing": True,
+            "blockNvidiaVisibleDevices": True,
             "clusterAutoscaling": True,
             "nodeSelector": SYSTEM_SELECTOR,
             "tolerations": SYSTEM_TOLERATIONS,
@@ -40,6 +41,15 @@ def test_kai_values_exactly():
 def test_kai_values_switches():
     out = kai_values(gpu_sharing=False, cluster_autoscaling=False)
     assert (out["global"]["gpuSharing"], out["global"]["clusterAutoscaling"]) == (False, False)
+
+
+@pytest.mark.parametrize("gpu_sharing", [True, False])
+def test_kai_values_block_nvidia_visible_devices_whatever_the_sharing(gpu_sharing):
+    # Chart default false (reference/kai-scheduler/chart-values-v0.16.8.yaml, global); KAI
+    # v0.16.8 turns it into the admission webhook's --block-nvidia-visible-devices=true.
+    defaults = load_defaults(reference_dir() / "kai-scheduler" / "chart-values-v0.16.8.yaml")
+    assert defaults["global"]["blockNvidiaVisibleDevices"] is False
+    assert kai_values(gpu_sharing=gpu_sharing)["global"]["blockNvidiaVisibleDevices"] is True
 
 
 def test_kai_values_keys_exist_in_the_chart_and_leave_the_shard_key_alone():

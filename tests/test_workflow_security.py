@@ -1,0 +1,159 @@
+"""Issue 22, points 1 and 9 (and the Low list's checkout credentials), over the workflow files:
+per job, its permissions, its environment and every variable and secret it can read.
+
+A pull request's code runs in the `preview` job, so that job must hold nothing that can change
+a stack: no deploy role, no environment, no secret, only the stack's read-only preview role and
+a Pulumi token exchanged for a read-only team. Deploys run only from `main`, behind the stack's
+environment, with the deploy role set on that environment.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+WORKFLOWS = Path(__file__).resolve().parents[1] / ".github" / "workflows"
+
+
+def load(name: str) -> dict:
+    return YAML(typ="safe").load((WORKFLOWS / name).read_text())
+
+
+PR = load("pull-request.yml")
+MAIN = load("main.yml")
+
+
+def text_of(node) -> str:
+    if isinstance(node, dict):
+        return "\n".join(f"{k}\n{text_of(v)}" for k, v in node.items())
+    if isinstance(node, list):
+        return "\n".join(text_of(v) for v in node)
+    return str(node)
+
+
+def reads(job: dict) -> tuple[set[str], set[str]]:
+    """The variables and secrets a job's definition (env, steps, conditions) can read."""
+    text = text_of(job)
+    return (
+        set(re.findall(r"\bvars\.([A-Z_]+)", text)),
+        set(re.findall(r"\bsecrets\.([A-Z_]+)", text)),
+    )
+
+
+# job -> (permissions, environment, variables, secrets)
+EXPECTED = {
+    ("pull-request", "stacks"): (None, None, set(), set()),
+    ("pull-request", "test"): (None, None, set(), set()),
+    ("pull-request", "render"): (
+        {"contents": "read", "pull-requests": "write"},
+        None,
+        set(),
+        set(),
+    ),
+    ("pull-request", "preview"): (
+        {"contents": "read", "id-token": "write"},
+        None,
+        {"AWS_PREVIEW_ROLE_ARNS", "PULUMI_ORG", "PULUMI_PREVIEW_TEAM", "PULUMI_BACKEND_URL"},
+        set(),
+    ),
+    ("main", "stacks"): (None, None, set(), set()),
+    ("main", "test"): (None, None, set(), set()),
+    **{
+        ("main", job): (
+            {"contents": "read", "id-token": "write"},
+            "${{ matrix.stack }}",
+            {"AWS_DEPLOY_ROLE_ARN", "PULUMI_ORG", "PULUMI_DEPLOY_TEAM", "PULUMI_BACKEND_URL"},
+            set(),
+        )
+        for job in ("up-first", "up-middle", "up-last")
+    },
+}
+
+
+def jobs():
+    for name, workflow in (("pull-request", PR), ("main", MAIN)):
+        for job_id, job in workflow["jobs"].items():
+            yield (name, job_id), job
+
+
+def test_every_job_is_listed():
+    assert sorted(key for key, _ in jobs()) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED), ids=lambda k: "/".join(k))
+def test_job_permissions_environment_variables_and_secrets(key):
+    job = dict(jobs())[key]
+    permissions, environment, variables, secrets = EXPECTED[key]
+    assert job.get("permissions") == permissions
+    assert job.get("environment") == environment
+    assert reads(job) == (variables, secrets)
+
+
+@pytest.mark.parametrize("workflow", [PR, MAIN], ids=["pull-request", "main"])
+def test_read_only_by_default_and_no_secret_anywhere(workflow):
+    assert workflow["permissions"] == {"contents": "read"}
+    assert re.findall(r"\bsecrets\.", text_of(workflow)) == []
+
+
+def test_no_deploy_credential_is_reachable_from_a_pull_request():
+    text = text_of(PR)  # comments left out
+    for name in (
+        "AWS_DEPLOY_ROLE_ARN",
+        "AWS_ROLE_ARN",
+        "PULUMI_ACCESS_TOKEN",
+        "PULUMI_CONFIG_PASSPHRASE",
+        "PULUMI_DEPLOY_TEAM",
+    ):
+        assert name not in text, name
+    assert "pull_request_target" not in text
+    assert PR["on"] == {"pull_request": {"branches": ["main"]}}
+
+
+def test_the_preview_takes_the_stacks_read_only_role_and_a_read_only_team_token():
+    preview = PR["jobs"]["preview"]
+    assert preview["env"]["PREVIEW_ROLE_ARN"] == (
+        "${{ fromJSON(vars.AWS_PREVIEW_ROLE_ARNS || '{}')[matrix.stack] }}"
+    )
+    (aws,) = [s for s in preview["steps"] if "configure-aws-credentials" in s.get("uses", "")]
+    assert aws["with"]["role-to-assume"] == "${{ env.PREVIEW_ROLE_ARN }}"
+    (login,) = [s for s in preview["steps"] if "pulumi/auth-actions" in s.get("uses", "")]
+    assert login["with"] == {
+        "organization": "${{ vars.PULUMI_ORG }}",
+        "requested-token-type": "urn:pulumi:token-type:access_token:team",
+        "scope": "team:${{ vars.PULUMI_PREVIEW_TEAM }}",
+        "token-expiration": 3600,
+        "cloud-url": "${{ vars.PULUMI_BACKEND_URL }}",
+    }
+    (pulumi,) = [s for s in preview["steps"] if s.get("uses", "").startswith("pulumi/actions@")]
+    assert pulumi["with"]["command"] == "preview"
+    # The diff is not posted on the pull request (public on a public repository), and the
+    # summary only on private repositories.
+    assert "comment-on-pr" not in pulumi["with"] and "github-token" not in pulumi["with"]
+    assert pulumi["with"]["comment-on-summary"] == "${{ github.event.repository.private }}"
+
+
+def test_deploys_run_only_from_main_one_per_stack():
+    assert MAIN["on"] == {"push": {"branches": ["main"]}, "workflow_dispatch": None}
+    for job in ("up-first", "up-middle", "up-last"):
+        spec = MAIN["jobs"][job]
+        assert spec["if"].removeprefix("${{ ").startswith("github.ref == 'refs/heads/main' && ")
+        assert spec["concurrency"] == {
+            "group": "deploy-${{ matrix.stack }}",
+            "cancel-in-progress": False,
+        }
+        (pulumi,) = [s for s in spec["steps"] if s.get("uses", "").startswith("pulumi/actions@")]
+        assert pulumi["with"]["command"] == "up"
+
+
+def test_every_checkout_keeps_no_credentials():
+    checkouts = [
+        step
+        for workflow in (PR, MAIN)
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if step.get("uses", "").startswith("actions/checkout@")
+    ]
+    assert len(checkouts) == 9  # 4 in pull-request, 5 in main (the 3 deploy waves' anchor)
+    for step in checkouts:
+        assert step["with"]["persist-credentials"] is False, step
