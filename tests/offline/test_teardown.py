@@ -157,12 +157,19 @@ def test_karpenter_objects_wait_for_the_drain(render_stack, stack):
 
 
 def admin_access(rec) -> list:
-    """The admins' access entries and their cluster-admin policy associations."""
+    """The admins' access entries and their cluster-admin policy associations (``<cluster>-
+    admin-<principal>``); not the viewers' (``-viewer-``) nor the break-glass role's entries
+    (issue 22), which no Kubernetes step of the stack uses."""
     return [
         r
         for r in rec.resources
-        if (r.type == "aws:eks/accessEntry:AccessEntry" and r.inputs.get("type") == "STANDARD")
-        or r.type == "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+        if (
+            (r.type == "aws:eks/accessEntry:AccessEntry" and r.inputs.get("type") == "STANDARD")
+            or r.type == "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+        )
+        and "-admin-" in r.name
+        and "-viewer-" not in r.name
+        and "-break-glass" not in r.name
     ]
 
 
