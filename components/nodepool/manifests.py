@@ -108,6 +108,20 @@ def pool_requirements(
     reqs = []
     if spec.is_gpu:
         reqs.append(_requirement("karpenter.k8s.aws/instance-gpu-manufacturer", "In", ["nvidia"]))
+        # At least one whole GPU where the pool selects types by GPU name or family (an EFA
+        # NodePool, or a pool of listed types, names its types): the fractional-GPU types (g6f,
+        # gr6f: an L4 partition) carry the same GPU name, but EC2 reports their GPU ``Count`` as
+        # 0 (DescribeInstanceTypes ``GpuInfo.Gpus[0].Count``, ``GpuPartitionSize`` 0.125-0.5),
+        # which Karpenter puts in this label (karpenter-provider-aws v1.14.1
+        # pkg/providers/instancetype/types.go L270-276), with no ``nvidia.com/gpu`` capacity.
+        # Without it a pod that requests no GPU (KAI's fractional pods) lands on a g6f node whose
+        # GPU KAI's reservation cannot use (found by the conformance suite's pool-shapes scenario).
+        if (
+            instance_type is None
+            and not spec.instance_types
+            and (spec.gpus or spec.instance_families)
+        ):
+            reqs.append(_requirement("karpenter.k8s.aws/instance-gpu-count", "Gt", ["0"]))
         if instance_type is not None:
             types = [instance_type] if isinstance(instance_type, str) else list(instance_type)
             reqs.append(_requirement("node.kubernetes.io/instance-type", "In", types))

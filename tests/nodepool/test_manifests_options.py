@@ -61,6 +61,7 @@ def test_capacity_reservations_by_id_and_by_tags_with_owner():
     pool = MANIFESTS["reserved/NodePool"]()
     assert pool["spec"]["template"]["spec"]["requirements"] == [
         req("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia"),
+        req("karpenter.k8s.aws/instance-gpu-count", "0", operator="Gt"),
         req("karpenter.k8s.aws/instance-gpu-name", "h100"),
         req("kubernetes.io/arch", "amd64"),
         req("kubernetes.io/os", "linux"),
