@@ -95,6 +95,8 @@ def test_mig_profile_labels_and_kubelet():
         "example.com/pool": "mig",
         "example.com/preemptible": "false",
         "nvidia.com/mig.config": "all-1g.10gb",
+        # The device plugin stays off until the MIG startup remover sees the layout applied.
+        "nvidia.com/gpu.deploy.device-plugin": "false",
         "example.org/team": "research",
     }
     node_class = MANIFESTS["mig/EC2NodeClass"]()
