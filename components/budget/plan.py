@@ -18,9 +18,10 @@ nodes, ``pool_gpu_limits``):
 - ``quotaReachable``: ``purchasableMin`` >= ``gpu.quota`` (a configuration error otherwise).
 - ``limitReachable``: the pools' budgets, counted in the units any one profile surely offers,
   hold ``gpu.limit`` (-1: never).
-- ``ancestors``: the queue's ancestors and their ``gpu.limit``, nearest first; the shares
-  above are already cut to the finite ones (``queues.capped_shares``), and ``effectiveLimit`` is the
-  smallest of ``gpu.limit`` and theirs.
+- ``ancestors``: the queue's ancestors with their ``gpu.limit`` and ``gpu.quota``, nearest
+  first; the shares above are already cut to the finite ones (``queues.capped_shares``: the
+  quota bounds the non-preemptible pools, the limit all of them), ``cutBy`` names the keys that
+  cut, and ``effectiveLimit`` is the smallest of ``gpu.limit`` and the ancestors' limits.
 - ``reachablePerPool`` (item 8): KAI quota is not per pool, but pods pinned to one pool (node
   affinity on its label) only ever see that pool's part of ``purchasableMin``.
 - ``largestGang`` (queues routed to an EFA pool): the GPUs one gang can get, the largest single
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..spec import Problem, show
-from .queues import AncestorCap, PoolRouting, capped_shares, pool_gpu_limits
+from .queues import AncestorCap, PoolRouting, capped_shares, cut_phrase, pool_gpu_limits
 from .units import EPSILON, UNLIMITED, _num
 
 if TYPE_CHECKING:  # read by attribute: the budget imports no capability package
@@ -92,7 +93,13 @@ class QueuePlan:
             "quotaReachable": self.quota_reachable,
             "limitReachable": self.limit_reachable,
             "ancestors": [
-                {"name": a.name, "gpuLimit": _num(a.limit), "capsShares": a.cut}
+                {
+                    "name": a.name,
+                    "gpuLimit": _num(a.limit),
+                    "gpuQuota": _num(a.quota),
+                    "capsShares": a.cut,
+                    "cutBy": list(a.cut_by),
+                }
                 for a in self.ancestors
             ],
             "effectiveLimit": _num(self.effective_limit),
@@ -185,14 +192,9 @@ def plan_problems(plans: Sequence[QueuePlan]) -> list[Problem]:
             if plan.quota == UNLIMITED:
                 why = "an unlimited guarantee (-1) can never be bought; set a finite gpu.quota"
             else:
-                cut = [a for a in plan.ancestors if a.cut]
-                by = (
-                    " (the gpu.limit of its ancestors "
-                    + ", ".join(f"{show(a.name)} ({_num(a.limit)})" for a in cut)
-                    + " caps their shares)"
-                    if cut
-                    else ""
-                )
+                phrase = cut_phrase(plan.ancestors)
+                verb = "cap" if " and the gpu." in phrase else "caps"
+                by = f" ({phrase} {verb} their shares)" if phrase else ""
                 why = (
                     f"its pools ({pools}) can buy only {_num(round(plan.purchasable_min, 6))} GPUs "
                     f"for it when the queues sharing them use their shares{by}; raise the pools' "

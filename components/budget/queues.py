@@ -10,7 +10,7 @@ L16-49, the loop over the queue's parents at L19); it marks the pods it refuses
 default_status_updater.go`` L240-256), and Karpenter provisions for any such pod, whatever its
 scheduler (kubernetes-sigs/karpenter v1.14.1 ``pkg/utils/pod/scheduling.go`` L96-132). So the
 leaves' shares under an ancestor with a finite ``gpu.limit`` L are cut to L together
-(``capped_shares``), deepest ancestor first:
+(``capped_shares``, ``_cut_to_limit``), deepest ancestor first (after its quota rule, below):
 
 - each (leaf, pool) share splits into its in-quota part (the leaf's ``gpu.quota`` spread over
   its pools in proportion to their shares) and the rest, its over-quota part;
@@ -23,6 +23,19 @@ leaves' shares under an ancestor with a finite ``gpu.limit`` L are cut to L toge
 
 A queue's in-quota work is what KAI guarantees (``quota_check.go`` L26-59), so it is kept
 before any over-quota work is bought.
+
+The quota rule, applied at each ancestor before its limit rule. KAI admits a non-preemptible job
+only while, for its queue and every ancestor, the non-preemptible GPUs already allocated plus
+the job's request stay within ``Deserved`` (``quota_check.go`` L35-56, the check at L73), which
+is the queue's ``gpu.quota`` (``proportion.go`` L344-347) and counts every descendant's
+non-preemptible allocations (``proportion.go`` L386-399, L455-470). So the shares of the
+non-preemptible pools under an ancestor with a finite ``gpu.quota`` Q are cut to Q together
+(``_cut_to_quota``): when they sum to more than Q, each is scaled by Q / (their sum), an
+unlimited one counting as Q (and always cut); preemptible pools are untouched. Their pools'
+budgets exceed Q by at most the same whole-node rounding (Q = -1, KAI's unlimited: no cut,
+``quota_check.go`` L66-68). The limit rule then sees the smaller in-quota parts, so what the
+quota cut frees goes to over-quota work. ``AncestorCap.cut_by`` names each key that would cut
+on its own (``"quota"``, ``"limit"``).
 """
 
 from __future__ import annotations
@@ -100,11 +113,39 @@ Shares = dict[str, dict[str, float | None]]
 
 @dataclass(frozen=True)
 class AncestorCap:
-    """An ancestor queue, its ``gpu.limit`` (-1: none) and whether it cut its leaves' shares."""
+    """An ancestor queue, its ``gpu.limit`` and ``gpu.quota`` (-1: none), and ``cut_by``: which
+    of them cut its leaves' shares (``"quota"``, ``"limit"``), each one that would cut them on
+    its own (so a quota and a limit that both bind are both named)."""
 
     name: str
     limit: float
-    cut: bool
+    quota: float = UNLIMITED
+    cut_by: tuple[str, ...] = ()
+
+    @property
+    def cut(self) -> bool:
+        """Whether it cut the shares below it (by its quota, its limit or both)."""
+        return bool(self.cut_by)
+
+    def value(self, key: str) -> float:
+        """Its ``gpu.quota`` (``key`` "quota") or ``gpu.limit`` ("limit")."""
+        return self.quota if key == "quota" else self.limit
+
+
+def cut_phrase(caps: Iterable[AncestorCap], whose: str = "its ancestors") -> str:
+    """Which keys of which ancestors cut a queue's shares, for a message: "the gpu.limit of its
+    ancestors 'research' (12)", "the gpu.quota of its ancestors 'p' (4) and the gpu.limit of
+    its ancestors 'p' (4)"; "" if none."""
+    caps = list(dict.fromkeys(caps))
+    parts = []
+    for key in ("quota", "limit"):
+        named = [a for a in caps if key in a.cut_by]
+        if named:
+            parts.append(
+                f"the gpu.{key} of {whose} "
+                + ", ".join(f"{show(a.name)} ({_num(a.value(key))})" for a in named)
+            )
+    return " and ".join(parts)
 
 
 def _leaf_shares(queues: Sequence[QueueSpec], pools: Mapping[str, PoolRouting]) -> Shares:
@@ -115,12 +156,12 @@ def _leaf_shares(queues: Sequence[QueueSpec], pools: Mapping[str, PoolRouting]) 
 def capped_shares(
     queues: Sequence[QueueSpec], pools: Mapping[str, PoolRouting]
 ) -> tuple[Shares, dict[str, tuple[AncestorCap, ...]]]:
-    """Every leaf's shares (``queue_shares``) cut to its ancestors' ``gpu.limit`` (the rule in
-    the module docstring), and per leaf its ancestors, nearest first."""
+    """Every leaf's shares (``queue_shares``) cut to its ancestors' ``gpu.quota`` (the shares of
+    non-preemptible pools) and ``gpu.limit`` (the rules in the module docstring), and per leaf
+    its ancestors, nearest first."""
     shares = _leaf_shares(queues, pools)
     by_name = {q.name: q for q in queues}
-    # (leaf, pool) -> [in-quota part, share]; None: unlimited.
-    parts: dict[tuple[str, str], list[float | None]] = {}
+    parts: Parts = {}
     for leaf, per_pool in shares.items():
         quota = by_name[leaf].gpu.quota
         finite = [s for s in per_pool.values() if s is not None]
@@ -136,42 +177,88 @@ def capped_shares(
             parts[(leaf, pool)] = [part, share]
     lineage = {leaf: ancestors(by_name[leaf], queues) for leaf in shares}
     depth = {q.name: len(ancestors(q, queues)) for q in queues}
-    capped = {q.name for q in queues if q.name not in shares and q.gpu.limit != UNLIMITED}
-    cut: set[str] = set()
+    capped = {
+        q.name
+        for q in queues
+        if q.name not in shares and (q.gpu.limit != UNLIMITED or q.gpu.quota != UNLIMITED)
+    }
+    cut_by: dict[str, list[str]] = {}
     for name in sorted(capped, key=lambda n: (-depth[n], n)):
-        limit = float(by_name[name].gpu.limit)
         mine = [k for k in parts if any(a.name == name for a in lineage[k[0]])]
         if not mine:
             continue
-
-        def value(v: float | None, cap: float = limit) -> float:
-            return cap if v is None else v
-
-        in_quota = sum(value(parts[k][0]) for k in mine)
-        over = sum(max(0.0, value(parts[k][1]) - value(parts[k][0])) for k in mine)
-        # An unlimited share is always cut: counted as L it may fit, but left None the pool
-        # would be bounded only by its own cap (or reported as unbounded).
-        unbounded = any(parts[k][1] is None for k in mine)
-        if in_quota + over <= limit + EPSILON and not unbounded:
-            continue
-        cut.add(name)
-        for k in mine:
-            part, share = value(parts[k][0]), value(parts[k][1])
-            if in_quota >= limit - EPSILON:
-                part = part * limit / in_quota if in_quota > EPSILON else 0.0
-                parts[k] = [part, part]
-            else:
-                extra = max(0.0, share - part) * (limit - in_quota) / over
-                parts[k] = [part, part + extra]
+        gpu = by_name[name].gpu
+        limit_cuts = gpu.limit != UNLIMITED and _limit_cuts(parts, mine, float(gpu.limit))
+        if gpu.quota != UNLIMITED:
+            stable = [k for k in mine if not pools[k[1]].preemptible]
+            if _cut_to_quota(parts, stable, float(gpu.quota)):
+                cut_by.setdefault(name, []).append("quota")
+        if limit_cuts:
+            cut_by.setdefault(name, []).append("limit")
+            if _limit_cuts(parts, mine, float(gpu.limit)):
+                _cut_to_limit(parts, mine, float(gpu.limit))
     out: Shares = {
         leaf: {pool: parts[(leaf, pool)][1] for pool in per_pool}
         for leaf, per_pool in shares.items()
     }
     caps = {
-        leaf: tuple(AncestorCap(a.name, float(a.gpu.limit), a.name in cut) for a in lineage[leaf])
+        leaf: tuple(
+            AncestorCap(
+                a.name, float(a.gpu.limit), float(a.gpu.quota), tuple(cut_by.get(a.name, ()))
+            )
+            for a in lineage[leaf]
+        )
         for leaf in shares
     }
     return out, caps
+
+
+Parts = dict[tuple[str, str], list[float | None]]
+"""(leaf, pool) -> [in-quota part, share]; None: unlimited."""
+
+
+def _value(v: float | None, cap: float) -> float:
+    return cap if v is None else v
+
+
+def _cut_to_quota(parts: Parts, stable: Sequence[tuple[str, str]], quota: float) -> bool:
+    """The quota rule: scale the shares of non-preemptible pools (``stable``) under an ancestor
+    to its ``gpu.quota`` Q in sum, an unlimited one counting as Q; whether it cut them."""
+    if not stable:
+        return False
+    total = sum(_value(parts[k][1], quota) for k in stable)
+    unbounded = any(parts[k][1] is None for k in stable)
+    if total <= quota + EPSILON and not unbounded:
+        return False
+    scale = quota / total if total > EPSILON else 0.0
+    for k in stable:
+        part, share = _value(parts[k][0], quota), _value(parts[k][1], quota)
+        parts[k] = [min(part, share) * scale, share * scale]
+    return True
+
+
+def _limit_cuts(parts: Parts, mine: Sequence[tuple[str, str]], limit: float) -> bool:
+    """Whether the shares under an ancestor exceed its ``gpu.limit`` L (or one is unlimited)."""
+    in_quota = sum(_value(parts[k][0], limit) for k in mine)
+    over = sum(max(0.0, _value(parts[k][1], limit) - _value(parts[k][0], limit)) for k in mine)
+    # An unlimited share is always cut: counted as L it may fit, but left None the pool would
+    # be bounded only by its own cap (or reported as unbounded).
+    unbounded = any(parts[k][1] is None for k in mine)
+    return in_quota + over > limit + EPSILON or unbounded
+
+
+def _cut_to_limit(parts: Parts, mine: Sequence[tuple[str, str]], limit: float) -> None:
+    """The limit rule (module docstring): in-quota parts kept, over-quota parts share the rest."""
+    in_quota = sum(_value(parts[k][0], limit) for k in mine)
+    over = sum(max(0.0, _value(parts[k][1], limit) - _value(parts[k][0], limit)) for k in mine)
+    for k in mine:
+        part, share = _value(parts[k][0], limit), _value(parts[k][1], limit)
+        if in_quota >= limit - EPSILON:
+            part = part * limit / in_quota if in_quota > EPSILON else 0.0
+            parts[k] = [part, part]
+        else:
+            extra = max(0.0, share - part) * (limit - in_quota) / over
+            parts[k] = [part, part + extra]
 
 
 def _pool_demand(shares: Shares, pool: str) -> tuple[float | None, list[str]]:
@@ -304,7 +391,7 @@ def routing_problems(
         if queue.name in leaves:
             out += _share_problems(i, queue, pools)
         out += unknown_pool_problems(i, queue, pools)
-    shares, _ = capped_shares(queues, pools)
+    shares, caps = capped_shares(queues, pools)
     uncut = _leaf_shares(queues, pools)
     index = {q.name: i for i, q in enumerate(queues)}
     for name, routing in pools.items():
@@ -338,7 +425,9 @@ def routing_problems(
                 reason = "its GPU cap is 0"
             elif _pool_demand(uncut, name)[0] != 0:
                 names = ", ".join(feeders)
-                reason = f"the gpu.limit of the ancestors of its queues ({names}) leaves it none"
+                phrase = cut_phrase((a for n in feeders for a in caps[n]), "the ancestors")
+                verb = "leave" if " and the gpu." in phrase else "leaves"
+                reason = f"{phrase} of its queues ({names}) {verb} it none"
             else:
                 names = ", ".join(feeders)
                 kind = "preemptible" if routing.preemptible else "non-preemptible"

@@ -13,8 +13,10 @@ Pure: the config in (read by attribute), plain data out; ``offline.capacity`` wr
   date is vendored, and prices are never guessed.
 - per leaf queue (``plan.QueuePlan.as_json``): ``name``, ``quota``, ``limit``, ``pools``,
   ``purchasableMin``, ``purchasableMax`` (KAI GPU units, the units its pods request),
-  ``quotaReachable``, ``limitReachable``, ``ancestors`` (each ancestor and its ``gpuLimit``,
-  -1 for none, nearest first, and ``capsShares``: whether it cut the budgets below it),
+  ``quotaReachable``, ``limitReachable``, ``ancestors`` (each ancestor, nearest first, with
+  its ``gpuLimit`` and ``gpuQuota``, -1 for none, ``capsShares``: whether it cut the budgets
+  below it, and ``cutBy``: which of its keys cut them, ``"quota"`` (the non-preemptible pools'
+  budgets) and/or ``"limit"``, each that would cut on its own),
   ``effectiveLimit``, ``reachablePerPool`` and, for queues routed to an EFA pool,
   ``largestGang``.
 - ``warnings``: the capacity warnings (``stack.capacity_warnings``).

@@ -92,21 +92,44 @@ def stranded_gpu_warnings(config: PlatformConfig) -> list[str]:
     """GPU models a pool offers only on multi-GPU types (item 8): KAI charges a queue the GPUs a
     pod requests, Karpenter charges the NodePool the node's capacity (kubernetes-sigs/karpenter
     v1.14.1 ``pkg/controllers/state/statenode.go`` L359-375 ``Capacity()``), so a 1-GPU pod of
-    that model takes a whole node of the pool's limit."""
+    that model takes a whole node of the pool's limit. On a MIG or time-sliced pool a pod takes
+    one MIG device or one slice (the device plugin advertises each as one resource: see
+    ``capacity``), and the node it launches charges the limit all of its devices or slices."""
     out = []
     for pool in config.gpu_pools:
+        capacity = capacity_of(pool, config.gpu_operator)
+        advertised = {t.name: t.advertised for t in capacity.types}
         by_model: dict[str, list] = {}
         for t in pool.catalog_types:
             if t.gpu_count > 0:
                 by_model.setdefault(t.gpu_name, []).append(t)
         for model, types in by_model.items():
             smallest = min(t.gpu_count for t in types)
-            if smallest > 1:
+            if smallest <= 1:
+                continue
+            head = (
+                f"warning: pool {show(pool.name)} offers {model} only on {smallest}-GPU or "
+                f"larger nodes ({', '.join(t.name for t in types)})"
+            )
+            if capacity.mode == "whole":
                 out.append(
-                    f"warning: pool {show(pool.name)} offers {model} only on {smallest}-GPU or "
-                    f"larger nodes ({', '.join(t.name for t in types)}): Karpenter charges the "
-                    f"pool's limit a whole node, so a 1-GPU {model} pod uses {smallest} of it"
+                    f"{head}: Karpenter charges the pool's limit a whole node, so a 1-GPU "
+                    f"{model} pod uses {smallest} of it"
                 )
+                continue
+            node = next(t.name for t in types if t.gpu_count == smallest)
+            devices = ", ".join(f"{n} {r}" for r, n in sorted(advertised[node].items()) if n)
+            if capacity.mode == "time-sliced":
+                what, one = "time-sliced: a pod takes one slice", "one slice"
+            else:
+                what, one = (
+                    "split into MIG devices: a pod takes one device, a slice of a GPU",
+                    "one MIG device",
+                )
+            out.append(
+                f"{head}, its GPUs {what}, but Karpenter charges the pool's limit a whole node, "
+                f"so a pod asking for {one} uses all of a {node}'s {devices} ({smallest} GPUs)"
+            )
     return out
 
 

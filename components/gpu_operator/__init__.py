@@ -10,10 +10,11 @@
 - MIG: a built-in mig-parted configuration with named profiles for A100 40GB/80GB, H100 80GB and
   H200 141GB (``MIG_PROFILE_NAMES``). A pool picks one with the node label
   ``nvidia.com/mig.config=<profile>``; nodes without the label stay ``all-disabled``.
-- MIG pools' nodes start with the NodePool startup taint ``nvidia.com/mig.config.state=pending``;
-  the MIG startup remover (``mig_ready.py``: a DaemonSet, its ServiceAccount and node RBAC) takes
-  it off once the layout is applied and advertised, so Karpenter never charges a MIG node its
-  physical GPUs.
+- MIG pools' nodes start with the NodePool startup taint ``nvidia.com/mig.config.state=pending``
+  and the label ``nvidia.com/gpu.deploy.device-plugin=false``; the MIG startup remover
+  (``mig_ready.py``: a DaemonSet, its ServiceAccount, node RBAC and an admission policy) sets the
+  label to ``true`` once the layout is applied and takes the taint off once the device plugin
+  advertises it, so Karpenter never charges a MIG node its physical GPUs.
 - Time-slicing: named device-plugin configurations (``GpuOperatorSpec.time_slicing``), picked per
   pool with ``nvidia.com/device-plugin.config=<name>``; unlabelled nodes use ``default`` (no
   sharing). Keep time-sliced pools apart from KAI GPU fractions (FACTS §6, #3376).

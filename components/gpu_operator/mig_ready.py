@@ -1,16 +1,31 @@
-"""The MIG startup remover: takes a MIG pool's NodePool startup taint off each node once the MIG
-manager has applied the pool's layout and the device plugin advertises it (review F6).
+"""The MIG startup remover: on each node of a MIG pool, once the MIG manager has applied the
+pool's layout, starts the device plugin and then, once the node advertises the layout, takes
+the NodePool startup taint off (review F6).
 
-Pure builders, plain data in, manifests out: a ServiceAccount, a ClusterRole and its binding, and
-a DaemonSet in the GPU Operator's namespace running ``mig_ready_script.py``.
+Pure builders, plain data in, manifests out: a ServiceAccount, a ClusterRole and its binding, a
+ValidatingAdmissionPolicy and its binding, and a DaemonSet in the GPU Operator's namespace
+running ``mig_ready_script.py``.
 
-- Why: the device plugin first advertises the physical GPUs; Karpenter initializes a node once
-  every requested resource is non-zero and from then on charges ``Node.Status.Capacity``
-  (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/initialization.go
-  L82-85, L130-140; pkg/controllers/state/statenode.go L359-375), so a MIG ``single`` node would
-  be charged 8 instead of 56 until the MIG manager reconfigured (and rebooted) it. A startup
-  taint keeps the node uninitialized (initialization.go L74-77) and KAI from binding pods to its
-  whole GPUs meanwhile.
+- Why: Karpenter initializes a node once every requested resource is non-zero and from then on
+  charges ``Node.Status.Capacity`` (kubernetes-sigs/karpenter v1.14.1
+  pkg/controllers/nodeclaim/lifecycle/initialization.go L82-85, L130-140). The startup taint
+  keeps the node uninitialized (initialization.go L74-77) and KAI from binding pods to it; but
+  an uninitialized node is charged its NodeClaim's (overlaid) capacity only for the resources
+  the node reports as zero (pkg/controllers/state/statenode.go L359-368), and the device plugin,
+  were it running, would advertise the whole GPUs as ``nvidia.com/gpu: 8`` before the MIG
+  manager reconfigured (and rebooted) the node (NVIDIA/k8s-device-plugin v0.20.0
+  internal/rm/rm.go L111). So the MIG pool's NodePool also labels its nodes
+  ``nvidia.com/gpu.deploy.device-plugin=false`` (``nodepool.DEVICE_PLUGIN_HELD``), which the GPU
+  Operator and the MIG manager keep; the node advertises no GPU until this remover sets it to
+  ``true``, and Karpenter charges the NodeClaim's overlaid capacity meanwhile (56 on a p4d
+  under ``all-1g.5gb``, not 8). Nothing the MIG manager does waits for the device plugin: it
+  waits for the device plugin's pods to be gone (NVIDIA/mig-parted v0.15.0
+  pkg/mig/reconfigure/reconfigure.go L388-395), and GFD and the MIG manager wait only for the
+  validator's ``toolkit-ready`` (gpu-operator v26.7.0 assets/gpu-feature-discovery/
+  0500_daemonset.yaml L29-32, assets/state-mig-manager/0600_daemonset.yaml L28-31). The
+  validator's ``plugin-validation`` init container gives up after 30 tries 5 s apart and the
+  kubelet restarts it (cmd/nvidia-validator/main.go L198-201, L1447-1466) until the device
+  plugin has registered; nothing waits on its ``plugin-ready`` marker.
 - Where: only nodes of the MIG pools (``<domain>/pool``) that carry
   ``nvidia.com/mig.config.state=success``, the label the MIG manager sets once the layout is in
   place (NVIDIA/mig-parted v0.15.0 pkg/mig/reconfigure/reconfigure.go L142-145, L233-239). It
@@ -26,9 +41,11 @@ a DaemonSet in the GPU Operator's namespace running ``mig_ready_script.py``.
   node (the bound token's ``authentication.kubernetes.io/node-name`` extra: k8s.io/apiserver
   v0.36.3 pkg/authentication/serviceaccount/util.go L47, L153-156; feature
   ServiceAccountTokenPodNodeInfo beta and on from 1.30, GA 1.32: kubernetes v1.36.3
-  pkg/features/kube_features.go L1982-1986) and may only remove the startup taint (labels,
-  annotations and every other taint unchanged). ``admissionregistration.k8s.io/v1`` is served
-  from Kubernetes 1.30, the oldest version the platform supports.
+  pkg/features/kube_features.go L1982-1986), may remove the startup taint and nothing else of
+  the taints, and may change one label, ``nvidia.com/gpu.deploy.device-plugin`` from ``false``
+  to ``true`` (every other label and every annotation unchanged).
+  ``admissionregistration.k8s.io/v1`` is served from Kubernetes 1.30, the oldest version the
+  platform supports.
 - Pod: Pod Security "restricted" (non-root, no privilege escalation, every capability dropped,
   RuntimeDefault seccomp, read-only root filesystem), 10m CPU and 32Mi. No priority class:
   the node it serves is tainted and empty of workloads until it has run, so it never needs to
@@ -43,6 +60,9 @@ from typing import Any
 
 from .. import versions
 from ..nodepool import (
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    DEVICE_PLUGIN_HELD,
+    DEVICE_PLUGIN_RELEASED,
     GPU_TAINT,
     MIG_CONFIG_STATE_LABEL,
     MIG_CONFIG_STATE_SUCCESS,
@@ -182,10 +202,13 @@ NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
 
 def mig_ready_admission() -> list[dict[str, Any]]:
     """The ValidatingAdmissionPolicy and its binding: the remover may update only its own node,
-    and only to remove ``MIG_PENDING_TAINT``."""
+    and only to remove ``MIG_PENDING_TAINT`` or to set ``DEVICE_PLUGIN_DEPLOY_LABEL`` from
+    ``false`` to ``true``."""
     key, effect = MIG_PENDING_TAINT["key"], MIG_PENDING_TAINT["effect"]
+    label, held, released = DEVICE_PLUGIN_DEPLOY_LABEL, DEVICE_PLUGIN_HELD, DEVICE_PLUGIN_RELEASED
     taints = "(has({0}.spec.taints) ? {0}.spec.taints : [])"
     field = "(has({0}.metadata.{1}) ? {0}.metadata.{1} : {{}})"
+    new, old = field.format("object", "labels"), field.format("oldObject", "labels")
     validations = [
         {
             "expression": (
@@ -196,17 +219,32 @@ def mig_ready_admission() -> list[dict[str, Any]]:
         },
         {
             "expression": (
+                f"{taints.format('object')} == {taints.format('oldObject')} || "
                 f"{taints.format('object')} == {taints.format('oldObject')}"
                 f".filter(t, !(t.key == '{key}' && t.effect == '{effect}'))"
             ),
             "message": f"the MIG startup remover may only remove the {key}:{effect} taint",
         },
         {
-            "expression": " && ".join(
-                f"{field.format('object', f)} == {field.format('oldObject', f)}"
-                for f in ("labels", "annotations")
+            "expression": (
+                f"{new}.all(k, k == '{label}' || (k in {old} && {old}[k] == {new}[k])) "
+                f"&& {old}.all(k, k == '{label}' || k in {new}) "
+                f"&& (('{label}' in {new}) == ('{label}' in {old}) "
+                f"&& (!('{label}' in {new}) || {new}['{label}'] == {old}['{label}']) "
+                f"|| '{label}' in {old} && {old}['{label}'] == '{held}' "
+                f"&& '{label}' in {new} && {new}['{label}'] == '{released}')"
             ),
-            "message": "the MIG startup remover may not change node labels or annotations",
+            "message": (
+                f"the MIG startup remover may change no node label but {label}, "
+                f"and that only from '{held}' to '{released}'"
+            ),
+        },
+        {
+            "expression": (
+                f"{field.format('object', 'annotations')} == "
+                f"{field.format('oldObject', 'annotations')}"
+            ),
+            "message": "the MIG startup remover may not change node annotations",
         },
     ]
     return [

@@ -14,12 +14,29 @@ MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 MIG_CONFIG_STATE_SUCCESS = "success"
 # The MIG profile without MIG (gpu_operator.spec.MIG_DISABLED; nodepool must not import it).
 MIG_DISABLED_PROFILE = "all-disabled"
-# A MIG pool's NodePool startup taint: Karpenter keeps the node uninitialized, charging the
-# NodeClaim's (overlaid) capacity, until every startup taint is gone (kubernetes-sigs/karpenter
-# v1.14.1 pkg/controllers/nodeclaim/lifecycle/initialization.go L74-77, L114-127); pods need not
-# tolerate it to get nodes provisioned (pkg/apis/v1/nodeclaim.go L32-35). The MIG startup
-# remover (gpu_operator/mig_ready.py) takes it off once the layout is applied and advertised.
+# A MIG pool's NodePool startup taint: Karpenter keeps the node uninitialized until every startup
+# taint is gone (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/
+# initialization.go L74-77, L114-127), charging meanwhile the NodeClaim's (overlaid) capacity only
+# for the resources the node reports as zero (pkg/controllers/state/statenode.go L359-368; hence
+# DEVICE_PLUGIN_HELD below); pods need not tolerate it to get nodes provisioned
+# (pkg/apis/v1/nodeclaim.go L32-35). The MIG startup remover (gpu_operator/mig_ready.py) takes
+# it off once the layout is applied and advertised.
 MIG_PENDING_TAINT = {"key": MIG_CONFIG_STATE_LABEL, "value": "pending", "effect": "NoSchedule"}
+# The GPU Operator's switch for its device plugin on a node: the DaemonSet selects
+# nvidia.com/gpu.deploy.device-plugin="true" (NVIDIA/gpu-operator v26.7.0
+# assets/state-device-plugin/0500_daemonset.yaml L19-20). A MIG pool's NodePool labels its nodes
+# "false" (DEVICE_PLUGIN_HELD): the operator keeps a non-empty value it finds (controllers/
+# state_manager.go L469-484), the MIG manager saves it and writes "false" back, never "true",
+# when it pauses and restores the GPU clients (NVIDIA/mig-parted v0.15.0
+# pkg/mig/reconfigure/reconfigure.go L256-257, L371-386, L513-531, L550-570, L581-593: "It should
+# only be 'false' if some external entity has forced it to this value", deployments/container/
+# reconfigure-mig.sh L243-265). The MIG startup remover sets it to "true" once the layout is in
+# place. Until then the node advertises no nvidia.com/gpu, so Karpenter charges the uninitialized
+# node its NodeClaim's overlaid capacity (kubernetes-sigs/karpenter v1.14.1
+# pkg/controllers/state/statenode.go L359-368: the NodeClaim's value where the node reports zero).
+DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+DEVICE_PLUGIN_HELD = "false"
+DEVICE_PLUGIN_RELEASED = "true"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 # Within one NodePool Karpenter always tries reserved capacity first, then spot, then on-demand.
 CAPACITY_PRIORITY = ("reserved", "spot", "on-demand")

@@ -19,6 +19,8 @@ from .constants import (
     DEFAULT_CONSOLIDATE_AFTER,
     DEFAULT_CPU_CATEGORIES,
     DEFAULT_CPU_MIN_GENERATION,
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    DEVICE_PLUGIN_HELD,
     EFA_TAINT,
     GPU_RESOURCE,
     GPU_TAINT,
@@ -44,6 +46,21 @@ def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:
         labels[f"{label_domain}/efa"] = "true"
     if spec.mig_profile:
         labels["nvidia.com/mig.config"] = spec.mig_profile
+    if spec.mig_startup_taint:
+        # The device plugin stays off until the MIG startup remover sees the layout applied
+        # (DEVICE_PLUGIN_HELD): before the MIG manager reconfigures, it would advertise the whole
+        # GPUs as nvidia.com/gpu under either strategy (NVIDIA/k8s-device-plugin v0.20.0
+        # internal/rm/rm.go L111), and Karpenter would charge the node 8 instead of its overlay.
+        # Karpenter puts NodePool template labels on the NodeClaim (kubernetes-sigs/karpenter
+        # v1.14.1 pkg/apis/v1/nodepool.go L272-277), which karpenter-provider-aws v1.14.1 passes
+        # to the kubelet as --node-labels (pkg/providers/launchtemplate/launchtemplate.go
+        # L149-151, pkg/providers/amifamily/bootstrap/bootstrap.go L87-97): the node registers
+        # with it, before the operator can label it. The kubelet sets --node-labels only when it
+        # creates the Node (kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go L127-133,
+        # L353-358), and Karpenter syncs NodeClaim labels only until registration
+        # (pkg/controllers/nodeclaim/lifecycle/registration.go L60-64, L207-221), so neither
+        # puts "false" back after the remover's "true" (nor after the MIG manager's reboot).
+        labels[DEVICE_PLUGIN_DEPLOY_LABEL] = DEVICE_PLUGIN_HELD
     if spec.time_slicing:
         labels["nvidia.com/device-plugin.config"] = spec.time_slicing
     if spec.is_gpu and spec.ami.family == "bottlerocket":
@@ -108,6 +125,20 @@ def pool_requirements(
     reqs = []
     if spec.is_gpu:
         reqs.append(_requirement("karpenter.k8s.aws/instance-gpu-manufacturer", "In", ["nvidia"]))
+        # At least one whole GPU where the pool selects types by GPU name or family (an EFA
+        # NodePool, or a pool of listed types, names its types): the fractional-GPU types (g6f,
+        # gr6f: an L4 partition) carry the same GPU name, but EC2 reports their GPU ``Count`` as
+        # 0 (DescribeInstanceTypes ``GpuInfo.Gpus[0].Count``, ``GpuPartitionSize`` 0.125-0.5),
+        # which Karpenter puts in this label (karpenter-provider-aws v1.14.1
+        # pkg/providers/instancetype/types.go L270-276), with no ``nvidia.com/gpu`` capacity.
+        # Without it a pod that requests no GPU (KAI's fractional pods) lands on a g6f node whose
+        # GPU KAI's reservation cannot use (found by the conformance suite's pool-shapes scenario).
+        if (
+            instance_type is None
+            and not spec.instance_types
+            and (spec.gpus or spec.instance_families)
+        ):
+            reqs.append(_requirement("karpenter.k8s.aws/instance-gpu-count", "Gt", ["0"]))
         if instance_type is not None:
             types = [instance_type] if isinstance(instance_type, str) else list(instance_type)
             reqs.append(_requirement("node.kubernetes.io/instance-type", "In", types))

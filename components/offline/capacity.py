@@ -53,11 +53,19 @@ def capacity_markdown(config: PlatformConfig) -> str:
             )
     notes = []
     for q in document["queues"]:
-        cut = [a for a in q["ancestors"] if a["capsShares"]]
-        if cut:
+        cuts = []
+        for key, field in (("quota", "gpuQuota"), ("limit", "gpuLimit")):
+            cut = [a for a in q["ancestors"] if key in a["cutBy"]]
+            if cut:
+                cuts.append(
+                    f"the gpu.{key} of "
+                    + ", ".join(f"{a['name']} ({a[field]})" for a in cut)
+                    + (" (its non-preemptible pools)" if key == "quota" else "")
+                )
+        if cuts:
             notes.append(
-                f"queue {q['name']}: its pools' budgets are cut to the gpu.limit of "
-                + ", ".join(f"{a['name']} ({a['gpuLimit']})" for a in cut)
+                f"queue {q['name']}: its pools' budgets are cut to "
+                + " and ".join(cuts)
                 + f"; effective limit {q['effectiveLimit']}"
             )
         if len(q["pools"]) > 1:

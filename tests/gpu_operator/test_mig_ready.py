@@ -48,11 +48,33 @@ def template_spec(spec: NodePoolSpec) -> dict:
     return manifest["spec"]["template"]["spec"]
 
 
+def template_labels(spec: NodePoolSpec) -> dict:
+    manifest = nodepool_manifest(
+        spec, name=spec.name, node_class=spec.name, label_domain="example.com", gpu_limit=8
+    )
+    return manifest["spec"]["template"]["metadata"]["labels"]
+
+
 def test_a_mig_pool_starts_its_nodes_with_the_startup_taint():
     spec = template_spec(MIG)
     assert spec["startupTaints"] == [STARTUP_TAINT]
     # Not a regular taint: pods need not tolerate it to get nodes (nodeclaim.go L32-35).
     assert STARTUP_TAINT not in spec["taints"]
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_a_mig_pool_holds_the_device_plugin_off_until_the_remover_starts_it(strategy):
+    # Under either strategy the device plugin would first advertise the whole GPUs as
+    # nvidia.com/gpu: 8 (k8s-device-plugin v0.20.0 internal/rm/rm.go L111), and Karpenter charges
+    # an uninitialized node that instead of its overlay's 56 (statenode.go L359-368).
+    assert template_labels(MIG) == {
+        "example.com/pool": "mig",
+        "example.com/preemptible": "false",
+        "nvidia.com/mig.config": "all-1g.5gb",
+        "nvidia.com/gpu.deploy.device-plugin": "false",
+    }
+    # The remover starts it on the pool's nodes.
+    assert mig_ready_pools([MIG], GpuOperatorSpec(mig_strategy=strategy)).keys() == {"mig"}
 
 
 @pytest.mark.parametrize(
@@ -68,6 +90,9 @@ def test_a_mig_pool_starts_its_nodes_with_the_startup_taint():
 def test_only_mig_pools_get_the_startup_taint(spec):
     assert pool_startup_taints(spec) == []
     assert "startupTaints" not in template_spec(spec)
+    # Nothing would start their device plugin: no remover runs there.
+    if spec.kind != "cpu":
+        assert "nvidia.com/gpu.deploy.device-plugin" not in template_labels(spec)
 
 
 def test_node_daemonsets_tolerate_the_startup_taint_of_mig_pools():
@@ -269,6 +294,46 @@ def test_the_remover_waits_for_the_layout_and_the_advertised_capacity(state, gpu
     assert script.waiting_for(node(state, gpus, []), EXPECTED) == reason
 
 
+def labelled(state: str | None, plugin: str | None) -> dict:
+    out = node(state, "0", [GPU_TAINT, STARTUP_TAINT])
+    if plugin is not None:
+        out["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] = plugin
+    return out
+
+
+@pytest.mark.parametrize(
+    ("state", "plugin", "held"),
+    [
+        # The MIG manager keeps "false" while it pauses and restores the GPU clients
+        # (reconfigure.go L581-593); the remover starts the plugin only once the layout is in.
+        ("pending", "false", False),
+        ("rebooting", "false", False),
+        ("success", "false", True),
+        ("success", "true", False),
+        # A node labelled before this label existed, or by someone else: left as it is.
+        ("success", None, False),
+        ("success", "paused-for-mig-change", False),
+    ],
+)
+def test_the_remover_starts_the_device_plugin_once_the_layout_is_applied(state, plugin, held):
+    assert script.device_plugin_held(labelled(state, plugin)) is held
+
+
+def test_the_release_patch_sets_only_the_device_plugin_label_of_the_version_read():
+    pointer = "/metadata/labels/nvidia.com~1gpu.deploy.device-plugin"  # RFC 6901: "/" is "~1"
+    assert script.release_patch(labelled("success", "false")) == [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "42"},
+        {"op": "test", "path": pointer, "value": "false"},
+        {"op": "replace", "path": pointer, "value": "true"},
+    ]
+
+
+def test_the_program_and_the_nodepool_name_the_same_label():
+    assert script.DEVICE_PLUGIN_LABEL == "nvidia.com/gpu.deploy.device-plugin"
+    assert (script.HELD, script.RELEASED) == ("false", "true")
+    assert template_labels(MIG)[script.DEVICE_PLUGIN_LABEL] == script.HELD
+
+
 def test_the_remover_patch_removes_only_the_startup_taint_of_the_version_read():
     tainted = node("success", "56", [GPU_TAINT, STARTUP_TAINT])
     indices = script.taint_indices(tainted, "nvidia.com/mig.config.state", "NoSchedule")
@@ -338,6 +403,8 @@ def test_the_platform_registers_the_remover_for_a_mig_pool(run_program):
     assert json.loads(env["EXPECTED"]) == {"p4d.24xlarge": {"nvidia.com/gpu": 56}}
     (pool,) = [p for p in kubernetes_objects(rec, "NodePool") if p["metadata"]["name"] == "mig"]
     assert pool["spec"]["template"]["spec"]["startupTaints"] == [STARTUP_TAINT]
+    labels = pool["spec"]["template"]["metadata"]["labels"]
+    assert labels["nvidia.com/gpu.deploy.device-plugin"] == "false"
 
 
 def test_the_shipped_stacks_have_no_remover(render_stack):
@@ -372,49 +439,103 @@ def admitted(request_node: str | None, old: dict, new: dict) -> list[str]:
     return failed
 
 
-def k8s_node(name: str, taints: list[dict], labels: dict | None = None) -> dict:
+def k8s_node(
+    name: str, taints: list[dict], labels: dict | None = None, annotations: dict | None = None
+) -> dict:
     return {
-        "metadata": {"name": name, "labels": labels or {"a": "b"}, "annotations": {"x": "y"}},
+        "metadata": {
+            "name": name,
+            "labels": {"a": "b"} if labels is None else labels,
+            "annotations": annotations or {"x": "y"},
+        },
         "spec": {"taints": taints},
     }
 
 
 OWN = "ip-10-0-0-1"
-TAINTED = k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT])
+PLUGIN = "nvidia.com/gpu.deploy.device-plugin"
+HELD = {"a": "b", PLUGIN: "false"}
+RELEASED = {"a": "b", PLUGIN: "true"}
+TAINTED = k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD)
 OWN_NODE = "the MIG startup remover may update only the node its pod runs on"
 ONLY_TAINT = (
     "the MIG startup remover may only remove the nvidia.com/mig.config.state:NoSchedule taint"
 )
-NO_LABELS = "the MIG startup remover may not change node labels or annotations"
+ONLY_LABEL = (
+    "the MIG startup remover may change no node label but nvidia.com/gpu.deploy.device-plugin, "
+    "and that only from 'false' to 'true'"
+)
+NO_ANNOTATIONS = "the MIG startup remover may not change node annotations"
 
 
 @pytest.mark.parametrize(
-    ("request_node", "new", "failed"),
+    ("request_node", "old", "new", "failed"),
     [
-        (OWN, k8s_node(OWN, [GPU_TAINT]), []),
-        ("ip-10-0-0-2", k8s_node(OWN, [GPU_TAINT]), [OWN_NODE]),
-        (None, k8s_node(OWN, [GPU_TAINT]), [OWN_NODE]),
-        (OWN, k8s_node(OWN, [STARTUP_TAINT]), [ONLY_TAINT]),
-        (OWN, k8s_node(OWN, []), [ONLY_TAINT]),
+        (OWN, TAINTED, k8s_node(OWN, [GPU_TAINT], labels=HELD), []),
+        (OWN, TAINTED, k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=RELEASED), []),
+        (OWN, TAINTED, k8s_node(OWN, [GPU_TAINT], labels=RELEASED), []),
+        ("ip-10-0-0-2", TAINTED, k8s_node(OWN, [GPU_TAINT], labels=HELD), [OWN_NODE]),
+        (None, TAINTED, k8s_node(OWN, [GPU_TAINT], labels=HELD), [OWN_NODE]),
+        (OWN, TAINTED, k8s_node(OWN, [STARTUP_TAINT], labels=HELD), [ONLY_TAINT]),
+        (OWN, TAINTED, k8s_node(OWN, [], labels=HELD), [ONLY_TAINT]),
         (
             OWN,
-            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT, {"key": "k", "effect": "NoSchedule"}]),
+            TAINTED,
+            k8s_node(
+                OWN, [GPU_TAINT, STARTUP_TAINT, {"key": "k", "effect": "NoSchedule"}], labels=HELD
+            ),
             [ONLY_TAINT],
         ),
-        (OWN, k8s_node(OWN, [GPU_TAINT], labels={"a": "c"}), [NO_LABELS]),
+        (
+            OWN,
+            TAINTED,
+            k8s_node(OWN, [GPU_TAINT], labels={"a": "c", PLUGIN: "false"}),
+            [ONLY_LABEL],
+        ),
+        (OWN, TAINTED, k8s_node(OWN, [GPU_TAINT], labels={PLUGIN: "true"}), [ONLY_LABEL]),
+        (OWN, TAINTED, k8s_node(OWN, [GPU_TAINT], labels={**RELEASED, "c": "d"}), [ONLY_LABEL]),
+        (OWN, TAINTED, k8s_node(OWN, [GPU_TAINT], labels={"a": "b"}), [ONLY_LABEL]),
+        (OWN, TAINTED, k8s_node(OWN, [GPU_TAINT], labels={"a": "b", PLUGIN: "x"}), [ONLY_LABEL]),
+        (
+            OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=RELEASED),
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD),
+            [ONLY_LABEL],
+        ),
+        (
+            OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={"a": "b"}),
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=RELEASED),
+            [ONLY_LABEL],
+        ),
+        (
+            OWN,
+            TAINTED,
+            k8s_node(OWN, [GPU_TAINT], labels=HELD, annotations={"x": "z"}),
+            [NO_ANNOTATIONS],
+        ),
     ],
     ids=[
-        "own-node",
+        "removes-the-taint",
+        "starts-the-device-plugin",
+        "both",
         "other-node",
         "no-node-claim",
         "other-taint",
         "every-taint",
         "adds-taint",
-        "labels",
+        "other-label",
+        "drops-a-label",
+        "adds-a-label",
+        "drops-the-device-plugin-label",
+        "other-device-plugin-value",
+        "stops-the-device-plugin",
+        "adds-the-device-plugin-label",
+        "annotations",
     ],
 )
-def test_the_admission_policy_limits_the_remover(request_node, new, failed):
-    assert admitted(request_node, TAINTED, new) == failed
+def test_the_admission_policy_limits_the_remover(request_node, old, new, failed):
+    assert admitted(request_node, old, new) == failed
 
 
 def test_the_admission_policy_binding_denies():

@@ -1,10 +1,15 @@
 """The MIG startup remover's program run end to end against a fake API server over TLS: the
-exact requests it sends (bearer token, ``application/json-patch+json``), its waiting, its retry
-after a concurrent change (a failed ``test`` op), and that it stops once the taint is gone.
+exact requests it sends (bearer token, ``application/json-patch+json``), its waiting, the device
+plugin it starts once the layout is applied, its retry after a concurrent change (a failed
+``test`` op), and that it stops once the taint is gone.
 
 The fake applies JSON patches the way the API server does for ``application/json-patch+json``
-(RFC 6902 ``test`` and ``remove``; a failed ``test`` is a 422, k8s.io/apiserver v0.36.3
-``pkg/endpoints/handlers/patch.go`` ``jsonPatcher``)."""
+(RFC 6902 ``test``, ``replace`` and ``remove`` on RFC 6901 pointers; a failed ``test`` is a 422,
+k8s.io/apiserver v0.36.3 ``pkg/endpoints/handlers/patch.go`` ``jsonPatcher``). It can play the
+GPU Operator's device plugin: its DaemonSet runs only on nodes labelled
+``nvidia.com/gpu.deploy.device-plugin=true`` (NVIDIA/gpu-operator v26.7.0
+assets/state-device-plugin/0500_daemonset.yaml L19-20), and the kubelet reports its resources
+only once it has registered, a poll or more later."""
 
 import copy
 import json
@@ -26,23 +31,41 @@ STARTUP = {"key": "nvidia.com/mig.config.state", "value": "pending", "effect": "
 EXPECTED = {"p4d.24xlarge": {"nvidia.com/gpu": 56}}
 
 
-def node(version: int, state: str | None, gpus: str) -> dict:
+PLUGIN = "nvidia.com/gpu.deploy.device-plugin"
+
+
+def node(version: int, state: str | None, gpus: str | None, plugin: str | None = None) -> dict:
+    """``gpus``: ``nvidia.com/gpu`` in ``status.capacity`` (``None``: no device plugin has
+    registered the resource); ``plugin``: the device plugin's deploy label."""
     labels = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
     if state:
         labels["nvidia.com/mig.config.state"] = state
+    if plugin is not None:
+        labels[PLUGIN] = plugin
     return {
         "metadata": {"name": NODE, "resourceVersion": str(version), "labels": labels},
         "spec": {"taints": [dict(GPU_TAINT), dict(STARTUP)]},
-        "status": {"capacity": {"nvidia.com/gpu": gpus}},
+        "status": {"capacity": {"cpu": "96"} if gpus is None else {"nvidia.com/gpu": gpus}},
     }
+
+
+def _pointer(doc: dict, path: str) -> tuple[dict | list, str]:
+    """The container and the last key of an RFC 6901 pointer."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+    for part in parts[:-1]:
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc, parts[-1]
 
 
 class FakeAPI:
     """One node. ``steps``: what the node looks like on each GET (the last one repeats);
-    ``race``: bump the node's resourceVersion right after the n-th GET (a concurrent writer)."""
+    ``race``: bump the node's resourceVersion right after the n-th GET, once (a concurrent
+    writer);
+    ``plugin_gpus``: play the device plugin, which advertises that many ``nvidia.com/gpu`` from
+    the second GET after its label turns ``true`` (the pod starts, then registers)."""
 
-    def __init__(self, steps: list[dict], race: int | None = None):
-        self.steps, self.race = steps, race
+    def __init__(self, steps: list[dict], race: int | None = None, plugin_gpus: str | None = None):
+        self.steps, self.race, self.plugin_gpus = steps, race, plugin_gpus
         self.node = copy.deepcopy(steps[0])
         self.gets = 0
         self.log: list[tuple] = []
@@ -56,25 +79,36 @@ class FakeAPI:
             version = int(self.node["metadata"]["resourceVersion"]) + 1
             self.node["metadata"]["resourceVersion"] = str(version)
             self.steps = [copy.deepcopy(self.node)]
-            self.gets = 1
+            self.gets, self.race = 1, None
         return out
 
     def patch(self, ops: list[dict]) -> tuple[int, dict]:
         new = copy.deepcopy(self.node)
         for op in ops:
+            parent, key = _pointer(new, op["path"])
+            index = int(key) if isinstance(parent, list) else key
             if op["op"] == "test":
-                if new["metadata"]["resourceVersion"] != op["value"]:
+                if key not in parent or parent[index] != op["value"]:  # type: ignore[index]
                     return 422, {"kind": "Status", "code": 422, "reason": "Invalid"}
             elif op["op"] == "remove":
-                index = int(op["path"].rsplit("/", 1)[1])
-                assert op["path"].startswith("/spec/taints/")
-                del new["spec"]["taints"][index]
+                del parent[index]  # type: ignore[arg-type]
+            elif op["op"] == "replace":
+                assert key in parent, op
+                parent[index] = op["value"]  # type: ignore[index]
             else:
                 raise AssertionError(op)
         new["metadata"]["resourceVersion"] = str(int(new["metadata"]["resourceVersion"]) + 1)
         self.node = new
         self.steps = [copy.deepcopy(new)]
-        self.gets = 1
+        started = self.plugin_gpus is not None and new["metadata"]["labels"].get(PLUGIN) == "true"
+        if started and new["status"]["capacity"].get("nvidia.com/gpu") != self.plugin_gpus:
+            registered = copy.deepcopy(new)
+            registered["status"]["capacity"]["nvidia.com/gpu"] = self.plugin_gpus
+            registered["metadata"]["resourceVersion"] = str(
+                int(new["metadata"]["resourceVersion"]) + 1
+            )
+            self.steps.append(registered)
+        self.gets = 0
         return 200, new
 
 
@@ -165,7 +199,77 @@ def run(api: FakeAPI, tls, monkeypatch, capsys) -> list[str]:
     return capsys.readouterr().out.splitlines()
 
 
+PATH = f"/api/v1/nodes/{NODE}"
+POINTER = "/metadata/labels/nvidia.com~1gpu.deploy.device-plugin"
+
+
+def release(version: int) -> list[dict]:
+    return [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": str(version)},
+        {"op": "test", "path": POINTER, "value": "false"},
+        {"op": "replace", "path": POINTER, "value": "true"},
+    ]
+
+
+def removal(version: int) -> list[dict]:
+    return [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": str(version)},
+        {"op": "remove", "path": "/spec/taints/1"},
+    ]
+
+
+def test_the_remover_starts_the_device_plugin_once_the_layout_is_applied(tls, monkeypatch, capsys):
+    # The NodePool labels the node device-plugin=false; the MIG manager keeps it through its
+    # reconfiguration and reboot (reconfigure.go L581-593), so the node advertises no GPU, and
+    # Karpenter charges the uninitialized node its overlay, until the remover starts the plugin.
+    api = FakeAPI(
+        [node(1, "pending", None, "false"), node(2, "success", None, "false")], plugin_gpus="56"
+    )
+    out = run(api, tls, monkeypatch, capsys)
+    patch = ("PATCH", PATH, "Bearer sekret", "application/json-patch+json")
+    assert api.log == [
+        ("GET", PATH, "Bearer sekret"),
+        ("GET", PATH, "Bearer sekret"),
+        (*patch, release(2)),
+        ("GET", PATH, "Bearer sekret"),  # the plugin's pod is starting
+        ("GET", PATH, "Bearer sekret"),  # it has registered: 56
+        (*patch, removal(4)),
+    ]
+    assert api.node["metadata"]["labels"][PLUGIN] == "true"
+    assert api.node["spec"]["taints"] == [GPU_TAINT]
+    assert out == [
+        f"{NODE}: waiting: nvidia.com/mig.config.state is 'pending', not 'success'",
+        f"{NODE}: set nvidia.com/gpu.deploy.device-plugin=true",
+        f"{NODE}: waiting: nvidia.com/gpu is 0, not 56 (instance type p4d.24xlarge)",
+        f"{NODE}: removed nvidia.com/mig.config.state:NoSchedule",
+    ]
+
+
+def test_a_concurrent_change_fails_the_release_and_the_remover_reads_again(
+    tls, monkeypatch, capsys
+):
+    api = FakeAPI([node(5, "success", None, "false")], race=1, plugin_gpus="56")
+    out = run(api, tls, monkeypatch, capsys)
+    assert [(e[0], e[-1] if e[0] == "PATCH" else None) for e in api.log] == [
+        ("GET", None),
+        ("PATCH", release(5)),
+        ("GET", None),
+        ("PATCH", release(6)),
+        ("GET", None),
+        ("GET", None),
+        ("PATCH", removal(8)),
+    ]
+    assert out == [
+        f"{NODE}: HTTP Error 422: Unprocessable Entity; retrying",
+        f"{NODE}: set nvidia.com/gpu.deploy.device-plugin=true",
+        f"{NODE}: waiting: nvidia.com/gpu is 0, not 56 (instance type p4d.24xlarge)",
+        f"{NODE}: removed nvidia.com/mig.config.state:NoSchedule",
+    ]
+
+
 def test_the_remover_waits_then_removes_only_its_taint(tls, monkeypatch, capsys):
+    # A node without the device plugin's deploy label (a pool labelled before it existed): the
+    # remover leaves the label alone and waits for the capacity, as before.
     api = FakeAPI([node(1, "pending", "8"), node(2, "success", "8"), node(3, "success", "56")])
     out = run(api, tls, monkeypatch, capsys)
     path = f"/api/v1/nodes/{NODE}"

@@ -49,6 +49,7 @@ def test_spot_gpu_nodepool_exactly():
                     "nodeClassRef": node_class_ref("gpu-spot"),
                     "requirements": [
                         req("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia"),
+                        req("karpenter.k8s.aws/instance-gpu-count", "0", operator="Gt"),
                         req("karpenter.k8s.aws/instance-gpu-name", "l4", "l40s"),
                         req("kubernetes.io/arch", "amd64"),
                         req("kubernetes.io/os", "linux"),
@@ -105,6 +106,7 @@ def test_on_demand_gpu_nodepool_exactly():
                     "nodeClassRef": node_class_ref("inference"),
                     "requirements": [
                         req("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia"),
+                        req("karpenter.k8s.aws/instance-gpu-count", "0", operator="Gt"),
                         req("karpenter.k8s.aws/instance-gpu-name", "l4"),
                         req("kubernetes.io/arch", "amd64"),
                         req("kubernetes.io/os", "linux"),

@@ -34,7 +34,7 @@ BROKEN = [
         lambda m: m["spec"]["template"]["spec"]["requirements"].append(
             req("karpenter.k8s.aws/instance-pods", "10", operator="Gt")
         ),
-        ['spec.template.spec.requirements[5].key: label domain "karpenter.k8s.aws" is restricted'],
+        ['spec.template.spec.requirements[6].key: label domain "karpenter.k8s.aws" is restricted'],
     ),
     (
         "gt-with-two-values",

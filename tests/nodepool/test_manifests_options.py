@@ -62,6 +62,7 @@ def test_capacity_reservations_by_id_and_by_tags_with_owner():
     pool = MANIFESTS["reserved/NodePool"]()
     assert pool["spec"]["template"]["spec"]["requirements"] == [
         req("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia"),
+        req("karpenter.k8s.aws/instance-gpu-count", "0", operator="Gt"),
         req("karpenter.k8s.aws/instance-gpu-name", "h100"),
         req("kubernetes.io/arch", "amd64"),
         req("kubernetes.io/os", "linux"),
@@ -95,6 +96,8 @@ def test_mig_profile_labels_and_kubelet():
         "example.com/pool": "mig",
         "example.com/preemptible": "false",
         "nvidia.com/mig.config": "all-1g.10gb",
+        # The device plugin stays off until the MIG startup remover sees the layout applied.
+        "nvidia.com/gpu.deploy.device-plugin": "false",
         "example.org/team": "research",
     }
     node_class = MANIFESTS["mig/EC2NodeClass"]()

@@ -265,7 +265,9 @@ def test_dev_capacity_json_notebooks_and_queues():
     assert "maxHourlyUsd" not in notebooks  # no cited, dated price table is vendored
     # research's gpu.limit 12 cuts its leaves' 8 + 4 + 2: batch keeps its quota 2 plus the 4
     # left after the siblings' quotas (issue 19 item 4).
-    research = [{"name": "research", "gpuLimit": 12, "capsShares": True}]
+    research = [
+        {"name": "research", "gpuLimit": 12, "gpuQuota": 8, "capsShares": True, "cutBy": ["limit"]}
+    ]
     assert document["queues"] == [
         {
             "name": "research-batch",
@@ -328,7 +330,8 @@ def test_prod_capacity_json_shows_one_efa_nodepool_and_its_largest_gang():
     assert [q["purchasableMax"] for q in document["queues"]] == [64, 32, 16]
     assert [q.get("largestGang") for q in document["queues"]] == [64, None, None]
     # Their parent ml has no GPU limit (-1): it cuts nothing.
-    ml = [{"name": "ml", "gpuLimit": -1, "capsShares": False}]
+    # Its quota 88 holds the non-preemptible llm-training 64 and serving 16: no quota cut.
+    ml = [{"name": "ml", "gpuLimit": -1, "gpuQuota": 88, "capsShares": False, "cutBy": []}]
     assert [q["ancestors"] for q in document["queues"]] == [ml, ml, ml]
     assert [q["effectiveLimit"] for q in document["queues"]] == [64, 32, 16]
     assert document["warnings"] == [
