@@ -41,10 +41,19 @@ def pod_identity_trust_policy(
     accounts, namespaces, and clusters can use this role",
     https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html; the tag list:
     https://docs.aws.amazon.com/eks/latest/userguide/pod-id-abac.html#pod-id-abac-tags:
-    ``eks-cluster-arn``, ``kubernetes-namespace``, ``kubernetes-service-account``), and
-    ``aws:SourceAccount`` against the confused deputy (EKS Best Practices, IAM, "EKS Pod
-    Identities"). Without them any Pod Identity association in the account, on any cluster,
-    could hand this role to any pod.
+    ``eks-cluster-arn``, ``kubernetes-namespace``, ``kubernetes-service-account``; the
+    ``eks-cluster-arn`` value format ``arn:<partition>:eks:<region>:<account>:cluster/<name>``:
+    pod-id-assign-target-role.html, awsdocs/amazon-eks-user-guide latest/ug/manage-access/
+    aws-access/pod-id-assign-target-role.adoc), and ``aws:SourceAccount`` against the confused
+    deputy. The EKS user guide does not list ``aws:SourceAccount`` for this trust: the EKS Best
+    Practices Guide (IAM, "EKS Pod Identities", aws/aws-eks-best-practices
+    latest/bpg/security/iam.adoc) shows ``aws:SourceOrgId`` and says "EKS will pass in a value
+    for aws:SourceOrgId ... when assuming a role with EKS Pod Identities"; IAM sets the
+    ``aws:Source*`` keys together when a service principal calls on behalf of a resource
+    (IAM user guide, reference_policies_condition-keys.html, "aws:SourceAccount"). It adds
+    nothing the cluster ARN (which names the account) does not already pin: if a role cannot
+    be assumed, that key is the first to drop. Without the tags any Pod Identity association
+    in the account, on any cluster, could hand this role to any pod.
     """
     return {
         "Version": IAM_VERSION,

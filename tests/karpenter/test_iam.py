@@ -272,7 +272,8 @@ def test_node_trust_policy(dns_suffix, service):
 
 def test_pod_identity_trust_policy():
     # The conditions EKS documents (user guide pod-id-role.html, "Setting Conditions";
-    # pod-id-abac.html, the session tags) and aws:SourceAccount (EKS BP IAM): issue 22, point 4.
+    # pod-id-abac.html, the session tags) and aws:SourceAccount (see
+    # eks_gpu_platform.iam.pod_identity_trust_policy for its sources): issue 22, point 4.
     assert pod_identity_trust_policy(
         partition="aws-cn", region="cn-north-1", account_id="111122223333", cluster_name="gpu"
     ) == {
