@@ -595,6 +595,24 @@ REFUSED = [
         id="kai-disabled",
     ),
     pytest.param(
+        lambda: KaiSchedulerArgs(
+            spec=SchedulerSpec(queues=(QUEUE,)),
+            k8s_provider=PROVIDER,
+            kubernetes_version="1.36",
+            pool_label_key="eks-gpu-platform.io/pool",
+            system_node_selector={},
+            system_tolerations=[],
+            depends_on=[PROVIDER],
+        ),
+        [
+            "KaiSchedulerArgs.system_tolerations: names no taint key; tenant_guardrails denies "
+            "tenant pods the system nodes' taint keys taken from it (the system node group's: "
+            "[{'key': 'CriticalAddonsOnly', 'operator': 'Exists', 'effect': 'NoSchedule'}]): "
+            "list them, or set tenant_guardrails=False"
+        ],
+        id="kai-guardrails-without-system-taint",
+    ),
+    pytest.param(
         lambda: EfaDevicePluginArgs(),
         [
             "EfaDevicePluginArgs.efa_label_key: is required; pass the EksCluster component as "

@@ -109,6 +109,18 @@ class KaiSchedulerArgs:
             )
         depend_on_first(self, after)
         derive_unset(self, {"system_tolerations": system_tolerations()})
+        if self.tenant_guardrails and not any(t.get("key") for t in self.system_tolerations or ()):
+            # guardrails.tenant_toleration_policy denies the keys of these tolerations: with
+            # none it has nothing to deny (and refuses to build).
+            problems.append(
+                (
+                    ("system_tolerations",),
+                    "names no taint key; tenant_guardrails denies tenant pods the system nodes' "
+                    "taint keys taken from it (the system node group's: "
+                    "[{'key': 'CriticalAddonsOnly', 'operator': 'Exists', 'effect': "
+                    "'NoSchedule'}]): list them, or set tenant_guardrails=False",
+                )
+            )
         problems += missing_problems(
             self,
             ("k8s_provider", "kubernetes_version", "pool_label_key", "system_node_selector"),
