@@ -7,6 +7,7 @@ its queue's Namespace (Pod Security labels), the objects it needs and the worklo
 from typing import Any
 
 from .. import catalog, versions
+from ..budget import capacity_plan, pool_nodepools
 from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
 from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
@@ -81,6 +82,43 @@ def gang_notes(queue: str, zone: str | None, instance_type: str | None) -> tuple
     )
 
 
+def gang_gpus(groups, instance_type: catalog.InstanceType, queue_gang: float | None) -> int | None:
+    """The largest gang of ``instance_type`` nodes a queue can get on an EFA pool (GPUs): the
+    budget of the pool's NodePool holding that type in whole nodes of it (Karpenter never
+    launches past a NodePool's ``limits``, kubernetes-sigs/karpenter v1.14.1 ``scheduler.go``
+    L1068-1085), at most the queue's largest gang (capacity.json ``largestGang``: the queue's
+    and its ancestors' ``gpu.limit`` cap it too). None when that NodePool has no budget."""
+    group = next((g for g in groups if instance_type in g.types), None)
+    if group is None or group.gpus is None:
+        return None
+    gpus = (group.gpus // instance_type.gpu_count) * instance_type.gpu_count
+    return gpus if queue_gang is None else min(gpus, int(queue_gang))
+
+
+def gang_replicas(largest: int | None, gpus_per_pod: int) -> int:
+    """Pods of the gang template: ``TRAINING_REPLICAS`` whole nodes, at most the largest gang,
+    and at least one (a single-node Job when the largest gang is one node)."""
+    if largest is None:
+        return TRAINING_REPLICAS
+    return max(1, min(TRAINING_REPLICAS, largest // gpus_per_pod))
+
+
+def gang_size_notes(pool: str, replicas: int, gpus: int, largest: int | None) -> tuple[str, ...]:
+    if largest is None:
+        return ()
+    if replicas == 1:
+        return (
+            f"Pool {pool} holds at most one node for this queue's gang (capacity.json",
+            f"largestGang: {largest} GPUs), so this is a single-pod Job of {gpus} GPUs",
+            "(torchrun --nnodes=1; NCCL stays inside the node).",
+        )
+    return (
+        f"{replicas} pods x {gpus} GPUs; pool {pool} holds a gang of up to {largest} GPUs for",
+        "this queue (capacity.json largestGang): raise parallelism, completions,",
+        "kai.scheduler/batch-min-member and --nnodes together to grow it.",
+    )
+
+
 def inference_notes(namespace: str, name: str, model_uri: str) -> tuple[str, ...]:
     return (
         "Triton behind a ClusterIP Service; the init container copies the model repository from",
@@ -141,13 +179,25 @@ def _queue_workloads(
     if not config.scheduler.enabled:
         return out
     pools = {p.name: p for p in config.gpu_pools}
+    nodepools = pool_nodepools(config)
+    plans = {plan.name: plan for plan in capacity_plan(config)}
     leaves = leaf_queue_names(config.scheduler.queues)
     fractional_done = False
     for queue in config.scheduler.queues:
         routed = [pools[n] for n in queue.node_pools if n in pools]
         if queue.name not in leaves or not routed:
             continue
-        pool = routed[0]
+        # A queue routed to EFA pools trains on the one whose NodePools hold the largest gang
+        # (the first in routing order on a tie); otherwise on its first pool.
+        efa_routed = [p for p in routed if p.kind == "efa"]
+        pool = (
+            max(
+                efa_routed,
+                key=lambda p: max((g.largest_gang for g in nodepools[p.name]), default=0),
+            )
+            if efa_routed
+            else routed[0]
+        )
         # One zone and one type for a gang on a pool with several (gang_placement).
         zone, pinned = gang_placement(
             [pool.zone] if pool.zone else gang_zones(config),
@@ -168,10 +218,19 @@ def _queue_workloads(
             name = f"train-{queue.name}"
             gpus = smallest.gpu_count
             efa = pool.kind == "efa"
+            replicas = TRAINING_REPLICAS
+            sizing: tuple[str, ...] = ()
+            if efa:
+                plan = plans.get(queue.name)
+                largest = gang_gpus(
+                    nodepools[pool.name], smallest, plan.largest_gang if plan else None
+                )
+                replicas = gang_replicas(largest, gpus)
+                sizing = gang_size_notes(pool.name, replicas, gpus, largest)
             script = f"{name}-script"
             job = training_job_template(
                 name=name,
-                replicas=TRAINING_REPLICAS,
+                replicas=replicas,
                 gpus_per_pod=gpus,
                 image=versions.EXAMPLE_TRAINING_IMAGE,
                 script=["train.py"],
@@ -202,7 +261,7 @@ def _queue_workloads(
                     RESTRICTED,
                     None,
                     documents,
-                    training_notes(namespace, name) + gang_notes(queue.name, zone, pinned),
+                    training_notes(namespace, name) + sizing + gang_notes(queue.name, zone, pinned),
                 )
             )
         else:

@@ -45,6 +45,9 @@ type Capacity struct {
 		Quota int      `json:"quota"`
 		Limit int      `json:"limit"`
 		Pools []string `json:"pools"`
+		// LargestGang: the GPUs one gang of the queue can get in its EFA pools (absent, 0,
+		// for a queue routed to none): components/budget/plan.py.
+		LargestGang float64 `json:"largestGang"`
 	} `json:"queues"`
 }
 

@@ -392,62 +392,85 @@ func efaPools(r *Render) []string {
 	return sortedKeys(seen)
 }
 
+// scenarioEFAGang: every queue routed to an EFA pool has one gang template (examples/: a Job with
+// pod affinity in its namespace), pinned to one of its EFA pools; the template asks at most the
+// queue's largest gang (capacity.json largestGang: parallelism x GPUs per pod), and a gang of
+// largestGang GPUs, placed as
+// the Job controller creates it, gets its nodes in the pinned pool, in one zone and one type,
+// from EFA launch templates. The product writes one training template per queue (not one per
+// EFA pool it routes to): components/offline/examples.py.
 func scenarioEFAGang(r *Render, d *InstanceData) []error {
 	workloads, err := r.Workloads()
 	if err != nil {
 		return []error{err}
 	}
+	efa := efaPools(r)
 	var errs []error
-	for _, pool := range efaPools(r) {
-		for _, q := range r.Capacity.Queues {
-			if !lo.Contains(q.Pools, pool) {
-				continue
-			}
-			var gang *Workload
-			for i, w := range workloads {
-				if w.Kind == "Job" && w.Template.Namespace == q.Name && lo.Contains(w.Pools, pool) && w.Template.Spec.Affinity != nil && w.Template.Spec.Affinity.PodAffinity != nil {
-					gang = &workloads[i]
-				}
-			}
-			if gang == nil {
-				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: no gang Job template (with pod affinity) in examples/", pool, q.Name))
-				continue
-			}
-			perPod := int64(0)
-			for _, c := range gang.Template.Spec.Containers {
-				g := c.Resources.Requests[gpu]
-				perPod += g.Value()
-			}
-			if perPod == 0 || int64(q.Quota)%perPod != 0 {
-				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: quota %d is not a whole number of %d-GPU pods", pool, q.Name, q.Quota, perPod))
-				continue
-			}
-			n := int(int64(q.Quota) / perPod)
-			h, herrs := newHarness(r, d)
-			if herrs != nil {
-				return append(errs, herrs...)
-			}
-			round, err := h.Provision(gang.Pods(n)...)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("EFA pool %s: %w", pool, err))
-				continue
-			}
-			if len(round.PodErrors) > 0 {
-				var first error
-				for _, e := range round.PodErrors {
-					first = e
-					break
-				}
-				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: %d of %d pods of the gang (%d GPUs, the quota) got no node%s (placed: %s): %s",
-					pool, q.Name, len(round.PodErrors), n, q.Quota, explainRandomDomain(first, nil), describe(round.Launched), firstPodError(round)))
-			}
-			zones := lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.Zone() }))
-			types := lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.InstanceType() }))
-			if len(zones) > 1 || len(types) > 1 {
-				errs = append(errs, fmt.Errorf("EFA pool %s: gang spread over zones %v and types %v", pool, zones, types))
-			}
-			errs = append(errs, h.checkEFALaunches(pool, round, d)...)
+	for _, q := range r.Capacity.Queues {
+		mine := lo.Filter(q.Pools, func(p string, _ int) bool { return lo.Contains(efa, p) })
+		if len(mine) == 0 {
+			continue
 		}
+		var gangs []*Workload
+		for i, w := range workloads {
+			if w.Kind == "Job" && w.Template.Namespace == q.Name && w.Template.Spec.Affinity != nil && w.Template.Spec.Affinity.PodAffinity != nil {
+				gangs = append(gangs, &workloads[i])
+			}
+		}
+		if len(gangs) != 1 {
+			errs = append(errs, fmt.Errorf("queue %s (EFA pools %v): %d gang Job templates (with pod affinity) in examples/, want 1", q.Name, mine, len(gangs)))
+			continue
+		}
+		gang := gangs[0]
+		if len(gang.Pools) != 1 || !lo.Contains(mine, gang.Pools[0]) {
+			errs = append(errs, fmt.Errorf("queue %s: gang template %s pins pools %v, want one of its EFA pools %v", q.Name, gang.Name, gang.Pools, mine))
+			continue
+		}
+		pool := gang.Pools[0]
+		perPod := int64(0)
+		for _, c := range gang.Template.Spec.Containers {
+			g := c.Resources.Requests[gpu]
+			perPod += g.Value()
+		}
+		largest := int64(q.LargestGang)
+		if perPod == 0 || largest == 0 || float64(largest) != q.LargestGang || largest%perPod != 0 {
+			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: largest gang %v GPUs is not a whole number of %d-GPU pods", pool, q.Name, q.LargestGang, perPod))
+			continue
+		}
+		n := int(largest / perPod)
+		if gang.Replicas > n {
+			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: gang template %s runs %d pods x %d GPUs, more than the queue's largest gang (capacity.json largestGang: %d GPUs, %d pods)",
+				pool, q.Name, gang.Name, gang.Replicas, perPod, largest, n))
+		}
+		h, herrs := newHarness(r, d)
+		if herrs != nil {
+			return append(errs, herrs...)
+		}
+		round, err := h.Provision(gang.Pods(n)...)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("EFA pool %s: %w", pool, err))
+			continue
+		}
+		if len(round.PodErrors) > 0 {
+			var first error
+			for _, e := range round.PodErrors {
+				first = e
+				break
+			}
+			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: %d of %d pods of the gang (%d GPUs, the largest gang) got no node%s (placed: %s): %s",
+				pool, q.Name, len(round.PodErrors), n, largest, explainRandomDomain(first, nil), describe(round.Launched), firstPodError(round)))
+		}
+		for _, l := range round.Launched {
+			if got := l.NodeClaim.Labels[poolLabel]; got != pool {
+				errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: a node of the gang launched in pool %q (NodePool %s)", pool, q.Name, got, l.NodePool()))
+			}
+		}
+		zones := lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.Zone() }))
+		types := lo.Uniq(lo.Map(round.Launched, func(l Launched, _ int) string { return l.InstanceType() }))
+		if len(zones) > 1 || len(types) > 1 {
+			errs = append(errs, fmt.Errorf("EFA pool %s: gang spread over zones %v and types %v", pool, zones, types))
+		}
+		errs = append(errs, h.checkEFALaunches(pool, round, d)...)
 	}
 	return errs
 }
