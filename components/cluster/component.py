@@ -462,29 +462,47 @@ class EksCluster(pulumi.ComponentResource):
                     lambda a: admin_principal_arn(a[2], a[0], a[1])
                 )
                 key = f"admin-{i}"
-            entry = aws.eks.AccessEntry(
+            entry, association = self._entry_with_policy(
                 f"{name}-admin-{key}",
-                cluster_name=self.cluster_name,
-                principal_arn=principal,
-                type="STANDARD",
-                tags=entry_tags,
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    aliases=[pulumi.Alias(name=f"{name}-eks-admin-{i}", parent=cluster)],
-                ),
+                f"{name}-admin-{key}-cluster-admin",
+                principal,
+                policy_arn,
+                entry_tags,
+                aliases=[pulumi.Alias(name=f"{name}-eks-admin-{i}", parent=cluster)],
             )
-            associations.append(
-                aws.eks.AccessPolicyAssociation(
-                    f"{name}-admin-{key}-cluster-admin",
-                    cluster_name=self.cluster_name,
-                    principal_arn=entry.principal_arn,
-                    policy_arn=policy_arn,
-                    access_scope={"type": "cluster"},
-                    opts=pulumi.ResourceOptions(parent=entry),
-                )
-            )
+            associations.append(association)
             entries.append(entry)
         return entries, associations
+
+    def _entry_with_policy(
+        self,
+        entry_name: str,
+        association_name: str,
+        principal_arn: pulumi.Input[str],
+        policy_arn: pulumi.Input[str],
+        tags: dict[str, str],
+        aliases: list[pulumi.Alias] | None = None,
+    ) -> tuple[aws.eks.AccessEntry, aws.eks.AccessPolicyAssociation]:
+        """One ``STANDARD`` access entry of the cluster and its cluster-scoped policy association
+        (a child of the entry, so the association goes before the entry on delete): the admins',
+        the viewers' and the break-glass role's entries are all built this way."""
+        entry = aws.eks.AccessEntry(
+            entry_name,
+            cluster_name=self.cluster_name,
+            principal_arn=principal_arn,
+            type="STANDARD",
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, aliases=aliases),
+        )
+        association = aws.eks.AccessPolicyAssociation(
+            association_name,
+            cluster_name=self.cluster_name,
+            principal_arn=entry.principal_arn,
+            policy_arn=policy_arn,
+            access_scope={"type": "cluster"},
+            opts=pulumi.ResourceOptions(parent=entry),
+        )
+        return entry, association
 
     def _break_glass_entry(
         self,
@@ -503,21 +521,12 @@ class EksCluster(pulumi.ComponentResource):
         role = spec.break_glass_role
         if role is None:
             return None
-        entry = aws.eks.AccessEntry(
+        entry, _ = self._entry_with_policy(
             f"{name}-break-glass",
-            cluster_name=self.cluster_name,
-            principal_arn=_principal(role, access, partition, account_id),
-            type="STANDARD",
-            tags={**tags, CLUSTER_TAG: spec.name},
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        aws.eks.AccessPolicyAssociation(
             f"{name}-break-glass-cluster-admin",
-            cluster_name=self.cluster_name,
-            principal_arn=entry.principal_arn,
-            policy_arn=partition.apply(admin_policy_arn),
-            access_scope={"type": "cluster"},
-            opts=pulumi.ResourceOptions(parent=entry),
+            _principal(role, access, partition, account_id),
+            partition.apply(admin_policy_arn),
+            {**tags, CLUSTER_TAG: spec.name},
         )
         return entry
 
@@ -539,21 +548,12 @@ class EksCluster(pulumi.ComponentResource):
         entries = []
         for i, viewer in enumerate(spec.viewers):
             key = admin_entry_key(viewer) if isinstance(viewer, str) else f"viewer-{i}"
-            entry = aws.eks.AccessEntry(
+            entry, _ = self._entry_with_policy(
                 f"{name}-viewer-{key}",
-                cluster_name=self.cluster_name,
-                principal_arn=_principal(viewer, access, partition, account_id),
-                type="STANDARD",
-                tags={**tags, CLUSTER_TAG: spec.name},
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            aws.eks.AccessPolicyAssociation(
                 f"{name}-viewer-{key}-admin-view",
-                cluster_name=self.cluster_name,
-                principal_arn=entry.principal_arn,
-                policy_arn=policy_arn,
-                access_scope={"type": "cluster"},
-                opts=pulumi.ResourceOptions(parent=entry),
+                _principal(viewer, access, partition, account_id),
+                policy_arn,
+                {**tags, CLUSTER_TAG: spec.name},
             )
             entries.append(entry)
         return entries
