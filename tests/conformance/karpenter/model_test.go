@@ -29,13 +29,13 @@ type modelFlood struct {
 // TestModelDifferential: the Python model of Karpenter (tests/karpenter_model.py, the capacity
 // tests' oracle) and the real Karpenter flood each GPU pool with the same unit pods (1 GPU, 100m
 // CPU, 128Mi); the GPUs charged per NodePool, the nodes per NodePool and the pods scheduled must
-// agree. Skipped, saying why, while the model has no `flood` command (it lands on branch model).
+// agree. Skipped, saying why, if the model has no `flood` command.
 func TestModelDifferential(t *testing.T) {
 	requireSetup(t)
 	model := filepath.Join(repoDir, "tests", "karpenter_model.py")
 	src, err := os.ReadFile(model)
 	if err != nil || !strings.Contains(string(src), `add_parser("flood"`) {
-		t.Skipf("%s has no `flood` command yet (branch model adds it): the differential test cannot run", model)
+		t.Skipf("%s has no `flood` command yet: the differential test cannot run", model)
 	}
 	python := filepath.Join(repoDir, ".venv", "bin", "python")
 	if _, err := os.Stat(python); err != nil {
