@@ -44,9 +44,9 @@ PRICING = Path(
     "/root/go/pkg/mod/github.com/aws/karpenter-provider-aws@v1.14.1/pkg/providers/pricing/"
     "zz_generated.pricing_aws.go"
 )
+# The MIG layouts come from this upstream file, which the project does not vendor: pass a copy of
+# it read at the tag (``--mig-parted``) when regenerating the table.
 MIG_PARTED = "NVIDIA/gpu-operator v26.7.0 assets/state-mig-manager/0400_configmap.yaml"
-# That file, vendored byte for byte (reference/README.md).
-MIG_PARTED_FILE = HERE.parent / "reference" / "gpu-operator" / "mig-parted-config-v26.7.0.yaml"
 
 # PCI device ids of the NVIDIA GPUs EC2 sells with MIG, as the mig-parted config's comments name
 # them (0400_configmap.yaml L111-121, L141, L357-457): (EC2 GPU name, GPU memory MiB) -> id.
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moto-wheel", type=Path)
     parser.add_argument("--pricing", type=Path, default=PRICING)
-    parser.add_argument("--mig-parted", type=Path, default=MIG_PARTED_FILE)
+    parser.add_argument("--mig-parted", type=Path, required=True, help=f"a copy of {MIG_PARTED}")
     args = parser.parse_args(argv)
     data = build(args.moto_wheel, args.pricing, args.mig_parted)
     OUT.write_text(
