@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from crd_validation import unevaluable_rules, validate
+from scheduler.helpers import queue_namespace_selector
 
 from eks_gpu_platform import catalog
 from eks_gpu_platform.config import PlatformConfig
@@ -540,26 +541,7 @@ def test_validating_admission_policy_before_kubernetes_1_36(repo, tmp_path):
     binding = named(recording, "ValidatingAdmissionPolicyBinding", POLICY_NAME)
     assert binding["spec"] == {
         "policyName": POLICY_NAME,
-        "matchResources": {
-            "namespaceSelector": {
-                "matchExpressions": [
-                    {"key": "eks-gpu-platform.io/queue", "operator": "Exists"},
-                    {
-                        "key": "kubernetes.io/metadata.name",
-                        "operator": "NotIn",
-                        "values": [
-                            "kube-system",
-                            "kube-public",
-                            "kube-node-lease",
-                            "kai-scheduler",
-                            "kai-resource-reservation",
-                            "kai-scale-adjust",
-                            "gpu-operator",
-                        ],
-                    },
-                ]
-            }
-        },
+        "matchResources": {"namespaceSelector": queue_namespace_selector("eks-gpu-platform.io")},
         "validationActions": ["Deny"],
     }
 

@@ -17,28 +17,12 @@ from eks_gpu_platform.scheduler.guardrails import (
     tenant_toleration_policy,
 )
 
+from .helpers import queue_namespace_selector
 from .test_admission_fixtures import RENDERS, SYSTEM_PODS, _cel, _id, _namespaces, _selected
 
 DOMAIN = "eks-gpu-platform.io"
 TAINT_KEYS = ["CriticalAddonsOnly"]
-SELECTOR = {
-    "matchExpressions": [
-        {"key": "eks-gpu-platform.io/queue", "operator": "Exists"},
-        {
-            "key": "kubernetes.io/metadata.name",
-            "operator": "NotIn",
-            "values": [
-                "kube-system",
-                "kube-public",
-                "kube-node-lease",
-                "kai-scheduler",
-                "kai-resource-reservation",
-                "kai-scale-adjust",
-                "gpu-operator",
-            ],
-        },
-    ]
-}
+SELECTOR = queue_namespace_selector(DOMAIN)
 NO_SYSTEM_TAINT = (
     "!has(object.spec.tolerations) || !object.spec.tolerations.exists(t, "
     "has(t.key) && t.key in ['CriticalAddonsOnly'])"

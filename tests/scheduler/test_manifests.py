@@ -19,7 +19,7 @@ from eks_gpu_platform.scheduler.manifests import (
 )
 from eks_gpu_platform.scheduler.spec import QueueSpec
 
-from .helpers import queue, res
+from .helpers import queue, queue_namespace_selector, res
 
 # --- queues and priority classes -------------------------------------------------------------
 
@@ -178,26 +178,7 @@ POD_RULES = {
         {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
     ]
 }
-SELECTOR = {
-    "namespaceSelector": {
-        "matchExpressions": [
-            {"key": "example.com/queue", "operator": "Exists"},
-            {
-                "key": "kubernetes.io/metadata.name",
-                "operator": "NotIn",
-                "values": [
-                    "kube-system",
-                    "kube-public",
-                    "kube-node-lease",
-                    "kai-scheduler",
-                    "kai-resource-reservation",
-                    "kai-scale-adjust",
-                    "gpu-operator",
-                ],
-            },
-        ]
-    }
-}
+SELECTOR = {"namespaceSelector": queue_namespace_selector("example.com")}
 POD_CONDITIONS = [
     {"name": "kai-scheduled", "expression": KAI_SCHEDULED},
     {"name": "not-node-pod", "expression": NOT_NODE_POD},
