@@ -56,6 +56,10 @@ MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 # ``kai.scheduler/queue``, then the pod's, then the ``project`` label, else ``default-queue``
 # (kai-scheduler v0.16.8 defaultgrouper/default_grouper.go L134-166 CalcPodGroupQueue).
 QUEUE_NAMESPACE_LABEL_SUFFIX = "queue"
+# The API server labels every namespace with its own name (kubernetes v1.36.3
+# pkg/registry/core/namespace/strategy.go L129, on every create and update): selectors match
+# namespaces by name through it.
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Namespaces the stack installs into or Kubernetes owns; no admission policy of the platform acts
 # in them, whatever their labels: Kubernetes' own; kube-system also holds the EKS add-ons,
 # Karpenter (components/karpenter/spec.py NAMESPACE) and the EFA device plugin

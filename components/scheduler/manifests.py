@@ -16,6 +16,7 @@ from .constants import (
     MILLICORES_PER_CORE,
     MIRROR_POD_ANNOTATION,
     MUTATING_ADMISSION_POLICY_GA,
+    NAMESPACE_NAME_LABEL,
     NON_PREEMPTIBLE_PRIORITY,
     PREEMPTIBILITY_LABEL,
     PRIORITY_CLASS_LABEL,
@@ -387,7 +388,7 @@ def queue_namespace_selector(label_domain: str) -> dict:
         "matchExpressions": [
             {"key": f"{label_domain}/{QUEUE_NAMESPACE_LABEL_SUFFIX}", "operator": "Exists"},
             {
-                "key": "kubernetes.io/metadata.name",
+                "key": NAMESPACE_NAME_LABEL,
                 "operator": "NotIn",
                 "values": list(SYSTEM_NAMESPACES),
             },

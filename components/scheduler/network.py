@@ -13,7 +13,7 @@ never a system namespace (``SYSTEM_NAMESPACES`` are refused as queue namespaces,
 
 from collections.abc import Sequence
 
-from .constants import APP_LABEL, JOB_NAME_LABEL, QUEUE_LABEL
+from .constants import APP_LABEL, JOB_NAME_LABEL, NAMESPACE_NAME_LABEL, QUEUE_LABEL
 
 NETWORK_POLICY_API = "networking.k8s.io/v1"
 DEFAULT_DENY_POLICY = "default-deny"
@@ -23,9 +23,6 @@ ALLOW_DNS_POLICY = "allow-dns"
 DNS_NAMESPACE = "kube-system"
 DNS_POD_LABELS = {"k8s-app": "kube-dns"}
 DNS_PORT = 53
-# The label the API server sets on every namespace to its name (kubernetes v1.36.3
-# pkg/registry/core/namespace/strategy.go): how a policy names a namespace.
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Egress to S3 for the model fetch. Without a VPC endpoint whose prefix list could be named, a
 # NetworkPolicy cannot name S3: its ``ipBlock`` takes CIDRs only, and S3's public ranges are
 # hundreds and change (https://ip-ranges.amazonaws.com/ip-ranges.json). So the inference pods
