@@ -1,0 +1,1 @@
+"""Post-deploy validation of a stack's cluster against its render (README, "Validation")."""
