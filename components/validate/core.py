@@ -151,6 +151,31 @@ class Context:
             )
         return out
 
+    def queue_namespace(self, queue: str) -> str:
+        """A namespace of this run for ``queue``'s workloads, created once: the labels of the
+        queue's rendered namespace (Pod Security level, ``<labelDomain>/queue: <queue>``, which
+        the platform's admission bindings select) plus the run's labels. Raises ``KeyError``
+        naming the queue when the render has no namespace for it (not a leaf queue)."""
+        name = f"validate-{self.run_id}-{queue}"[:63].rstrip("-")
+        if any(kind == "Namespace" and n == name for _, kind, n, _ in self.created):
+            return name
+        for manifest in self.render.manifests:
+            labels = manifest.get("metadata", {}).get("labels", {})
+            if manifest.get("kind") == "Namespace" and any(
+                key.endswith("/queue") and value == queue for key, value in labels.items()
+            ):
+                break
+        else:
+            raise KeyError(f"the render has no namespace for queue {queue!r} (not a leaf queue?)")
+        self.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": name, "labels": dict(labels)},
+            }
+        )
+        return name
+
     def cleanup(self) -> list[str]:
         """Delete what this run created, newest first; returns the errors (never raises)."""
         errors: list[str] = []
