@@ -15,6 +15,7 @@ on it and records it for ``Context.cleanup`` (run at the end, on failure and on 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -123,6 +124,25 @@ class Render:
     capacity: dict  # capacity.json
     helm: dict[str, dict]  # helm/<release>.yaml: release name -> its values and chart pin
     outputs: dict  # outputs.json
+
+    @property
+    def cluster_name(self) -> str | None:
+        """The EKS cluster's name (the stack output ``clusterName``)."""
+        return self.outputs.get("clusterName")
+
+    @property
+    def region(self) -> str | None:
+        """The stack's AWS region, read from the cluster's OIDC issuer
+        (``oidc.eks.<region>.amazonaws.com``) or API endpoint (``<id>.<zone>.<region>.eks.
+        amazonaws.com``) in the stack outputs; None when neither is there."""
+        for key, pattern in (
+            ("oidcProviderArn", r"oidc\.eks\.([a-z0-9-]+)\.amazonaws\.com"),
+            ("clusterEndpoint", r"\.([a-z]{2}(?:-[a-z]+)+-\d+)\.eks\.amazonaws\.com"),
+        ):
+            found = re.search(pattern, str(self.outputs.get(key, "")))
+            if found:
+                return found.group(1)
+        return None
 
 
 @dataclass
