@@ -15,6 +15,7 @@ on it and records it for ``Context.cleanup`` (run at the end, on failure and on 
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -113,6 +114,7 @@ class Options:
     cost_cap_usd: float = 20.0  # the most the run may spend on nodes, estimated before it starts
     time_cap_s: float = 1800.0  # the longest any one check may wait
     dry_run: bool = False
+    checks: tuple[str, ...] = ()  # --checks: fnmatch globs over check names; empty = every check
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,14 @@ class Context:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     created: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+
+    def wants(self, check: str) -> bool:
+        """Whether ``--checks`` selects ``check`` (the check's name within its phase, e.g.
+        ``objects-match-render/NodePool``). A phase asks before running a check that creates
+        objects or launches nodes; the runner also drops the results ``--checks`` leaves out."""
+        return not self.options.checks or any(
+            fnmatch.fnmatchcase(check, glob) for glob in self.options.checks
+        )
 
     @property
     def labels(self) -> dict[str, str]:
