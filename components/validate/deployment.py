@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from .core import Context, KubeError, Planned, Render, Result, result
+from .core import Context, KubeError, Planned, Render, Result, result, skip
 
 NAME = "deployment"
 
@@ -113,7 +114,8 @@ _KAI_OPERANDS = (
         "global.clusterAutoscaling",
         False,
         "pkg/operator/operands/node_scale_adjuster/resources.go L23; enabled by "
-        "global.clusterAutoscaling (templates/_helpers.tpl L209-211, default false values.yaml L17)",
+        "global.clusterAutoscaling (templates/_helpers.tpl L209-211, default false: "
+        "values.yaml L17)",
     ),
     ("admission", "admission.enabled", True, "pkg/operator/operands/admission/resources.go L28"),
 )
@@ -249,3 +251,291 @@ def expected_controllers(render: Render) -> list[Controller]:
                 )
             )
     return out
+
+
+# --- drift -------------------------------------------------------------------------------------
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _key(path: str, key: str) -> str:
+    if _IDENT.match(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key)}]"
+
+
+def _show(value: Any) -> str:
+    return "missing" if value is _MISSING else json.dumps(value, sort_keys=True)
+
+
+_MISSING = object()
+
+
+def _scalar_equal(rendered: Any, live: Any) -> bool:
+    # int-or-string fields (NodePool limits, resource quantities the server keeps as given)
+    # come back as the type they were sent in; 8 and "8" are the same value.
+    if isinstance(rendered, bool) or isinstance(live, bool):
+        return rendered == live
+    if isinstance(rendered, int | float | str) and isinstance(live, int | float | str):
+        return str(rendered) == str(live)
+    return rendered == live
+
+
+def _named(items: list) -> bool:
+    return bool(items) and all(isinstance(i, Mapping) and "name" in i for i in items)
+
+
+def drift(rendered: Any, live: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """The differences between what the render sets and the live object, as (path, rendered,
+    live): only the fields ``rendered`` sets are compared (the server's defaults and status are
+    not drift), recursively; lists of named items (every item a mapping with ``name``) by name,
+    other lists by index and length. A field missing from the live object is ``_MISSING``."""
+    if rendered is None:
+        return []
+    if isinstance(rendered, Mapping):
+        if not isinstance(live, Mapping):
+            return [(path, rendered, live)]
+        out: list[tuple[str, Any, Any]] = []
+        for key, value in rendered.items():
+            out.extend(drift(value, live.get(key, _MISSING), _key(path, str(key))))
+        return out
+    if isinstance(rendered, list):
+        if not isinstance(live, list):
+            return [(path, rendered, live)]
+        if _named(rendered) and _named(live):
+            by_name = {item["name"]: item for item in live}
+            out = []
+            for item in rendered:
+                out.extend(
+                    drift(item, by_name.get(item["name"], _MISSING), f"{path}[name={item['name']}]")
+                )
+            return out
+        if len(rendered) != len(live):
+            return [(path, rendered, live)]
+        out = []
+        for index, (r, lv) in enumerate(zip(rendered, live, strict=True)):
+            out.extend(drift(r, lv, f"{path}[{index}]"))
+        return out
+    if live is _MISSING or not _scalar_equal(rendered, live):
+        return [(path, rendered, live)]
+    return []
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata", {})
+    where = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta.get("name")
+    return f"{obj.get('kind')} {where}"
+
+
+def object_drift(rendered: Mapping[str, Any], live: Mapping[str, Any] | None) -> list[str]:
+    """Report lines for one rendered object: ``NodePool gpu-spot: missing from the cluster``, or
+    one line per drifted field, ``NodePool gpu-spot: spec.limits["nvidia.com/gpu"]: rendered 8,
+    live 16``. Empty when the live object matches."""
+    if live is None:
+        return [f"{_ref(rendered)}: missing from the cluster"]
+    body = {k: v for k, v in rendered.items() if k not in ("apiVersion", "kind", "status")}
+    return [
+        f"{_ref(rendered)}: {path}: rendered {_show(r)}, live {_show(lv)}"
+        for path, r, lv in drift(body, live)
+    ]
+
+
+# --- readiness ---------------------------------------------------------------------------------
+
+
+def rollout_problem(obj: Mapping[str, Any]) -> str | None:
+    """Why a Deployment or DaemonSet has not rolled out, None when it has: the conditions of
+    ``kubectl rollout status`` (k8s.io/kubectl v0.36.3 pkg/polymorphichelpers/rollout_status.go
+    L75-91, L107-116)."""
+    meta, spec, status = obj.get("metadata", {}), obj.get("spec", {}), obj.get("status", {})
+    if meta.get("generation", 0) > status.get("observedGeneration", 0):
+        return "the spec update is not observed yet"
+    if obj.get("kind") == "Deployment":
+        for cond in status.get("conditions", []):
+            if (
+                cond.get("type") == "Progressing"
+                and cond.get("reason") == "ProgressDeadlineExceeded"
+            ):
+                return "exceeded its progress deadline"
+        want = spec.get("replicas", 1)
+        updated = status.get("updatedReplicas", 0)
+        if updated < want:
+            return f"{updated} of {want} new replicas updated"
+        if status.get("replicas", 0) > updated:
+            return f"{status.get('replicas', 0) - updated} old replicas pending termination"
+        if status.get("availableReplicas", 0) < updated:
+            return f"{status.get('availableReplicas', 0)} of {updated} updated replicas available"
+        return None
+    desired = status.get("desiredNumberScheduled", 0)
+    if status.get("updatedNumberScheduled", 0) < desired:
+        return f"{status.get('updatedNumberScheduled', 0)} of {desired} pods updated"
+    if status.get("numberAvailable", 0) < desired:
+        return f"{status.get('numberAvailable', 0)} of {desired} updated pods available"
+    return None
+
+
+def condition(obj: Mapping[str, Any] | None, type_: str) -> Mapping[str, Any] | None:
+    for cond in (obj or {}).get("status", {}).get("conditions", []) or []:
+        if cond.get("type") == type_:
+            return cond
+    return None
+
+
+def _wait_s(ctx: Context) -> float:
+    return min(READY_WAIT_S, ctx.options.time_cap_s)
+
+
+def _poll(ctx: Context, problems: Callable[[], list[str]]) -> list[str]:
+    """Poll ``problems`` until it is empty or the wait is over; the last problems."""
+    last: list[str] = []
+
+    def ok() -> bool:
+        last[:] = problems()
+        return not last
+
+    ctx.wait(ok, _wait_s(ctx), READY_POLL_S)
+    return last
+
+
+def check_controllers(ctx: Context) -> Result:
+    expected = expected_controllers(ctx.render)
+
+    def problems() -> list[str]:
+        out = []
+        for c in expected:
+            live = ctx.kube.get("apps/v1", c.kind, c.name, c.namespace)
+            if live is None:
+                out.append(f"{c.ref} ({c.release}): missing from the cluster")
+                continue
+            why = rollout_problem(live)
+            if why:
+                out.append(f"{c.ref} ({c.release}): {why}")
+        return out
+
+    bad = _poll(ctx, problems)
+    if bad:
+        return result(
+            NAME, "controllers-ready", False, f"{len(bad)} of {len(expected)} not ready", bad
+        )
+    return result(
+        NAME,
+        "controllers-ready",
+        True,
+        f"{len(expected)} workloads ready",
+        [c.ref for c in expected],
+    )
+
+
+def _kinds(render: Render) -> list[tuple[str, str]]:
+    seen: dict[tuple[str, str], None] = {}
+    for manifest in render.manifests:
+        seen[(manifest["apiVersion"], manifest["kind"])] = None
+    return list(seen)
+
+
+def check_served(ctx: Context) -> Result:
+    kinds = _kinds(ctx.render)
+    missing = [f"{av} {kind}: not served" for av, kind in kinds if not ctx.kube.served(av, kind)]
+    if missing:
+        return result(
+            NAME, "crds-served", False, f"{len(missing)} of {len(kinds)} kinds not served", missing
+        )
+    return result(
+        NAME, "crds-served", True, f"{len(kinds)} kinds served", [f"{a} {k}" for a, k in kinds]
+    )
+
+
+def check_objects(ctx: Context) -> list[Result]:
+    out = []
+    for api_version, kind in _kinds(ctx.render):
+        name = f"objects-match-render/{kind}"
+        if not ctx.wants(name):
+            continue
+        objs = [
+            m for m in ctx.render.manifests if m["apiVersion"] == api_version and m["kind"] == kind
+        ]
+        details: list[str] = []
+        bad = 0
+        try:
+            for obj in objs:
+                meta = obj["metadata"]
+                live = ctx.kube.get(api_version, kind, meta["name"], meta.get("namespace"))
+                lines = object_drift(obj, live)
+                bad += bool(lines)
+                details.extend(lines)
+        except KubeError as exc:
+            out.append(result(NAME, name, False, f"{api_version} {kind}: {exc}"))
+            continue
+        if bad:
+            out.append(
+                result(
+                    NAME,
+                    name,
+                    False,
+                    f"{bad} of {len(objs)} {kind} objects differ from the render",
+                    details,
+                )
+            )
+        else:
+            out.append(result(NAME, name, True, f"{len(objs)} {kind} objects match the render"))
+    return out
+
+
+def _rendered(render: Render, kind: str) -> list[Mapping[str, Any]]:
+    return [m for m in render.manifests if m.get("kind") == kind]
+
+
+def _karpenter_ready(ctx: Context, kind: str, name: str, with_amis: bool) -> Result:
+    objs = _rendered(ctx.render, kind)
+    if not objs:
+        return skip(NAME, name, f"the render has no {kind}")
+
+    def problems() -> list[str]:
+        out = []
+        for obj in objs:
+            live = ctx.kube.get(obj["apiVersion"], kind, obj["metadata"]["name"])
+            ref = _ref(obj)
+            if live is None:
+                out.append(f"{ref}: missing from the cluster")
+                continue
+            ready = condition(live, "Ready")
+            if ready is None or ready.get("status") != "True":
+                state = "no Ready condition" if ready is None else f"Ready={ready.get('status')}"
+                parts = [str((ready or {}).get(k) or "") for k in ("reason", "message")]
+                why = ": ".join(p for p in parts if p)
+                out.append(f"{ref}: {state}" + (f" ({why})" if why else ""))
+            if with_amis and not live.get("status", {}).get("amis"):
+                out.append(f"{ref}: status.amis is empty")
+        return out
+
+    bad = _poll(ctx, problems)
+    if bad:
+        return result(NAME, name, False, f"{len(bad)} problems in {len(objs)} {kind} objects", bad)
+    return result(NAME, name, True, f"{len(objs)} {kind} objects Ready", [_ref(o) for o in objs])
+
+
+def _timed(fn: Callable[[], list[Result]]) -> list[Result]:
+    start = time.monotonic()
+    results = fn()
+    seconds = (time.monotonic() - start) / max(len(results), 1)
+    return [replace(r, seconds=round(seconds, 3)) for r in results]
+
+
+def run(ctx: Context) -> list[Result]:
+    """The phase's checks in order; a check ``--checks`` leaves out is not run."""
+    out: list[Result] = []
+    if ctx.wants("controllers-ready"):
+        out += _timed(lambda: [check_controllers(ctx)])
+    if ctx.wants("crds-served"):
+        out += _timed(lambda: [check_served(ctx)])
+    out += _timed(lambda: check_objects(ctx))
+    if ctx.wants("ec2nodeclasses-ready"):
+        out += _timed(lambda: [_karpenter_ready(ctx, "EC2NodeClass", "ec2nodeclasses-ready", True)])
+    if ctx.wants("nodepools-ready"):
+        out += _timed(lambda: [_karpenter_ready(ctx, "NodePool", "nodepools-ready", False)])
+    return out
+
+
+def planned(ctx: Context) -> list[Planned]:
+    """The phase reads only: nothing to create, no node to launch."""
+    return []
