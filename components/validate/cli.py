@@ -1,0 +1,318 @@
+"""``python -m eks_gpu_platform.validate`` (console script ``eks-gpu-platform-validate``,
+``make validate STACK=...``): validate a deployed stack's cluster against the stack's render.
+
+Exit codes: 0 no check failed; 1 a check failed; 2 bad usage or input (every problem at once,
+each naming the option, the bad value and what is allowed), a missing render, an unreadable
+kubeconfig or a missing Kubernetes client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import secrets
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TextIO
+
+from . import render as render_mod
+from . import report, runner
+from .core import PHASES, Context, KubeError, Options, Render
+
+DEFAULT_PHASES = ("deployment", "scheduling", "security")
+STACK_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+RUN_ID_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?$")
+
+
+class UsageError(Exception):
+    """Bad options: one line per problem."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="eks-gpu-platform-validate",
+        description="Validate a deployed stack's cluster against the stack's render "
+        "(docs/validation.md).",
+    )
+    p.add_argument("--stack", required=True, help="the stack (its render is build/<stack>/)")
+    p.add_argument("--render", help="the render's folder (default build/<stack>)")
+    p.add_argument("--kubeconfig", help="kubeconfig file, JSON or YAML (default $KUBECONFIG)")
+    p.add_argument("--context", help="the kubeconfig context (default its current context)")
+    p.add_argument(
+        "--phases",
+        default=",".join(DEFAULT_PHASES),
+        help=f"comma-separated, of {', '.join(PHASES)} (default %(default)s)",
+    )
+    p.add_argument(
+        "--pool",
+        action="append",
+        default=[],
+        help="a GPU pool opted in to the capacity and performance phases (repeatable)",
+    )
+    p.add_argument(
+        "--checks",
+        action="append",
+        default=[],
+        help="run only the checks matching this glob, by name or <phase>/<name> (repeatable)",
+    )
+    p.add_argument("--cost-cap-usd", default="20", help="the most the run may spend on nodes")
+    p.add_argument("--time-cap-minutes", default="30", help="the longest any one check may wait")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="change nothing: print what each phase would create and what it could cost",
+    )
+    p.add_argument("--report-dir", help="where validate.xml and validate.md go")
+    p.add_argument("--run-id", help="the run's id (default 8 random lowercase hex digits)")
+    p.add_argument(
+        "--delete-leftovers",
+        action="store_true",
+        help="delete objects of older runs found by the pre-flight",
+    )
+    return p
+
+
+@dataclass(frozen=True)
+class Args:
+    options: Options
+    render: Render
+    kubeconfig: str | None
+    context: str | None
+    report_dir: Path
+    run_id: str
+    delete_leftovers: bool
+
+
+def _number(problems: list[str], option: str, text: str, minimum: float, strict: bool) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value or value < minimum or (strict and value == minimum):
+        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+        problems.append(f"{option}: {text!r} is not a number {bound}")
+        return 0.0
+    return value
+
+
+def gpu_pools(render: Render) -> list[str]:
+    pools = render.capacity.get("pools", [])
+    if isinstance(pools, dict):
+        return sorted(pools)
+    return [p["name"] for p in pools if isinstance(p, dict) and "name" in p]
+
+
+def check_args(ns: argparse.Namespace) -> Args:
+    """Every problem of the options at once (``UsageError``), or the run's inputs."""
+    problems: list[str] = []
+    if not STACK_RE.match(ns.stack):
+        problems.append(
+            f"--stack: {ns.stack!r} is not a stack name; allowed: [A-Za-z0-9_.-]{{1,100}}"
+        )
+    phases = [p.strip() for p in ns.phases.split(",") if p.strip()]
+    for phase in phases:
+        if phase not in PHASES:
+            problems.append(f"--phases: {phase!r} is not a phase; allowed: {', '.join(PHASES)}")
+    if not phases:
+        problems.append(f"--phases: {ns.phases!r} names no phase; allowed: {', '.join(PHASES)}")
+    cost = _number(problems, "--cost-cap-usd", ns.cost_cap_usd, 0.0, strict=False)
+    minutes = _number(problems, "--time-cap-minutes", ns.time_cap_minutes, 0.0, strict=True)
+    if ns.run_id is not None and not RUN_ID_RE.match(ns.run_id):
+        problems.append(
+            f"--run-id: {ns.run_id!r} is not a run id; allowed: 1 to 16 lowercase letters, "
+            "digits and '-', starting and ending with a letter or digit"
+        )
+    if ns.kubeconfig is not None and not Path(ns.kubeconfig).is_file():
+        problems.append(f"--kubeconfig: {ns.kubeconfig!r} is not a file")
+    if ns.dry_run and ns.delete_leftovers:
+        problems.append(
+            "--delete-leftovers: not allowed with --dry-run (a dry run changes nothing)"
+        )
+    loaded: Render | None = None
+    if STACK_RE.match(ns.stack):
+        try:
+            loaded = render_mod.load(ns.stack, ns.render)
+        except render_mod.RenderError as exc:
+            problems.append(f"--render: {exc}" if ns.render else str(exc))
+    if loaded is not None:
+        allowed = gpu_pools(loaded)
+        for pool in ns.pool:
+            if pool not in allowed:
+                problems.append(
+                    f"--pool: {pool!r} is not a GPU pool of {ns.stack}; allowed: "
+                    f"{', '.join(allowed) or 'none'}"
+                )
+    if problems or loaded is None:
+        raise UsageError(problems)
+    options = Options(
+        stack=ns.stack,
+        phases=tuple(p for p in PHASES if p in phases),
+        pools=tuple(dict.fromkeys(ns.pool)),
+        cost_cap_usd=cost,
+        time_cap_s=minutes * 60.0,
+        dry_run=ns.dry_run,
+        checks=tuple(ns.checks),
+    )
+    return Args(
+        options=options,
+        render=loaded,
+        kubeconfig=ns.kubeconfig,
+        context=ns.context,
+        report_dir=Path(ns.report_dir) if ns.report_dir else Path("build") / "validate" / ns.stack,
+        run_id=ns.run_id or secrets.token_hex(4),
+        delete_leftovers=ns.delete_leftovers,
+    )
+
+
+class OfflineKube:
+    """The Kube of a dry run without a reachable kubeconfig: every call is an error."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def _fail(self, *args, **kwargs):
+        raise KubeError(0, "Offline", self.why)
+
+    served = get = list = create = delete = logs = _fail
+
+
+def make_kube(args: Args):
+    """The cluster client (``kube.ClientKube``); raises ``UsageError`` when it cannot be had."""
+    try:
+        from .kube import ClientKube, KubeConfigError
+    except ImportError as exc:  # the kubernetes package is the `validate` extra
+        raise UsageError(
+            [
+                f"the validation needs the Kubernetes client ({exc}): "
+                "pip install 'eks-gpu-platform[validate]' (or -r requirements.txt)"
+            ]
+        ) from exc
+    try:
+        return ClientKube(args.kubeconfig, args.context)
+    except (KubeConfigError, ImportError) as exc:
+        raise UsageError([str(exc)]) from exc
+
+
+def _money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def print_plan(
+    ctx: Context, phases: Sequence[ModuleType], prices: ModuleType | None, out: TextIO
+) -> float | None:
+    """The dry run: per phase what ``planned(ctx)`` would create and the nodes it may launch,
+    with the price estimate of each (``prices.estimate_usd``) and the total against the cost
+    cap. Returns the total (None when a price is unknown)."""
+    region = ctx.render.region or "unknown"
+    print(f"Dry run of {ctx.options.stack} (run {ctx.run_id}): nothing is created.", file=out)
+    if prices is not None:
+        print(f"Prices: {prices.SOURCE} (retrieved {prices.RETRIEVED}), region {region}.", file=out)
+    else:
+        print("Prices: no price table (eks_gpu_platform.validate.prices) installed.", file=out)
+    total: float | None = 0.0
+    for module in phases:
+        print("", file=out)
+        planned = [
+            p for p in module.planned(ctx) if runner.selected(ctx.options.checks, p.phase, p.check)
+        ]
+        if not planned:
+            print(f"{module.NAME}: reads only, creates nothing", file=out)
+            continue
+        print(f"{module.NAME}:", file=out)
+        for p in planned:
+            pool = f" (pool {p.pool})" if p.pool else ""
+            print(f"  {p.check}{pool}:", file=out)
+            for obj in p.objects:
+                print(f"    creates {obj}", file=out)
+            if not p.nodes:
+                continue
+            types = ", ".join(p.instance_types) or "any type"
+            line = (
+                f"    launches up to {p.nodes} node(s) of {types} for up to {p.max_minutes:g} min"
+            )
+            cost = prices.estimate_usd(p, region) if prices is not None else None
+            if cost is None:
+                line += ": no price"
+                total = None
+            else:
+                line += f": at most {_money(cost)}"
+                total = None if total is None else total + cost
+            print(line, file=out)
+    cap = ctx.options.cost_cap_usd
+    print("", file=out)
+    if total is None:
+        print(f"Total: unknown (a type has no price in {region}); cost cap {_money(cap)}", file=out)
+    elif total > cap:
+        print(f"Total: at most {_money(total)}, over the cost cap of {_money(cap)}", file=out)
+    else:
+        print(f"Total: at most {_money(total)}, within the cost cap of {_money(cap)}", file=out)
+    return total
+
+
+def _prices() -> ModuleType | None:
+    try:
+        from . import prices
+    except ImportError:
+        return None
+    return prices
+
+
+def _load(names: Sequence[str], importer) -> list[ModuleType]:
+    missing = []
+    for name in names:
+        try:
+            importer(runner.module_name(name))
+        except ModuleNotFoundError as exc:
+            if exc.name != runner.module_name(name):
+                raise
+            missing.append(
+                f"--phases: {name!r} is not available in this install (no module {exc.name})"
+            )
+    if missing:
+        raise UsageError(missing)
+    return runner.load_phases(names, importer)
+
+
+def main(argv: Sequence[str] | None = None, *, importer=None, kube=None, out=None) -> int:
+    """The command; ``importer`` (phase modules) and ``kube`` are the tests' seams."""
+    out = out or sys.stdout
+    try:
+        ns = parser().parse_args(argv)
+        args = check_args(ns)
+        phases = _load(args.options.phases, importer or runner.importlib.import_module)
+        if kube is None:
+            try:
+                kube = make_kube(args)
+            except UsageError:
+                if not args.options.dry_run:
+                    raise
+                kube = OfflineKube("a dry run without a cluster")
+    except UsageError as exc:
+        for problem in exc.problems:
+            print(f"eks-gpu-platform-validate: {problem}", file=sys.stderr)
+        return 2
+    ctx = Context(
+        kube=kube,
+        render=args.render,
+        options=args.options,
+        run_id=args.run_id,
+        namespace=runner.run_namespace(args.run_id),
+    )
+    if args.options.dry_run:
+        print_plan(ctx, phases, _prices(), out)
+        return 0
+    results = runner.run(ctx, phases, delete_leftovers=args.delete_leftovers)
+    xml_path, md_path = report.write(args.report_dir, args.options.stack, args.run_id, results)
+    print(report.headline(args.options.stack, results), file=out)
+    for r in results:
+        if r.status != "pass":
+            print(f"  {r.status} {r.phase}/{r.name}: {r.reason}", file=out)
+    print(f"Reports: {xml_path} {md_path}", file=out)
+    return runner.exit_code(results)
