@@ -1,0 +1,35 @@
+"""The stacks' renders on disk (``make render``'s output, written once per session into a
+temporary folder by the offline render itself), for the loader, the CLI and the deployment
+phase's tests."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from eks_gpu_platform.offline.render import main as render_main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def render_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``render_dir(stack)``: the folder ``make render STACK=<stack>`` would write."""
+    made: dict[str, Path] = {}
+
+    def get(stack: str = "dev") -> Path:
+        if stack not in made:
+            out = tmp_path_factory.mktemp("render") / stack
+            with contextlib.redirect_stdout(io.StringIO()):
+                code = render_main(
+                    ["--project-dir", str(REPO), "--stack", stack, "--out", str(out)]
+                )
+            assert code == 0
+            made[stack] = out
+        return made[stack]
+
+    return get
