@@ -83,6 +83,8 @@ def junit_xml(stack: str, run_id: str, results: Sequence[Result]) -> str:
 
 
 def _cell(text: str) -> str:
+    # A table cell: no pipe, no line break, no raw HTML (GitHub drops unknown tags).
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("|", "\\|").replace("\n", " ")
 
 
