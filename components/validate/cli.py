@@ -239,7 +239,10 @@ def print_plan(
             )
             cost = prices.estimate_usd(p, region) if prices is not None else None
             if cost is None:
-                line += ": no price"
+                why = getattr(prices, "unpriced_reason", None)
+                reasons = [why(region, t) for t in p.instance_types] if why else []
+                reason = next((r for r in reasons if r), None)
+                line += f": no price ({reason})" if reason else ": no price"
                 total = None
             else:
                 line += f": at most {_money(cost)}"
