@@ -103,7 +103,8 @@ def _ref(obj: dict) -> str:
 
 
 def find_leftovers(ctx: Context) -> list[dict]:
-    """Objects of older runs: the managed-by label with a run id other than this run's."""
+    """Objects of older runs: the managed-by label with a run id other than this run's, not
+    already being deleted (a namespace stays ``Terminating`` while its content goes)."""
     out = []
     for api_version, kind in LEFTOVER_KINDS:
         if not ctx.kube.served(api_version, kind):
@@ -112,7 +113,9 @@ def find_leftovers(ctx: Context) -> list[dict]:
             api_version, kind, label_selector=f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}"
         ):
             labels = obj.get("metadata", {}).get("labels", {}) or {}
-            if labels.get(RUN_LABEL) != ctx.run_id:
+            if labels.get(RUN_LABEL) != ctx.run_id and not obj["metadata"].get(
+                "deletionTimestamp"
+            ):
                 out.append(obj)
     return out
 

@@ -219,9 +219,15 @@ def leftover(kind: str, api_version: str, name: str, run_id: str) -> dict:
     }
 
 
+def terminating(obj: dict) -> dict:
+    obj["metadata"]["deletionTimestamp"] = "2026-11-25T20:00:00Z"
+    return obj
+
+
 def older_run_kube() -> FakeKube:
     return FakeKube(
         [
+            terminating(leftover("Namespace", "v1", "validate-eeee0000", "eeee0000")),
             leftover("Namespace", "v1", "validate-ffff0000", "ffff0000"),
             leftover("Queue", "scheduling.run.ai/v2", "validate-ffff0000-q", "ffff0000"),
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "research-batch"}},
@@ -254,7 +260,7 @@ def test_delete_leftovers_deletes_them_and_nothing_else() -> None:
         "pass",
         "deleted 2 objects of older runs",
     )
-    assert stored(kube) == ["research-batch"]
+    assert stored(kube) == ["research-batch", "validate-eeee0000"]
 
 
 def test_load_phases_imports_by_name_in_phase_order() -> None:
