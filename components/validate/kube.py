@@ -44,6 +44,12 @@ def _message(exc: Exception) -> tuple[int, str, str]:
     return status, reason, message
 
 
+def _short(exc: Exception) -> str:
+    """The innermost reason of a connection error (urllib3 wraps it twice)."""
+    reason = getattr(exc, "reason", None)
+    return str(reason) if reason is not None else str(exc)
+
+
 class ClientKube:
     """``core.Kube`` over one API server."""
 
@@ -59,23 +65,37 @@ class ClientKube:
             where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
             raise KubeConfigError(f"--kubeconfig {where}: {exc}") from exc
         self._api_client = api_client
-        self._dynamic = dynamic.DynamicClient(api_client)
+        # The dynamic client reads the server's version and discovery at once.
+        from kubernetes.client.rest import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            self._dynamic = dynamic.DynamicClient(api_client)
+        except (ApiException, HTTPError, OSError) as exc:
+            where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
+            server = api_client.configuration.host
+            raise KubeConfigError(
+                f"--kubeconfig {where}: cannot reach the API server {server}: {_short(exc)}"
+            ) from exc
 
     def _resource(self, api_version: str, kind: str) -> Any:
         from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
         try:
-            return self._dynamic.resources.get(api_version=api_version, kind=kind)
+            return self._call(self._dynamic.resources.get, api_version=api_version, kind=kind)
         except ResourceNotFoundError as exc:
             raise KubeError(404, "NotFound", f"{api_version} {kind} is not served") from exc
 
     def _call(self, fn, *args, **kwargs) -> Any:
         from kubernetes.client.rest import ApiException
+        from urllib3.exceptions import HTTPError
 
         try:
             return fn(*args, **kwargs)
         except ApiException as exc:
             raise KubeError(*_message(exc)) from exc
+        except (HTTPError, OSError) as exc:  # the connection, not the API
+            raise KubeError(0, "Unreachable", _short(exc)) from exc
 
     def served(self, api_version: str, kind: str) -> bool:
         try:

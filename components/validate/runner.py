@@ -113,9 +113,7 @@ def find_leftovers(ctx: Context) -> list[dict]:
             api_version, kind, label_selector=f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}"
         ):
             labels = obj.get("metadata", {}).get("labels", {}) or {}
-            if labels.get(RUN_LABEL) != ctx.run_id and not obj["metadata"].get(
-                "deletionTimestamp"
-            ):
+            if labels.get(RUN_LABEL) != ctx.run_id and not obj["metadata"].get("deletionTimestamp"):
                 out.append(obj)
     return out
 
