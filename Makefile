@@ -20,7 +20,7 @@ ifneq ($(OUT),)
 RENDER_ARGS += --out $(OUT)
 endif
 
-.PHONY: venv render test lint format snapshot bench clean docs plan security-scan conformance \
+.PHONY: venv render validate test lint format snapshot bench clean docs plan security-scan conformance \
 	conformance-bins conformance-inputs conformance-probe
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -32,6 +32,19 @@ venv: $(VENV)/.installed
 
 render: venv
 	$(PY) -m eks_gpu_platform.offline $(RENDER_ARGS)
+
+# Validate a deployed stack's cluster against its render (docs/validation.md): the render is made
+# first from the same stack file. KUBECONFIG (one file; default $KUBECONFIG or ~/.kube/config),
+# PHASES (comma-separated; default deployment,scheduling,security), DRY_RUN=1 (print the plan and
+# its cost, change nothing), VALIDATE_ARGS (any other option, e.g. --pool gpu-spot).
+KUBECONFIG ?=
+PHASES ?=
+DRY_RUN ?=
+VALIDATE_ARGS ?=
+validate: render
+	$(PY) -m eks_gpu_platform.validate --stack $(STACK) $(if $(OUT),--render $(OUT)) \
+		$(if $(KUBECONFIG),--kubeconfig $(KUBECONFIG)) $(if $(PHASES),--phases $(PHASES)) \
+		$(if $(filter 1,$(DRY_RUN)),--dry-run) $(VALIDATE_ARGS)
 
 lint: venv
 	$(PY) -m ruff check .

@@ -172,7 +172,8 @@ def check_args(ns: argparse.Namespace) -> Args:
 
 
 class OfflineKube:
-    """The Kube of a dry run without a reachable kubeconfig: every call is an error."""
+    """The Kube of a dry run: every call is an error (a phase's ``planned`` reads the render
+    only)."""
 
     def __init__(self, why: str) -> None:
         self.why = why
@@ -291,12 +292,8 @@ def main(argv: Sequence[str] | None = None, *, importer=None, kube=None, out=Non
         args = check_args(ns)
         phases = _load(args.options.phases, importer or runner.importlib.import_module)
         if kube is None:
-            try:
-                kube = make_kube(args)
-            except UsageError:
-                if not args.options.dry_run:
-                    raise
-                kube = OfflineKube("a dry run without a cluster")
+            # A dry run plans from the render alone: it never talks to the cluster.
+            kube = OfflineKube("a dry run makes no API call") if ns.dry_run else make_kube(args)
     except UsageError as exc:
         for problem in exc.problems:
             print(f"eks-gpu-platform-validate: {problem}", file=sys.stderr)
