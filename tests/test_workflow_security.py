@@ -63,7 +63,13 @@ EXPECTED = {
         ("main", job): (
             {"contents": "read", "id-token": "write"},
             "${{ matrix.stack }}",
-            {"AWS_DEPLOY_ROLE_ARN", "PULUMI_ORG", "PULUMI_DEPLOY_TEAM", "PULUMI_BACKEND_URL"},
+            {
+                "AWS_DEPLOY_ROLE_ARN",
+                "PULUMI_ORG",
+                "PULUMI_DEPLOY_TEAM",
+                "PULUMI_BACKEND_URL",
+                "VALIDATE_PHASES",
+            },
             set(),
         )
         for job in ("up-first", "up-middle", "up-last")

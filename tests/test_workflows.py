@@ -266,6 +266,8 @@ def test_the_three_deploy_waves_run_the_same_job():
         "aws-actions/configure-aws-credentials",
         "pulumi/auth-actions",
         "pulumi/actions",
+        "Validate the cluster",
+        "actions/upload-artifact",
     ]
     assert [n for n in names if n in order] == order
     assert step(first, "Offline render and policy check")["run"] == 'make render STACK="$STACK"'
@@ -427,7 +429,13 @@ def header(path: Path) -> str:
         ),
         (
             "main.yml",
-            {"AWS_DEPLOY_ROLE_ARN", "PULUMI_ORG", "PULUMI_DEPLOY_TEAM", "PULUMI_BACKEND_URL"},
+            {
+                "AWS_DEPLOY_ROLE_ARN",
+                "PULUMI_ORG",
+                "PULUMI_DEPLOY_TEAM",
+                "PULUMI_BACKEND_URL",
+                "VALIDATE_PHASES",
+            },
         ),
     ],
 )
@@ -698,3 +706,87 @@ def test_deploy_jobs_outlast_every_wait_ci_lets_through():
     }
     assert "git fetch" not in gate["run"]
     assert 'make plan STACK="$STACK" BASE="$BASE"' in gate["run"]
+
+
+# --- the validation after `pulumi up` (issue 24) -----------------------------------------------
+
+VALIDATE = step(MAIN["jobs"]["up-first"], "Validate the cluster")
+
+FAKE_PULUMI = """#!/bin/sh
+echo "$@" > "$CALLS/pulumi"
+echo '{"apiVersion": "v1", "kind": "Config"}'
+"""
+# Stands in for .venv/bin/python: records its arguments and the kubeconfig's mode, writes a
+# report and exits with $FAKE_STATUS.
+FAKE_PYTHON = """#!/bin/sh
+echo "$@" > "$CALLS/python"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kubeconfig) stat -c %a "$2" > "$CALLS/mode"; cp "$2" "$CALLS/kubeconfig";;
+    --report-dir) mkdir -p "$2"; echo "dev: 3 passed, 1 failed, 0 skipped" > "$2/validate.md";;
+  esac
+  shift
+done
+exit "$FAKE_STATUS"
+"""
+
+
+def run_validate_step(tmp_path: Path, status: int) -> tuple[subprocess.CompletedProcess, Path]:
+    bin_dir, calls, work, temp = (tmp_path / d for d in ("bin", "calls", "work", "temp"))
+    for d in (bin_dir, calls, work / ".venv" / "bin", temp):
+        d.mkdir(parents=True)
+    for path, text in ((bin_dir / "pulumi", FAKE_PULUMI), (work / ".venv/bin/python", FAKE_PYTHON)):
+        path.write_text(text)
+        path.chmod(0o755)
+    summary = tmp_path / "summary.md"
+    summary.write_text("before\n")
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "CALLS": str(calls),
+        "FAKE_STATUS": str(status),
+        "RUNNER_TEMP": str(temp),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "STACK": "dev",
+        "STACK_NAME": "acme/eks-gpu-platform/dev",
+        "VALIDATE_PHASES": "deployment,scheduling",
+    }
+    proc = subprocess.run(
+        [*BASH, VALIDATE["run"]], cwd=work, env=env, capture_output=True, text=True, timeout=60
+    )
+    return proc, tmp_path
+
+
+def test_the_validation_step_is_switched_per_stack_by_its_environment_variable():
+    assert VALIDATE["if"] == "vars.VALIDATE_PHASES != ''"
+    assert VALIDATE["env"] == {
+        "VALIDATE_PHASES": "${{ vars.VALIDATE_PHASES }}",
+        "STACK_NAME": "${{ steps.settings.outputs.stack-name }}",
+    }
+    assert "${{" not in VALIDATE["run"]
+    upload = uses(MAIN["jobs"]["up-first"], "actions/upload-artifact")
+    assert upload["if"] == "always() && steps.validate.outcome != 'skipped'"
+    assert upload["with"] == {
+        "name": "validate-${{ matrix.stack }}",
+        "path": "build/validate/${{ matrix.stack }}",
+        "if-no-files-found": "ignore",
+    }
+
+
+@pytest.mark.parametrize("status", [0, 1, 2])
+def test_the_validation_step_runs_the_cli_with_the_stack_output_kubeconfig(tmp_path, status):
+    proc, root = run_validate_step(tmp_path, status)
+    assert proc.returncode == status, proc.stderr
+    calls = root / "calls"
+    assert (calls / "pulumi").read_text() == (
+        "stack output kubeconfig --show-secrets --stack acme/eks-gpu-platform/dev\n"
+    )
+    kubeconfig = root / "temp" / "kubeconfig.json"
+    assert (calls / "python").read_text() == (
+        f"-m eks_gpu_platform.validate --stack dev --phases deployment,scheduling --kubeconfig "
+        f"{kubeconfig} --report-dir build/validate/dev --delete-leftovers\n"
+    )
+    assert (calls / "kubeconfig").read_text() == '{"apiVersion": "v1", "kind": "Config"}\n'
+    assert (calls / "mode").read_text() == "600\n"
+    assert not kubeconfig.exists()  # deleted when the step ends, whatever the result
+    # The report goes to the job's summary also when a check failed.
+    assert (root / "summary.md").read_text() == "before\ndev: 3 passed, 1 failed, 0 skipped\n"
