@@ -197,7 +197,7 @@ def make_kube(args: Args):
         ) from exc
     try:
         return ClientKube(args.kubeconfig, args.context)
-    except (KubeConfigError, ImportError) as exc:
+    except KubeConfigError as exc:
         raise UsageError([str(exc)]) from exc
 
 
