@@ -229,6 +229,9 @@ def print_plan(
         print(f"{module.NAME}:", file=out)
         for p in planned:
             pool = f" (pool {p.pool})" if p.pool else ""
+            if not p.objects and not p.nodes:
+                print(f"  {p.check}{pool}: reads only", file=out)
+                continue
             print(f"  {p.check}{pool}:", file=out)
             for obj in p.objects:
                 print(f"    creates {obj}", file=out)
