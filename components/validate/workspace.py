@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .core import FAIL, Context, Result
+from .core import FAIL, Context, Planned, Result
 from .probes import SERVICE_ACCOUNT, service_account
 
 
@@ -35,3 +35,17 @@ def timed(ctx: Context, phase: str, name: str, check: Callable[[], Result]) -> R
     except Exception as exc:  # a check never raises to the runner
         return Result(phase, name, FAIL, f"{type(exc).__name__}: {exc}", (), ctx.clock() - start)
     return Result(out.phase, out.name, out.status, out.reason, out.details, ctx.clock() - start)
+
+
+def first_listed(planned: list[Planned]) -> list[Planned]:
+    """``planned`` with each object listed only under the first check that creates it (the run
+    namespace and ServiceAccount of a queue are created once per run)."""
+    seen: set[str] = set()
+    out = []
+    for p in planned:
+        objects = tuple(o for o in p.objects if o not in seen)
+        seen.update(objects)
+        out.append(
+            Planned(p.phase, p.check, objects, p.pool, p.instance_types, p.nodes, p.max_minutes)
+        )
+    return out

@@ -103,13 +103,17 @@ def make_ctx(
         helm={},
         outputs={},
     )
-    clock = iter(range(0, 10_000_000, 1))
+    now = [0.0]  # a clock that moves only when the check sleeps
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
     return Context(
         kube=kube,
         render=render,
         options=Options(stack="dev", **options),
         run_id=RUN,
         namespace="validate-r1",
-        clock=lambda: float(next(clock)),
-        sleep=lambda s: None,
+        clock=lambda: now[0],
+        sleep=sleep,
     )
