@@ -510,7 +510,8 @@ def _watch_over_limit(
             OVER_LIMIT_CHECK,
             False,
             f"KAI did not mark the job {OVER_LIMIT} within {waited:g} s (PodScheduled: "
-            f"{condition.get('reason', 'none')} {condition.get('message', '')})".rstrip(),
+            + " ".join(x for x in (condition.get("reason", "none"), condition.get("message")) if x)
+            + ")",
             details,
         )
     if pod.get("spec", {}).get("nodeName"):
