@@ -24,7 +24,7 @@ from ..scheduler.constants import (
 from . import gangs
 from .core import Context, KubeError, Planned, Result, result, skip
 from .probes import disruption_policy, probe_pod, queue_namespaces, vap_denial
-from .workspace import first_listed, queue_workspace, timed, workspace_objects
+from .workspace import first_listed, queue_workspace, timed, wants, workspace_objects
 
 NAME = "scheduling"
 # KAI v0.16.8's binder creates its GPU reservation pods with the annotation itself
@@ -188,18 +188,24 @@ def _system_pods_check(ctx: Context) -> Result:
 
 
 def run(ctx: Context) -> list[Result]:
+    """The phase's checks in order; a check ``--checks`` leaves out is not run."""
     out: list[Result] = []
-    namespaces = queue_namespaces(ctx.render.manifests)
     policy = disruption_policy(ctx.render.manifests)
-    for queue, _, _ in namespaces:
+    for queue, _, _ in queue_namespaces(ctx.render.manifests):
         check = f"do-not-disrupt/{queue}"
+        if not wants(ctx, check):
+            continue
         if policy is None:
             out.append(skip(NAME, check, "the render has no do-not-disrupt admission policy"))
             continue
         out.append(timed(ctx, NAME, check, lambda q=queue: _disruption_check(ctx, q, policy)))
-    out.append(timed(ctx, NAME, "system-pods-not-annotated", lambda: _system_pods_check(ctx)))
-    out.append(timed(ctx, NAME, gangs.GANG_CHECK, lambda: gangs.gang_check(ctx)))
-    out.append(timed(ctx, NAME, gangs.OVER_LIMIT_CHECK, lambda: gangs.over_limit_check(ctx)))
+    for check, fn in (
+        ("system-pods-not-annotated", lambda: _system_pods_check(ctx)),
+        (gangs.GANG_CHECK, lambda: gangs.gang_check(ctx)),
+        (gangs.OVER_LIMIT_CHECK, lambda: gangs.over_limit_check(ctx)),
+    ):
+        if wants(ctx, check):
+            out.append(timed(ctx, NAME, check, fn))
     return out
 
 

@@ -28,6 +28,8 @@ Checks:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .core import Context, KubeError, Planned, Result, result, skip
 from .probes import (
     PROBE_CONTAINER,
@@ -38,7 +40,7 @@ from .probes import (
     toleration_policy,
     vap_denial,
 )
-from .workspace import queue_workspace, timed, workspace_objects
+from .workspace import queue_workspace, timed, wants, workspace_objects
 
 NAME = "security"
 NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
@@ -232,31 +234,34 @@ def _pod_security_check(ctx: Context, queue: str, namespace: str, labels: dict) 
 
 
 def run(ctx: Context) -> list[Result]:
+    """The phase's checks in order; a check ``--checks`` leaves out is not run."""
     namespaces = queue_namespaces(ctx.render.manifests)
     if not namespaces:
         return [skip(NAME, "queues", "the render has no queue namespace")]
     policy = toleration_policy(ctx.render.manifests)
-    out: list[Result] = []
+    checks: list[tuple[str, Callable[[], Result]]] = []
     for queue, _, _ in namespaces:
-        check = f"nvidia-visible-devices-blocked/{queue}"
-        out.append(timed(ctx, NAME, check, lambda q=queue: _visible_devices_check(ctx, q)))
+        checks.append(
+            (
+                f"nvidia-visible-devices-blocked/{queue}",
+                lambda q=queue: _visible_devices_check(ctx, q),
+            )
+        )
     for queue, _, _ in namespaces:
-        check = f"system-node-toleration-denied/{queue}"
+        name = f"system-node-toleration-denied/{queue}"
         if policy is None:
-            out.append(skip(NAME, check, "the render has no tenant toleration policy"))
-            continue
-        out.append(timed(ctx, NAME, check, lambda q=queue: _toleration_check(ctx, q, policy)))
+            reason = "the render has no tenant toleration policy"
+            checks.append((name, lambda n=name, r=reason: skip(NAME, n, r)))
+        else:
+            checks.append((name, lambda q=queue: _toleration_check(ctx, q, policy)))
     for queue, namespace, labels in namespaces:
-        check = f"pod-security/{namespace}"
-        out.append(
-            timed(
-                ctx,
-                NAME,
-                check,
+        checks.append(
+            (
+                f"pod-security/{namespace}",
                 lambda q=queue, n=namespace, lb=labels: _pod_security_check(ctx, q, n, lb),
             )
         )
-    return out
+    return [timed(ctx, NAME, name, fn) for name, fn in checks if wants(ctx, name)]
 
 
 def _dry(namespace: str, name: str) -> str:

@@ -596,3 +596,11 @@ def test_scheduling_planned_with_gpu_pools(prices, render_dir):
             max_minutes=3.0,
         ),
     ]
+
+
+def test_a_gang_left_out_by_checks_creates_nothing(prices, render_dir):
+    kube = FakeKube([])
+    ctx = ctx_for(kube, render_dir)
+    ctx.wants = lambda check: check == "system-pods-not-annotated"
+    assert [r.name for r in scheduling.run(ctx)] == ["system-pods-not-annotated"]
+    assert not [c for c in kube.calls if c[0] == "create"]

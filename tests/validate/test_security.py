@@ -397,3 +397,12 @@ def test_planned_lists_what_run_creates():
     ]
     listed = [o.removesuffix(" (dry-run)") for p in security.planned(ctx) for o in p.objects]
     assert made == listed
+
+
+def test_checks_left_out_by_checks_are_not_run():
+    kube = cluster()
+    ctx = make_ctx(kube, [QUEUE_NAMESPACE, TOLERATION_POLICY])
+    ctx.wants = lambda check: check.startswith("pod-security/")  # Context.wants (validate)
+    assert [r.name for r in security.run(ctx)] == [f"pod-security/{NAMESPACE}"]
+    dry = [c[1][3] for c in kube.calls if c[0] == "create" and c[2]]
+    assert dry == ["validate-r1-privileged", "validate-r1-restricted"]
