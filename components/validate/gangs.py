@@ -63,8 +63,8 @@ OVER_LIMIT_CHECK = "over-limit-stays-pending"
 GANG_SIZE = 2
 POLL_S = 10.0
 # How long KAI may take to mark the over-limit pod: its scheduling cycle runs every second by
-# default (kai-scheduler v0.16.8 cmd/scheduler/app/options: schedule-period 1s); a minute is
-# generous and bounded by the time cap.
+# default (kai-scheduler v0.16.8 cmd/scheduler/app/options/options.go L33, L105
+# ``--schedule-period``); two minutes is generous, and bounded by the time cap.
 KAI_MARK_TIMEOUT_S = 120.0
 # How long Karpenter is watched after KAI marked the pod Unschedulable: its provisioner batches
 # pending pods for at most BATCH_MAX_DURATION (default 10 s; karpenter v1.14.1
