@@ -91,6 +91,8 @@ def run(ctx: Context) -> list[Result]:
         if pool.name not in ctx.options.pools:
             results.append(skip(NAME, pool.name, f"not opted in (--pool {pool.name})"))
             continue
+        if not _wanted(ctx, pool.name):
+            continue  # left out by --checks: nothing created, no result
         if not ctx.kube.served(nccl.MPIJOB_API, nccl.MPIJOB_KIND):
             results.append(
                 skip(
@@ -109,6 +111,12 @@ def run(ctx: Context) -> list[Result]:
         spent += cost
         results.append(dataclasses.replace(outcome, seconds=ctx.clock() - start))
     return results
+
+
+def _wanted(ctx: Context, check: str) -> bool:
+    # ``Context.wants`` (--checks), where the core provides it
+    wants = getattr(ctx, "wants", None)
+    return wants(check) if wants is not None else True
 
 
 def _fail(pool: gpu_specs.Pool, reason: str, details: list[str]) -> Result:

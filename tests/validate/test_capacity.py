@@ -330,3 +330,13 @@ def test_the_margin_is_karpenters_delays_plus_the_poll():
     # podevents dedupeTimeout 10 s + disruption pollingPeriod 10 s + commandValidationDelay 15 s
     # + this check's 5 s poll (sigs.k8s.io/karpenter v1.14.1, cited in capacity.py)
     assert capacity.CONSOLIDATION_MARGIN_S == 40.0
+
+
+def test_a_check_left_out_by_checks_creates_nothing():
+    # Context.wants (--checks) comes with the validate branch's core; set on the instance here
+    clock = Clock()
+    kube = g6_cluster(clock)
+    ctx = context(kube, g6_render(), clock, pools=("inference",))
+    ctx.wants = lambda check: check != "inference"
+    assert capacity.run(ctx) == []
+    assert [c for c in kube.calls if c[0] == "create"] == []

@@ -266,3 +266,12 @@ def test_the_mpijob_is_the_platform_s_reference_test_for_the_pool():
     launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     assert launcher["args"][2:4] == ["-np", "16"]
     assert clock() == 0.0
+
+
+def test_a_check_left_out_by_checks_creates_nothing():
+    clock = Clock()
+    kube = cluster(clock, EFA_LOG)
+    ctx = context(kube, efa_render(), clock, pools=("train-efa",), cost_cap_usd=200.0)
+    ctx.wants = lambda check: check != "train-efa"
+    assert performance.run(ctx) == []
+    assert [c for c in kube.calls if c[0] == "create"] == []
