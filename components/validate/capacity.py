@@ -70,7 +70,6 @@ def planned(ctx: Context) -> list[Planned]:
 def run(ctx: Context) -> list[Result]:
     region = gpu_specs.region(ctx.render)
     results: list[Result] = []
-    spent = 0.0
     for pool in gpu_specs.pools(ctx.render.capacity, ctx.render.manifests).values():
         if pool.name not in ctx.options.pools:
             results.append(skip(NAME, pool.name, f"not opted in (--pool {pool.name})"))
@@ -79,10 +78,10 @@ def run(ctx: Context) -> list[Result]:
             continue  # left out by --checks: nothing created, no result
         start = ctx.clock()
         try:
-            outcome, cost = _check(ctx, pool, region, spent)
+            outcome, cost = _check(ctx, pool, region, prices.committed_usd(ctx))
         except Exception as exc:  # a check never raises to the runner
             outcome, cost = result(NAME, pool.name, False, f"unexpected error: {exc!r}"), 0.0
-        spent += cost
+        prices.commit_usd(ctx, cost)
         results.append(dataclasses.replace(outcome, seconds=ctx.clock() - start))
     return results
 
@@ -139,7 +138,7 @@ def _check(
         return _fail(
             pool,
             f"estimated ${estimate:.2f} ({itype} for up to {plan.max_minutes:g} min; "
-            f"${spent + estimate:.2f} for the phase so far) is above the cost cap "
+            f"${spent + estimate:.2f} for the run so far) is above the cost cap "
             f"${ctx.options.cost_cap_usd:.2f}; nothing created",
             details,
         ), 0.0

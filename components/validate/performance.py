@@ -86,7 +86,6 @@ def run(ctx: Context) -> list[Result]:
         return [skip(NAME, NO_EFA_CHECK, "the render has no EFA pool")]
     region = gpu_specs.region(ctx.render)
     results: list[Result] = []
-    spent = 0.0
     for pool in pools:
         if pool.name not in ctx.options.pools:
             results.append(skip(NAME, pool.name, f"not opted in (--pool {pool.name})"))
@@ -105,10 +104,10 @@ def run(ctx: Context) -> list[Result]:
             continue
         start = ctx.clock()
         try:
-            outcome, cost = _check(ctx, pool, region, spent)
+            outcome, cost = _check(ctx, pool, region, prices.committed_usd(ctx))
         except Exception as exc:  # a check never raises to the runner
             outcome, cost = result(NAME, pool.name, False, f"unexpected error: {exc!r}"), 0.0
-        spent += cost
+        prices.commit_usd(ctx, cost)
         results.append(dataclasses.replace(outcome, seconds=ctx.clock() - start))
     return results
 
@@ -168,7 +167,7 @@ def _check(
         return _fail(
             pool,
             f"estimated ${estimate:.2f} ({nccl.NODES} x {plan.instance_types[0]} for up to "
-            f"{plan.max_minutes:g} min; ${spent + estimate:.2f} for the phase so far) is above the "
+            f"{plan.max_minutes:g} min; ${spent + estimate:.2f} for the run so far) is above the "
             f"cost cap ${ctx.options.cost_cap_usd:.2f}; nothing created",
             details,
         ), 0.0

@@ -120,6 +120,21 @@ def estimate_usd(planned: Planned, region: str) -> float | None:
     return planned.nodes * max(hourly) * planned.max_minutes / 60.0
 
 
+# The estimates of the checks that created something in this run, summed across phases (capacity
+# then performance), kept on the run's Context so the cost cap bounds the run, not each phase.
+_COMMITTED_ATTR = "_validate_committed_usd"
+
+
+def committed_usd(ctx) -> float:
+    """What the run's earlier checks were estimated to cost (0.0 before any)."""
+    return getattr(ctx, _COMMITTED_ATTR, 0.0)
+
+
+def commit_usd(ctx, usd: float) -> None:
+    """Add a check's estimate to the run's total once it created something."""
+    setattr(ctx, _COMMITTED_ATTR, committed_usd(ctx) + usd)
+
+
 def describe(planned: Planned, region: str) -> str:
     """The estimate as a report line: figures, or "no price" naming the unpriced types."""
     estimate = estimate_usd(planned, region)

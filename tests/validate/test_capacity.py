@@ -113,13 +113,13 @@ def test_above_the_cost_cap_nothing_is_created():
     [res] = run(kube, g6_render(), clock, cost_cap_usd=0.25)
     assert (res.status, res.reason) == (
         "fail",
-        "estimated $0.40 (g6.xlarge for up to 30 min; $0.40 for the phase so far) is above the "
+        "estimated $0.40 (g6.xlarge for up to 30 min; $0.40 for the run so far) is above the "
         "cost cap $0.25; nothing created",
     )
     assert [c for c in kube.calls if c[0] == "create"] == []
 
 
-def test_the_phase_total_counts_against_the_cost_cap():
+def test_the_run_total_counts_against_the_cost_cap():
     clock = Clock()
     two = render(
         [pool_entry("a", {"g6.xlarge": {"nvidia.com/gpu": 1}}), pool_entry("b", G6)],
@@ -131,7 +131,7 @@ def test_the_phase_total_counts_against_the_cost_cap():
     assert first.status == "pass", first
     assert (second.status, second.reason) == (
         "fail",
-        "estimated $0.40 (g6.xlarge for up to 30 min; $0.80 for the phase so far) is above the "
+        "estimated $0.40 (g6.xlarge for up to 30 min; $0.80 for the run so far) is above the "
         "cost cap $0.50; nothing created",
     )
 

@@ -180,7 +180,7 @@ def test_above_the_cost_cap_nothing_is_created():
     [res] = run(kube, clock, cost_cap_usd=20.0)
     assert (res.status, res.reason) == (
         "fail",
-        "estimated $64.21 (2 x p5.48xlarge for up to 35 min; $64.21 for the phase so far) is above "
+        "estimated $64.21 (2 x p5.48xlarge for up to 35 min; $64.21 for the run so far) is above "
         "the cost cap $20.00; nothing created",
     )
     assert [c for c in kube.calls if c[0] == "create"] == []
@@ -275,3 +275,26 @@ def test_a_check_left_out_by_checks_creates_nothing():
     ctx.wants = lambda check: check != "train-efa"
     assert performance.run(ctx) == []
     assert [c for c in kube.calls if c[0] == "create"] == []
+
+
+def test_what_earlier_phases_committed_counts_against_the_cost_cap():
+    clock = Clock()
+    kube = cluster(clock, EFA_LOG)
+    ctx = context(kube, efa_render(), clock, pools=("train-efa",), cost_cap_usd=64.5)
+    prices.commit_usd(ctx, 0.4024)  # the capacity phase's g6.xlarge check, earlier in the run
+    [res] = performance.run(ctx)
+    assert (res.status, res.reason) == (
+        "fail",
+        "estimated $64.21 (2 x p5.48xlarge for up to 35 min; $64.61 for the run so far) is above "
+        "the cost cap $64.50; nothing created",
+    )
+    assert [c for c in kube.calls if c[0] == "create"] == []
+
+
+def test_a_check_that_ran_commits_its_estimate_to_the_run():
+    clock = Clock()
+    ctx = context(
+        cluster(clock, EFA_LOG), efa_render(), clock, pools=("train-efa",), cost_cap_usd=200.0
+    )
+    performance.run(ctx)
+    assert round(prices.committed_usd(ctx), 2) == 64.21
