@@ -285,7 +285,7 @@ def test_what_earlier_phases_committed_counts_against_the_cost_cap():
     [res] = performance.run(ctx)
     assert (res.status, res.reason) == (
         "fail",
-        "estimated $64.21 (2 x p5.48xlarge for up to 35 min; $64.61 for the run so far) is above "
+        "estimated $64.21 (2 x p5.48xlarge for up to 35 min; $64.62 for the run so far) is above "
         "the cost cap $64.50; nothing created",
     )
     assert [c for c in kube.calls if c[0] == "create"] == []
