@@ -91,9 +91,9 @@ snapshot: venv
 	$(PY) -m eks_gpu_platform.offline.snapshot
 
 # Render timings against the SDK-import floor, per node pool and for 500 pools, and the test
-# suite's wall time; rewrites README's benchmark table.
+# suite's wall time; rewrites the table in docs/benchmarks.md.
 bench: venv
-	$(PY) benchmarks/bench.py --readme
+	$(PY) benchmarks/bench.py --write
 
 # The conformance suite (tests/conformance, Go): the rendered stacks judged by a real kube-apiserver
 # and etcd and by the real Karpenter v1.14.1 (README, "Conformance"). Needs Go 1.26 and the Go module
