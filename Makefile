@@ -50,7 +50,7 @@ test: lint
 clean:
 	rm -rf build $(VENV) .venv-security .venv-checkov
 
-# The security scanners (issue 22; README, "Security model"), each pinned in a virtualenv of its
+# The security scanners (issue 22; docs/security.md), each pinned in a virtualenv of its
 # own (checkov's boto3 pin conflicts with cloudsplaining's): every finding over both stacks'
 # renders and the workflows must be listed, with its reason, in security/allowlist.yaml.
 .venv-security/.installed: security/requirements.txt
@@ -96,7 +96,7 @@ bench: venv
 	$(PY) benchmarks/bench.py --write
 
 # The conformance suite (tests/conformance, Go): the rendered stacks judged by a real kube-apiserver
-# and etcd and by the real Karpenter v1.14.1 (README, "Conformance"). Needs Go 1.26 and the Go module
+# and etcd and by the real Karpenter v1.14.1 (docs/conformance.md). Needs Go 1.26 and the Go module
 # proxy; GOTOOLCHAIN=local makes a module that wants a newer Go fail at once instead of downloading one.
 GO ?= go
 CONF := tests/conformance
