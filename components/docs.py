@@ -242,7 +242,7 @@ def render_pages(root: Path) -> dict[Path, tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Rewrite the generated sections of the docs pages.")
+    parser = argparse.ArgumentParser(description="Rewrite the docs pages' generated sections.")
     parser.add_argument("--root", type=Path, default=Path("."), help="the repository root")
     parser.add_argument("--check", action="store_true", help="exit 1 if a page is stale")
     args = parser.parse_args(argv)

@@ -177,15 +177,21 @@ def unlinked_pages(root: Path) -> list[str]:
     ("heading", "expected"),
     [
         ("Upgrades and tear-down", "upgrades-and-tear-down"),
-        ("Node start: GPU nodes that start at the hardware's pace",
-         "node-start-gpu-nodes-that-start-at-the-hardwares-pace"),
+        (
+            "Node start: GPU nodes that start at the hardware's pace",
+            "node-start-gpu-nodes-that-start-at-the-hardwares-pace",
+        ),
         ("`nodePools[].capacityReservations[]`", "nodepoolscapacityreservations"),
         ("`eks-gpu-platform:cluster`", "eks-gpu-platformcluster"),
-        ("1. Karpenter scales up for pods KAI keeps pending over quota",
-         "1-karpenter-scales-up-for-pods-kai-keeps-pending-over-quota"),
+        (
+            "1. Karpenter scales up for pods KAI keeps pending over quota",
+            "1-karpenter-scales-up-for-pods-kai-keeps-pending-over-quota",
+        ),
         ("GPU Operator / KAI scheduler", "gpu-operator--kai-scheduler"),
-        ("Tenant guardrails (Pod Security and admission)",
-         "tenant-guardrails-pod-security-and-admission"),
+        (
+            "Tenant guardrails (Pod Security and admission)",
+            "tenant-guardrails-pod-security-and-admission",
+        ),
         ("First `up`", "first-up"),
         ("**Bold** and _italic_ and `snake_case`", "bold-and-italic-and-snake_case"),
         ("[Linked](other.md) heading", "linked-heading"),
