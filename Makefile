@@ -63,7 +63,7 @@ test: lint
 clean:
 	rm -rf build $(VENV) .venv-security .venv-checkov
 
-# The security scanners (issue 22; README, "Security model"), each pinned in a virtualenv of its
+# The security scanners (issue 22; docs/security.md), each pinned in a virtualenv of its
 # own (checkov's boto3 pin conflicts with cloudsplaining's): every finding over both stacks'
 # renders and the workflows must be listed, with its reason, in security/allowlist.yaml.
 .venv-security/.installed: security/requirements.txt
@@ -104,12 +104,12 @@ snapshot: venv
 	$(PY) -m eks_gpu_platform.offline.snapshot
 
 # Render timings against the SDK-import floor, per node pool and for 500 pools, and the test
-# suite's wall time; rewrites README's benchmark table.
+# suite's wall time; rewrites the table in docs/benchmarks.md.
 bench: venv
-	$(PY) benchmarks/bench.py --readme
+	$(PY) benchmarks/bench.py --write
 
 # The conformance suite (tests/conformance, Go): the rendered stacks judged by a real kube-apiserver
-# and etcd and by the real Karpenter v1.14.1 (README, "Conformance"). Needs Go 1.26 and the Go module
+# and etcd and by the real Karpenter v1.14.1 (docs/conformance.md). Needs Go 1.26 and the Go module
 # proxy; GOTOOLCHAIN=local makes a module that wants a newer Go fail at once instead of downloading one.
 GO ?= go
 CONF := tests/conformance

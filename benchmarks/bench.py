@@ -20,7 +20,8 @@
   workers come from ``addopts`` in pyproject.toml).
 
 Each render runs in its own process (``python -m eks_gpu_platform.offline``), so wall time
-includes interpreter start, imports and exit. ``--readme`` rewrites README's benchmark table.
+includes interpreter start, imports and exit. ``--write`` rewrites the benchmark table of
+``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -168,22 +169,26 @@ def table(rows: list[tuple[str, str, str, str]]) -> str:
     return "\n".join(out)
 
 
-def write_readme(text: str) -> None:
-    readme = REPO / "README.md"
-    current = readme.read_text()
+# The page holding the benchmark table, between its BENCH markers.
+PAGE = Path("docs") / "benchmarks.md"
+
+
+def write_page(text: str) -> None:
+    page = REPO / PAGE
+    current = page.read_text()
     begin, end = "<!-- BEGIN BENCH -->\n", "<!-- END BENCH -->"
     if begin not in current or end not in current:
-        raise SystemExit("README.md has no BENCH markers")
+        raise SystemExit(f"{PAGE} has no BENCH markers")
     head, _, rest = current.partition(begin)
     _, _, tail = rest.partition(end)
-    readme.write_text(f"{head}{begin}{text}\n{end}{tail}")
+    page.write_text(f"{head}{begin}{text}\n{end}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="rounds per case; medians are kept")
     parser.add_argument("--skip-tests", action="store_true", help="do not time the test suite")
-    parser.add_argument("--readme", action="store_true", help="rewrite README's table")
+    parser.add_argument("--write", action="store_true", help=f"rewrite the table in {PAGE}")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
@@ -250,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"target {label:<32} {'met' if ok else 'MISSED'}")
     machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, medians of {args.runs}"
     print(f"machine: {machine}")
-    if args.readme:
-        write_readme(table(rows) + f"\n\nMachine: {machine} alternating runs.")
+    if args.write:
+        write_page(table(rows) + f"\n\nMachine: {machine} alternating runs.")
     return 0 if all(checks.values()) else 1
 
 

@@ -1,7 +1,10 @@
-"""README sections generated from the code: the configuration reference and the versions table.
+"""Documentation sections generated from the code: the component inputs, the configuration
+reference, the policy table and the versions table.
 
-``python -m eks_gpu_platform.docs`` rewrites the marked sections of README.md in place;
-``--check`` exits 1 when they are stale (the test suite runs the same comparison).
+Each lives between ``<!-- BEGIN GENERATED: <name> -->`` and ``<!-- END GENERATED: <name> -->``
+markers in the page of ``PAGES`` that holds it (the reference pages under ``docs/``).
+``python -m eks_gpu_platform.docs`` rewrites them in place; ``--check`` exits 1 when one is
+stale (the test suite runs the same comparison).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ def _type(tp: Any) -> str:
 def spec_tables(cls: type, key: str) -> list[str]:
     """Markdown tables for ``cls`` and every spec nested in it, keys spelled as in config."""
     hints = typing.get_type_hints(cls)
-    rows = [f"#### `{key}`", "", "| Key | Type | Default | Description |", "|---|---|---|---|"]
+    rows = [f"### `{key}`", "", "| Key | Type | Default | Description |", "|---|---|---|---|"]
     nested: list[tuple[type, str]] = []
     for f in dataclasses.fields(cls):
         tp = hints[f.name]
@@ -89,7 +92,7 @@ def config_reference() -> str:
         key = camel(f.name)
         tp = hints[f.name]
         spec = _spec_of(tp)
-        lines += [f"### `{PROJECT}:{key}`", "", f.metadata.get("doc", ""), ""]
+        lines += [f"## `{PROJECT}:{key}`", "", f.metadata.get("doc", ""), ""]
         if spec is None:
             lines += [f"Type: {_type(tp)}. Default: {_default(f)}.", ""]
             continue
@@ -206,31 +209,52 @@ SECTIONS = {
     "policies": policies_table,
 }
 
+# The page (relative to the repository root) holding each generated section; every section of
+# SECTIONS is in exactly one page.
+PAGES: dict[str, tuple[str, ...]] = {
+    "docs/components.md": ("component-inputs",),
+    "docs/configuration.md": ("config-reference",),
+    "docs/policies.md": ("policies",),
+    "docs/versions.md": ("versions",),
+}
 
-def render_readme(text: str) -> str:
-    """``text`` with every generated section replaced by its current content."""
-    for name, build in SECTIONS.items():
+
+def render_page(text: str, names: tuple[str, ...], page: str = "page") -> str:
+    """``text`` with each generated section of ``names`` replaced by its current content."""
+    for name in names:
+        build = SECTIONS[name]
         begin, end = BEGIN.format(name=name), END.format(name=name)
         pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
         if not pattern.search(text):
-            raise ValueError(f"README has no {begin} ... {end} section")
+            raise ValueError(f"{page} has no {begin} ... {end} section")
         text = pattern.sub(lambda _m, b=build, s=begin, e=end: f"{s}\n{b()}{e}", text)
     return text
 
 
+def render_pages(root: Path) -> dict[Path, tuple[str, str]]:
+    """Per page under ``root``: its current text and the text with fresh generated sections."""
+    out = {}
+    for page, names in PAGES.items():
+        path = root / page
+        current = path.read_text()
+        out[path] = (current, render_page(current, names, page))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--readme", type=Path, default=Path("README.md"))
-    parser.add_argument("--check", action="store_true", help="exit 1 if README is stale")
+    parser = argparse.ArgumentParser(description="Rewrite the docs pages' generated sections.")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the repository root")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page is stale")
     args = parser.parse_args(argv)
-    current = args.readme.read_text()
-    fresh = render_readme(current)
+    pages = render_pages(args.root)
     if args.check:
+        stale = [path for path, (current, fresh) in pages.items() if fresh != current]
+        for path in stale:
+            print(f"{path} is stale: run `make docs`", file=sys.stderr)
+        return 1 if stale else 0
+    for path, (current, fresh) in pages.items():
         if fresh != current:
-            print(f"{args.readme} is stale: run `make docs`", file=sys.stderr)
-            return 1
-        return 0
-    args.readme.write_text(fresh)
+            path.write_text(fresh)
     return 0
 
 

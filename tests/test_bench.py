@@ -1,5 +1,6 @@
 """``make bench`` (benchmarks/bench.py): the SDK-import floor imports exactly the SDK classes
-the library names, the generated stacks load, and the README table is rewritten in place."""
+the library names, the generated stacks load, and the table of docs/benchmarks.md is rewritten in
+place."""
 
 import importlib.util
 import subprocess
@@ -57,12 +58,19 @@ def test_generated_stacks_are_valid_configuration(pools):
     assert names[:pools] == [f"gpu-{i}" if i % 10 != 9 else f"efa-{i}" for i in range(pools)]
 
 
-def test_the_readme_table_is_rewritten_between_its_markers(tmp_path, monkeypatch):
-    readme = tmp_path / "README.md"
-    readme.write_text("head\n<!-- BEGIN BENCH -->\nold\n<!-- END BENCH -->\ntail\n")
+def test_the_benchmarks_page_holds_the_bench_markers():
+    page = (bench.REPO / "docs" / "benchmarks.md").read_text()
+    assert page.count("<!-- BEGIN BENCH -->\n") == 1 and page.count("<!-- END BENCH -->") == 1
+    assert "BENCH" not in (bench.REPO / "README.md").read_text()
+
+
+def test_the_table_is_rewritten_between_its_markers_in_docs_benchmarks(tmp_path, monkeypatch):
+    page = tmp_path / "docs" / "benchmarks.md"
+    page.parent.mkdir()
+    page.write_text("head\n<!-- BEGIN BENCH -->\nold\n<!-- END BENCH -->\ntail\n")
     monkeypatch.setattr(bench, "REPO", tmp_path)
-    bench.write_readme(bench.table([("stack prod", "1.00", "140", "0.90")]))
-    assert readme.read_text() == (
+    bench.write_page(bench.table([("stack prod", "1.00", "140", "0.90")]))
+    assert page.read_text() == (
         "head\n<!-- BEGIN BENCH -->\n| Case | Wall (s) | Peak RSS (MB) | CPU (s) |\n"
         "|---|---:|---:|---:|\n| stack prod | 1.00 | 140 | 0.90 |\n<!-- END BENCH -->\ntail\n"
     )

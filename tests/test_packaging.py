@@ -104,9 +104,51 @@ def test_hosted_args_arrive_snake_case_and_parse_into_the_same_config() -> None:
     assert config.tags == {"cost_center": "ml"}
 
 
-def test_readme_generated_sections_match_the_code() -> None:
-    readme = (REPO / "README.md").read_text()
-    assert docs.render_readme(readme) == readme, "README is stale: run `make docs`"
+@pytest.mark.parametrize("page", sorted(docs.PAGES))
+def test_generated_sections_match_the_code(page: str) -> None:
+    text = (REPO / page).read_text()
+    assert docs.render_page(text, docs.PAGES[page], page) == text, f"{page} is stale: make docs"
+
+
+def test_every_generated_section_is_in_exactly_one_page() -> None:
+    placed = sorted(name for names in docs.PAGES.values() for name in names)
+    assert placed == sorted(docs.SECTIONS)
+    # README.md is the user guide: the generated references live in docs/ only.
+    pages = {"README.md": (REPO / "README.md").read_text()}
+    pages |= {str(p.relative_to(REPO)): p.read_text() for p in sorted((REPO / "docs").glob("*.md"))}
+    found = {
+        name: [page for page, text in pages.items() if docs.BEGIN.format(name=name) in text]
+        for name in docs.SECTIONS
+    }
+    assert found == {
+        "component-inputs": ["docs/components.md"],
+        "config-reference": ["docs/configuration.md"],
+        "versions": ["docs/versions.md"],
+        "policies": ["docs/policies.md"],
+    }
+
+
+def test_a_page_without_its_markers_is_named() -> None:
+    with pytest.raises(ValueError) as err:
+        docs.render_page("# Versions\n", ("versions",), "docs/versions.md")
+    assert str(err.value) == (
+        "docs/versions.md has no <!-- BEGIN GENERATED: versions --> ... "
+        "<!-- END GENERATED: versions --> section"
+    )
+
+
+def test_make_docs_rewrites_a_stale_page_and_check_names_it(tmp_path: Path, capsys) -> None:
+    for page in docs.PAGES:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / page, tmp_path / page)
+    stale = tmp_path / "docs" / "versions.md"
+    fresh = stale.read_text()
+    stale.write_text(fresh.replace("| Karpenter chart |", "| Karpenter chart (old) |"))
+    assert docs.main(["--root", str(tmp_path), "--check"]) == 1
+    assert capsys.readouterr().err == f"{stale} is stale: run `make docs`\n"
+    assert docs.main(["--root", str(tmp_path)]) == 0
+    assert stale.read_text() == fresh
+    assert docs.main(["--root", str(tmp_path), "--check"]) == 0
 
 
 # uv (pinned in requirements-dev.txt) builds and installs: the same PEP 517 build in an isolated

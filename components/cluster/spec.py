@@ -147,8 +147,8 @@ class ClusterSpec(Spec):
     )
     break_glass_role: str | None = doc(
         None,
-        "IAM role given a cluster-admin access entry for emergencies only (README, Security "
-        "model, break-glass): a role ARN or 'role/NAME'; no entry when unset.",
+        "IAM role given a cluster-admin access entry for emergencies only (docs/security.md, "
+        "break-glass): a role ARN or 'role/NAME'; no entry when unset.",
     )
     viewers: tuple[str, ...] = doc(
         (),

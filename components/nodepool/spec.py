@@ -103,7 +103,7 @@ class NodePoolSpec(Spec):
     type_shares: Mapping[str, int] = doc(
         text="EFA pools: GPUs (whole nodes) of the budget per instance type; a NodePool (one per "
         "EFA layout) gets at most the sum of its types' shares. Default: the first layout in "
-        "instanceTypes order gets the whole budget (see README, Friction points).",
+        "instanceTypes order gets the whole budget (see docs/friction-points.md).",
         default_factory=dict,
     )
 

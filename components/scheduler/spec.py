@@ -110,7 +110,7 @@ class QueueSpec(Spec):
     )
     pool_shares: Mapping[str, float] = doc(
         text="GPUs of the queue's budget each of its GPU pools gets, when it routes to several "
-        "(default: an even split; see README, Friction points).",
+        "(default: an even split; see docs/friction-points.md).",
         default_factory=dict,
     )
     namespace: str | None = doc(
