@@ -42,7 +42,7 @@ from pathlib import Path
 
 import yaml
 
-from ..scheduler.constants import GPU_RESOURCE, GPU_TOLERATION, PREEMPTIBILITY_LABEL
+from ..scheduler.constants import GPU_RESOURCE, PREEMPTIBILITY_LABEL
 from .core import Context, Planned, Result, result, skip
 from .probes import (
     INSTANCE_TYPE_LABEL,
@@ -51,6 +51,7 @@ from .probes import (
     ZONE_LABEL,
     gang_affinity,
     gang_pods,
+    nodepool_tolerations,
     pod_group,
     probe_pod,
     queue_namespaces,
@@ -297,6 +298,14 @@ def choose_gang(ctx: Context) -> tuple[GangPlan, Planned, float] | str:
 # ---------------------------------------------------------------------------------------------
 
 
+def _pool_nodepools(ctx: Context, pool: str) -> list[str]:
+    """The NodePools of ``pool`` (capacity.json ``nodePools``; one of the pool's name if none)."""
+    for p in ctx.render.capacity.get("pools", []):
+        if p["name"] == pool:
+            return [n["name"] for n in p.get("nodePools", [])] or [pool]
+    return [pool]
+
+
 def _pod_state(ctx: Context, namespace: str, names: Sequence[str]) -> list[dict]:
     return [ctx.kube.get("v1", "Pod", n, namespace) or {} for n in names]
 
@@ -325,6 +334,7 @@ def gang_check(ctx: Context) -> Result:
         size=GANG_SIZE,
         gpu_resource=GPU_RESOURCE,
         affinity=affinity,
+        tolerations=nodepool_tolerations(ctx.render.manifests, _pool_nodepools(ctx, plan.pool)),
     )
     names = [p["metadata"]["name"] for p in pods]
     ctx.create(pod_group(name=group, namespace=namespace, queue=plan.queue, min_member=GANG_SIZE))
@@ -435,7 +445,14 @@ def _nodeclaims(ctx: Context, nodepools: Sequence[str]) -> set[str]:
 
 
 def over_limit_pod(
-    ctx: Context, *, namespace: str, queue: str, gpus: int, pools: Sequence[str], pool_label: str
+    ctx: Context,
+    *,
+    namespace: str,
+    queue: str,
+    gpus: int,
+    pools: Sequence[str],
+    pool_label: str,
+    tolerations: Sequence[Mapping[str, str]],
 ) -> dict:
     return probe_pod(
         name=_over_limit_pod(ctx),
@@ -444,7 +461,7 @@ def over_limit_pod(
         labels={PREEMPTIBILITY_LABEL: "preemptible"},
         priority_class="train",
         gpus={GPU_RESOURCE: gpus},
-        tolerations=[GPU_TOLERATION],
+        tolerations=tolerations,
         affinity={
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -474,7 +491,16 @@ def over_limit_check(ctx: Context) -> Result:
     namespace = queue_workspace(ctx, queue)
     before = _nodeclaims(ctx, nodepools)
     pod = over_limit_pod(
-        ctx, namespace=namespace, queue=queue, gpus=gpus, pools=pools, pool_label=pool_label
+        ctx,
+        namespace=namespace,
+        queue=queue,
+        gpus=gpus,
+        pools=pools,
+        pool_label=pool_label,
+        # Every taint of the NodePools watched: a pod that tolerates none of an EFA NodePool's
+        # would be left alone by Karpenter for its taint, and the check would pass without the
+        # NodePool limit being tried.
+        tolerations=nodepool_tolerations(ctx.render.manifests, nodepools),
     )
     name = pod["metadata"]["name"]
     ctx.create(pod)
