@@ -449,10 +449,18 @@ def test_over_limit_choice():
     )
 
 
+# KAI's OverLimit text (kai-scheduler v0.16.8 pkg/scheduler/api/unschedule_info.go L57-83,
+# numbers by resource_info.HumanizeResource, base_resources.go L166-171), on the PodGroup's
+# reason; on the pod as ``JobFitErrorsToMessage`` writes it ("<reason>: <message>.",
+# pkg/scheduler/api/common_info/job_errors.go L44-75; default_status_updater.go L367-368).
+KAI_OVER_LIMIT = (
+    "research-serving quota has reached the allowable limit of GPUs. Limit is 4 GPUs, "
+    "currently 0 GPUs allocated and workload requested 5 GPUs"
+)
+
+
 def kai_marks(kube: FakeKube, *, reason="OverLimit", extra=None):
-    message = (
-        "Resources were found for the pod group, but the queue research-serving is over its limit"
-    )
+    message = f"{reason}: {KAI_OVER_LIMIT}."
 
     def on_create(obj):
         if obj["kind"] == "Pod":
@@ -478,7 +486,7 @@ def kai_marks(kube: FakeKube, *, reason="OverLimit", extra=None):
                     },
                     "status": {
                         "schedulingConditions": [
-                            {"reasons": [{"reason": reason, "message": message}]}
+                            {"reasons": [{"reason": reason, "message": KAI_OVER_LIMIT}]}
                         ]
                     },
                 }
@@ -613,8 +621,8 @@ def test_over_limit_not_marked_by_kai_fails(render_dir):
     r = gangs.over_limit_check(ctx_for(kube, render_dir))
     assert (r.status, r.reason) == (
         "fail",
-        "KAI did not mark the job OverLimit within 120 s (PodScheduled: Unschedulable Resources "
-        "were found for the pod group, but the queue research-serving is over its limit)",
+        "KAI did not mark the job OverLimit within 120 s (PodScheduled: Unschedulable "
+        f"Unschedulable: {KAI_OVER_LIMIT}.)",
     )
     kube = FakeKube([])  # no KAI at all: nothing marks the pod
     r = gangs.over_limit_check(ctx_for(kube, render_dir, time_cap_s=30.0))
