@@ -76,6 +76,7 @@ NODECLAIM_API = "karpenter.sh/v1"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 NOMINATED = "Nominated"
 OVER_LIMIT = "OverLimit"
+UNSCHEDULABLE = "Unschedulable"  # k8s.io/api v0.36.3 core/v1 PodReasonUnschedulable
 
 
 # ---------------------------------------------------------------------------------------------
@@ -519,9 +520,17 @@ def _watch_over_limit(
     name: str,
     before: set[str],
 ) -> Result:
+    # Karpenter provisions only for a pod marked PodScheduled=False/Unschedulable (karpenter
+    # v1.14.1 pkg/utils/pod/scheduling.go L102-108, ``FailedToSchedule`` L125-132), which KAI
+    # does by default (markUnschedulable, pkg/scheduler/utils/pod_group_utils.go L16, L62-67;
+    # default_status_updater.go L244-253): the window starts once both marks are there, or
+    # "Karpenter launched nothing" would hold without Karpenter having been asked.
     def marked() -> dict | None:
         pod = ctx.kube.get("v1", "Pod", name, namespace) or {}
-        if pod.get("spec", {}).get("nodeName") or OVER_LIMIT in _pod_group_reasons(ctx, pod):
+        if pod.get("spec", {}).get("nodeName"):
+            return pod
+        unschedulable = _pod_scheduled(pod).get("reason") == UNSCHEDULABLE
+        if unschedulable and OVER_LIMIT in _pod_group_reasons(ctx, pod):
             return pod
         return None
 
@@ -531,6 +540,17 @@ def _watch_over_limit(
     if pod is None:
         last = ctx.kube.get("v1", "Pod", name, namespace) or {}
         condition = _pod_scheduled(last)
+        if OVER_LIMIT in _pod_group_reasons(ctx, last):
+            return result(
+                PHASE,
+                OVER_LIMIT_CHECK,
+                False,
+                f"KAI marked the job {OVER_LIMIT} but not the pod PodScheduled=False/"
+                f"{UNSCHEDULABLE} within {waited:g} s (PodScheduled: "
+                + (condition.get("reason") or "none")
+                + "): Karpenter never considered it, so its limits were not tried",
+                details,
+            )
         return result(
             PHASE,
             OVER_LIMIT_CHECK,

@@ -615,6 +615,23 @@ def test_over_limit_pod_tolerates_an_efa_nodepools_taints(render_dir):
     ]
 
 
+def test_over_limit_pod_not_marked_unschedulable_fails(render_dir):
+    # The PodGroup says OverLimit but the pod carries no PodScheduled=False/Unschedulable:
+    # Karpenter never looks at such a pod, so its silence proves nothing.
+    kube = FakeKube([])
+
+    def no_condition(pod):
+        pod["status"] = {"phase": "Pending"}
+
+    kai_marks(kube, extra=no_condition)
+    r = gangs.over_limit_check(ctx_for(kube, render_dir))
+    assert (r.status, r.reason) == (
+        "fail",
+        "KAI marked the job OverLimit but not the pod PodScheduled=False/Unschedulable within "
+        "120 s (PodScheduled: none): Karpenter never considered it, so its limits were not tried",
+    )
+
+
 def test_over_limit_not_marked_by_kai_fails(render_dir):
     kube = FakeKube([])
     kai_marks(kube, reason="Unschedulable")
