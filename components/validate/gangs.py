@@ -42,7 +42,7 @@ from pathlib import Path
 
 import yaml
 
-from ..scheduler.constants import GPU_RESOURCE, GPU_TOLERATION, PREEMPTIBILITY_LABEL
+from ..scheduler.constants import GPU_RESOURCE, PREEMPTIBILITY_LABEL
 from .core import Context, Planned, Result, result, skip
 from .probes import (
     INSTANCE_TYPE_LABEL,
@@ -51,6 +51,7 @@ from .probes import (
     ZONE_LABEL,
     gang_affinity,
     gang_pods,
+    nodepool_tolerations,
     pod_group,
     probe_pod,
     queue_namespaces,
@@ -75,6 +76,7 @@ NODECLAIM_API = "karpenter.sh/v1"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 NOMINATED = "Nominated"
 OVER_LIMIT = "OverLimit"
+UNSCHEDULABLE = "Unschedulable"  # k8s.io/api v0.36.3 core/v1 PodReasonUnschedulable
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,6 +299,14 @@ def choose_gang(ctx: Context) -> tuple[GangPlan, Planned, float] | str:
 # ---------------------------------------------------------------------------------------------
 
 
+def _pool_nodepools(ctx: Context, pool: str) -> list[str]:
+    """The NodePools of ``pool`` (capacity.json ``nodePools``; one of the pool's name if none)."""
+    for p in ctx.render.capacity.get("pools", []):
+        if p["name"] == pool:
+            return [n["name"] for n in p.get("nodePools", [])] or [pool]
+    return [pool]
+
+
 def _pod_state(ctx: Context, namespace: str, names: Sequence[str]) -> list[dict]:
     return [ctx.kube.get("v1", "Pod", n, namespace) or {} for n in names]
 
@@ -325,6 +335,7 @@ def gang_check(ctx: Context) -> Result:
         size=GANG_SIZE,
         gpu_resource=GPU_RESOURCE,
         affinity=affinity,
+        tolerations=nodepool_tolerations(ctx.render.manifests, _pool_nodepools(ctx, plan.pool)),
     )
     names = [p["metadata"]["name"] for p in pods]
     ctx.create(pod_group(name=group, namespace=namespace, queue=plan.queue, min_member=GANG_SIZE))
@@ -435,7 +446,14 @@ def _nodeclaims(ctx: Context, nodepools: Sequence[str]) -> set[str]:
 
 
 def over_limit_pod(
-    ctx: Context, *, namespace: str, queue: str, gpus: int, pools: Sequence[str], pool_label: str
+    ctx: Context,
+    *,
+    namespace: str,
+    queue: str,
+    gpus: int,
+    pools: Sequence[str],
+    pool_label: str,
+    tolerations: Sequence[Mapping[str, str]],
 ) -> dict:
     return probe_pod(
         name=_over_limit_pod(ctx),
@@ -444,7 +462,7 @@ def over_limit_pod(
         labels={PREEMPTIBILITY_LABEL: "preemptible"},
         priority_class="train",
         gpus={GPU_RESOURCE: gpus},
-        tolerations=[GPU_TOLERATION],
+        tolerations=tolerations,
         affinity={
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -474,7 +492,16 @@ def over_limit_check(ctx: Context) -> Result:
     namespace = queue_workspace(ctx, queue)
     before = _nodeclaims(ctx, nodepools)
     pod = over_limit_pod(
-        ctx, namespace=namespace, queue=queue, gpus=gpus, pools=pools, pool_label=pool_label
+        ctx,
+        namespace=namespace,
+        queue=queue,
+        gpus=gpus,
+        pools=pools,
+        pool_label=pool_label,
+        # Every taint of the NodePools watched: a pod that tolerates none of an EFA NodePool's
+        # would be left alone by Karpenter for its taint, and the check would pass without the
+        # NodePool limit being tried.
+        tolerations=nodepool_tolerations(ctx.render.manifests, nodepools),
     )
     name = pod["metadata"]["name"]
     ctx.create(pod)
@@ -493,9 +520,17 @@ def _watch_over_limit(
     name: str,
     before: set[str],
 ) -> Result:
+    # Karpenter provisions only for a pod marked PodScheduled=False/Unschedulable (karpenter
+    # v1.14.1 pkg/utils/pod/scheduling.go L102-108, ``FailedToSchedule`` L125-132), which KAI
+    # does by default (markUnschedulable, pkg/scheduler/utils/pod_group_utils.go L16, L62-67;
+    # default_status_updater.go L244-253): the window starts once both marks are there, or
+    # "Karpenter launched nothing" would hold without Karpenter having been asked.
     def marked() -> dict | None:
         pod = ctx.kube.get("v1", "Pod", name, namespace) or {}
-        if pod.get("spec", {}).get("nodeName") or OVER_LIMIT in _pod_group_reasons(ctx, pod):
+        if pod.get("spec", {}).get("nodeName"):
+            return pod
+        unschedulable = _pod_scheduled(pod).get("reason") == UNSCHEDULABLE
+        if unschedulable and OVER_LIMIT in _pod_group_reasons(ctx, pod):
             return pod
         return None
 
@@ -505,6 +540,17 @@ def _watch_over_limit(
     if pod is None:
         last = ctx.kube.get("v1", "Pod", name, namespace) or {}
         condition = _pod_scheduled(last)
+        if OVER_LIMIT in _pod_group_reasons(ctx, last):
+            return result(
+                PHASE,
+                OVER_LIMIT_CHECK,
+                False,
+                f"KAI marked the job {OVER_LIMIT} but not the pod PodScheduled=False/"
+                f"{UNSCHEDULABLE} within {waited:g} s (PodScheduled: "
+                + (condition.get("reason") or "none")
+                + "): Karpenter never considered it, so its limits were not tried",
+                details,
+            )
         return result(
             PHASE,
             OVER_LIMIT_CHECK,

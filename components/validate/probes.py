@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 
 from ..scheduler.constants import (
     DISRUPTION_POLICY_NAME,
-    GPU_TOLERATION,
     PREEMPTIBILITY_LABEL,
     QUEUE_LABEL,
     QUEUE_NAMESPACE_LABEL_SUFFIX,
@@ -174,10 +173,11 @@ def gang_pods(
     size: int,
     gpu_resource: str,
     affinity: Mapping,
+    tolerations: Sequence[Mapping[str, str]],
 ) -> list[dict]:
     """``size`` preemptible pods of one GPU unit each, bound to PodGroup ``group`` by KAI's
-    annotation, labelled with the group's name for their anti-affinity, tolerating the GPU
-    pools' taint (``nvidia.com/gpu``, every GPU NodePool of the platform)."""
+    annotation, labelled with the group's name for their anti-affinity, tolerating the pool's
+    NodePool taints (``nodepool_tolerations``)."""
     return [
         probe_pod(
             name=f"{group}-{i}",
@@ -187,7 +187,7 @@ def gang_pods(
             annotations={POD_GROUP_ANNOTATION: group},
             priority_class="train",
             gpus={gpu_resource: 1},
-            tolerations=[GPU_TOLERATION],
+            tolerations=tolerations,
             affinity=affinity,
         )
         for i in range(size)
@@ -197,6 +197,24 @@ def gang_pods(
 # ---------------------------------------------------------------------------------------------
 # What the render says
 # ---------------------------------------------------------------------------------------------
+
+
+def nodepool_tolerations(manifests: Sequence[dict], nodepools: Sequence[str]) -> list[dict]:
+    """One ``Exists`` toleration per taint (key, effect) of the rendered NodePools named
+    ``nodepools``, in render order: every GPU NodePool taints ``nvidia.com/gpu`` and an EFA one
+    also ``vpc.amazonaws.com/efa`` (components/nodepool), and Karpenter launches a node only
+    for a pod that tolerates its NodePool's taints (kubernetes-sigs/karpenter v1.14.1
+    pkg/controllers/provisioning/scheduling/nodeclaim.go L125-128 ``CanAdd``), so a pod
+    missing one is never placed there, whatever the limits."""
+    out: list[dict] = []
+    for manifest in manifests:
+        if manifest.get("kind") != "NodePool" or manifest["metadata"]["name"] not in nodepools:
+            continue
+        for taint in manifest["spec"]["template"]["spec"].get("taints", []):
+            toleration = {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
+            if toleration not in out:
+                out.append(toleration)
+    return out
 
 
 def queue_namespaces(manifests: Sequence[dict]) -> list[tuple[str, str, dict[str, str]]]:

@@ -168,6 +168,10 @@ def _system_pods_check(ctx: Context) -> Result:
             continue
         kind = "mirror pod" if mirror else ("DaemonSet pod" if daemon else "system pod")
         problems.append(f"{kind} {where} carries {DO_NOT_DISRUPT_ANNOTATION}: {value!r}")
+    if scope == 0:
+        # Nothing inspected proves nothing (an API server without nodes, or a list the
+        # credentials cannot see): a skip, never a pass. A real cluster always runs some.
+        return skip(NAME, name, "no pod of a system namespace, DaemonSet or mirror pod to inspect")
     if problems:
         return result(
             NAME,

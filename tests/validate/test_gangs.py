@@ -99,17 +99,34 @@ def namespace(queue: str) -> dict:
     }
 
 
-NODEPOOL = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {"name": "gpu-spot"},
-    "spec": {"template": {"metadata": {"labels": {"eks-gpu-platform.io/pool": "gpu-spot"}}}},
-}
+GPU_TAINT = {"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "true"}
+EFA_TAINT = {"effect": "NoSchedule", "key": "vpc.amazonaws.com/efa", "value": "true"}
+
+
+def nodepool(name: str, *taints: dict) -> dict:
+    """A rendered NodePool, trimmed to its labels and taints (build/dev/manifests/
+    nodepool-gpu-spot.yaml; an EFA pool's as build/prod/manifests/nodepool-train-efa.yaml)."""
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"eks-gpu-platform.io/pool": name}},
+                "spec": {"taints": list(taints)},
+            }
+        },
+    }
+
+
+NODEPOOL = nodepool("gpu-spot", GPU_TAINT)
 MANIFESTS = [
     namespace("research-batch"),
     namespace("research-notebooks"),
     namespace("research-serving"),
     NODEPOOL,
+    nodepool("inference", GPU_TAINT),
+    nodepool("notebooks", GPU_TAINT),
 ]
 # The affinity of build/dev/examples/training-research-batch.yaml's Job.
 TRAINING_EXAMPLE = """\
@@ -311,6 +328,27 @@ def test_gang_passes_with_exact_objects(prices, render_dir):
     assert not [k for k in kube.objects if k[1] in ("Pod", "PodGroup")]
 
 
+def test_gang_pods_tolerate_every_taint_of_the_pools_nodepools(prices, render_dir):
+    # An EFA pool's NodePool taints vpc.amazonaws.com/efa too: without its toleration Karpenter
+    # never launches for the gang (karpenter v1.14.1 scheduling/nodeclaim.go L125-128).
+    kube = FakeKube([node("n1"), node("n2")])
+    placing(kube, ["n1", "n2"])
+    seen = []
+    original = kube.create
+    kube.create = lambda obj, dry_run=False: seen.append(obj) or original(obj, dry_run=dry_run)
+    ctx = ctx_for(kube, render_dir)
+    manifests = [m for m in MANIFESTS if m is not NODEPOOL]
+    object.__setattr__(
+        ctx.render, "manifests", (*manifests, nodepool("gpu-spot", GPU_TAINT, EFA_TAINT))
+    )
+    assert gangs.gang_check(ctx).status == "pass"
+    for pod in seen[3:5]:
+        assert pod["spec"]["tolerations"] == [
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "vpc.amazonaws.com/efa", "operator": "Exists", "effect": "NoSchedule"},
+        ]
+
+
 def test_gang_in_part_fails(prices, render_dir):
     kube = FakeKube([node("n1")])
     placing(kube, ["n1", None])
@@ -411,10 +449,18 @@ def test_over_limit_choice():
     )
 
 
+# KAI's OverLimit text (kai-scheduler v0.16.8 pkg/scheduler/api/unschedule_info.go L57-83,
+# numbers by resource_info.HumanizeResource, base_resources.go L166-171), on the PodGroup's
+# reason; on the pod as ``JobFitErrorsToMessage`` writes it ("<reason>: <message>.",
+# pkg/scheduler/api/common_info/job_errors.go L44-75; default_status_updater.go L367-368).
+KAI_OVER_LIMIT = (
+    "research-serving quota has reached the allowable limit of GPUs. Limit is 4 GPUs, "
+    "currently 0 GPUs allocated and workload requested 5 GPUs"
+)
+
+
 def kai_marks(kube: FakeKube, *, reason="OverLimit", extra=None):
-    message = (
-        "Resources were found for the pod group, but the queue research-serving is over its limit"
-    )
+    message = f"{reason}: {KAI_OVER_LIMIT}."
 
     def on_create(obj):
         if obj["kind"] == "Pod":
@@ -440,7 +486,7 @@ def kai_marks(kube: FakeKube, *, reason="OverLimit", extra=None):
                     },
                     "status": {
                         "schedulingConditions": [
-                            {"reasons": [{"reason": reason, "message": message}]}
+                            {"reasons": [{"reason": reason, "message": KAI_OVER_LIMIT}]}
                         ]
                     },
                 }
@@ -485,6 +531,9 @@ def test_over_limit_passes(render_dir):
     assert pod["metadata"]["name"] == "validate-r1-over-limit"
     assert pod["metadata"]["namespace"] == SERVING_NS
     assert pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] == "5"
+    assert pod["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
     assert pod["spec"]["affinity"] == {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -546,14 +595,51 @@ def test_over_limit_karpenter_launch_fails(render_dir):
     )
 
 
+def test_over_limit_pod_tolerates_an_efa_nodepools_taints(render_dir):
+    # Otherwise Karpenter would skip the EFA NodePool for its taint and the check would pass
+    # without its limit being tried.
+    kube = FakeKube([])
+    kai_marks(kube)
+    seen = []
+    original = kube.create
+    kube.create = lambda obj, dry_run=False: seen.append(obj) or original(obj, dry_run=dry_run)
+    ctx = ctx_for(kube, render_dir)
+    manifests = [m for m in MANIFESTS if m["metadata"]["name"] != "inference"]
+    object.__setattr__(
+        ctx.render, "manifests", (*manifests, nodepool("inference", GPU_TAINT, EFA_TAINT))
+    )
+    assert gangs.over_limit_check(ctx).status == "pass"
+    assert seen[-1]["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "vpc.amazonaws.com/efa", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+
+
+def test_over_limit_pod_not_marked_unschedulable_fails(render_dir):
+    # The PodGroup says OverLimit but the pod carries no PodScheduled=False/Unschedulable:
+    # Karpenter never looks at such a pod, so its silence proves nothing.
+    kube = FakeKube([])
+
+    def no_condition(pod):
+        pod["status"] = {"phase": "Pending"}
+
+    kai_marks(kube, extra=no_condition)
+    r = gangs.over_limit_check(ctx_for(kube, render_dir))
+    assert (r.status, r.reason) == (
+        "fail",
+        "KAI marked the job OverLimit but not the pod PodScheduled=False/Unschedulable within "
+        "120 s (PodScheduled: none): Karpenter never considered it, so its limits were not tried",
+    )
+
+
 def test_over_limit_not_marked_by_kai_fails(render_dir):
     kube = FakeKube([])
     kai_marks(kube, reason="Unschedulable")
     r = gangs.over_limit_check(ctx_for(kube, render_dir))
     assert (r.status, r.reason) == (
         "fail",
-        "KAI did not mark the job OverLimit within 120 s (PodScheduled: Unschedulable Resources "
-        "were found for the pod group, but the queue research-serving is over its limit)",
+        "KAI did not mark the job OverLimit within 120 s (PodScheduled: Unschedulable "
+        f"Unschedulable: {KAI_OVER_LIMIT}.)",
     )
     kube = FakeKube([])  # no KAI at all: nothing marks the pod
     r = gangs.over_limit_check(ctx_for(kube, render_dir, time_cap_s=30.0))

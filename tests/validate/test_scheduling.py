@@ -282,6 +282,16 @@ def test_system_pods_are_listed_live_in_every_namespace():
     assert ("list", "v1", "Pod", None, None) in kube.calls
 
 
+def test_no_system_pod_to_inspect_is_a_skip_not_a_pass():
+    # A tenant's pod only: nothing the check is about was seen.
+    kube = FakeKube([pod("research-batch", "trainer-0")])
+    assert system_pods(kube) == (
+        "skip",
+        "no pod of a system namespace, DaemonSet or mirror pod to inspect",
+        (),
+    )
+
+
 @pytest.mark.parametrize("kind", [MAP, VAP])
 def test_planned_lists_the_dry_run_pods(kind):
     ctx = make_ctx(FakeKube([]), [QUEUE_NAMESPACE, disruption_policy(kind)])

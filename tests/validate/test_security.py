@@ -40,9 +40,11 @@ RESTRICTED_CONTAINER = {
     "seccompProfile": {"type": "RuntimeDefault"},
 }
 # kai-scheduler v0.16.8 pkg/admission/webhook/v1alpha2/deviceaccess/device_access.go L146-150,
-# behind the webhook framework's prefix.
+# behind the API server's prefix (k8s.io/apiserver v0.36.3 pkg/admission/plugin/webhook/errors/
+# statuserror.go L29, L47) naming KAI's webhook, "<service>.<namespace>.svc" (kai-scheduler
+# v0.16.8 pkg/operator/operands/admission/resources.go L28, L339, L361-363).
 KAI_DENIAL = (
-    'admission webhook "pod-validator.kai.scheduler" denied the request: container probe has an '
+    'admission webhook "admission.kai-scheduler.svc" denied the request: container probe has an '
     "environment variable NVIDIA_VISIBLE_DEVICES defined with a value of all. This is forbidden "
     "due to conflicts with Nvidia's device plugin. The only values that are allowed are 'void' "
     "or 'none'"
