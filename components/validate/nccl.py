@@ -59,8 +59,9 @@ REFERENCES: dict[str, tuple[int, float, str]] = {
     "p6-b200.48xlarge": (
         8589934592,
         523.8,
-        "aws-samples/aws-do-eks Container-Root/eks/deployment/nccl-test/all-reduce.yaml-template "
-        '"VERIFIED on 2x p6-b200"',
+        "aws-samples/aws-do-eks Container-Root/eks/deployment/nccl-test/*.yaml-template line 12 "
+        '"VERIFIED on 2x p6-b200" (the same header line in the all-reduce, all-gather, '
+        "reduce-scatter, all-reduce-pair and fi-info templates: its collective is not stated)",
     ),
 }
 

@@ -298,3 +298,17 @@ def test_a_check_that_ran_commits_its_estimate_to_the_run():
     )
     performance.run(ctx)
     assert round(prices.committed_usd(ctx), 2) == 64.21
+
+
+def test_the_p6_b200_reference_says_its_collective_is_not_stated():
+    # aws-samples/aws-do-eks f721602 Container-Root/eks/deployment/nccl-test/: line 12 of
+    # all-gather, all-reduce, all-reduce-pair, fi-info and reduce-scatter .yaml-template is the
+    # same "# VERIFIED on 2x p6-b200: NET/OFI platform AWS (EFA), busbw 523.8 GB/s @ 8GiB,
+    # 0 errors."
+    assert nccl.REFERENCES["p6-b200.48xlarge"] == (
+        8589934592,
+        523.8,
+        "aws-samples/aws-do-eks Container-Root/eks/deployment/nccl-test/*.yaml-template line 12 "
+        '"VERIFIED on 2x p6-b200" (the same header line in the all-reduce, all-gather, '
+        "reduce-scatter, all-reduce-pair and fi-info templates: its collective is not stated)",
+    )
