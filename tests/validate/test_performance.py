@@ -230,6 +230,11 @@ def test_the_mpijob_is_the_platform_s_reference_test_for_the_pool():
         pool, instance_type="p5.48xlarge", name="validate-nccl-train-efa", namespace=NS, labels={}
     )
     assert job["metadata"] == {"name": "validate-nccl-train-efa", "namespace": NS, "labels": {}}
+    # the launcher starts once both workers are Ready, not at once (mpi-operator v0.6.0
+    # mpi_job_controller.go:661-662; the default AtStartup, default.go:71-73)
+    assert job["spec"]["launcherCreationPolicy"] == "WaitForWorkersReady"
+    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 4}
+    assert job["spec"]["slotsPerWorker"] == 8
     worker = job["spec"]["mpiReplicaSpecs"]["Worker"]
     assert worker["replicas"] == 2
     assert worker["template"]["spec"]["nodeSelector"] == {
