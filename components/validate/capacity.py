@@ -21,16 +21,34 @@ NODECLAIM_API = "karpenter.sh/v1"
 POLL_S = 5.0
 # How long after the pod is gone Karpenter may take, beyond the NodePool's consolidateAfter, to
 # start removing the empty node (sigs.k8s.io/karpenter v1.14.1):
-# - the NodeClaim's lastPodEventTime, from which consolidateAfter counts, is written at most
-#   every 10 s (pkg/controllers/nodeclaim/podevents/controller.go:44 dedupeTimeout);
-# - the disruption controller looks for candidates every 10 s
-#   (pkg/controllers/disruption/controller.go:71 pollingPeriod);
+# - consolidateAfter counts from the NodeClaim's lastPodEventTime, and the NodeClaim is marked
+#   Consolidatable by a reconcile requeued for exactly that instant
+#   (pkg/controllers/nodeclaim/disruption/consolidation.go:63-76). lastPodEventTime is written at
+#   most every 10 s (pkg/controllers/nodeclaim/podevents/controller.go:44 dedupeTimeout, L84-87):
+#   an event within 10 s of the last write is dropped, so the window can only start earlier than
+#   the pod's deletion, never later; it adds nothing to the margin;
+# - the disruption controller looks for candidates every 10 s, Emptiness first
+#   (pkg/controllers/disruption/controller.go:71 pollingPeriod, L182; NewMethods L101-114);
 # - an emptiness command is re-validated 15 s after it is computed before it is executed
-#   (pkg/controllers/disruption/consolidation.go:45 commandValidationDelay, emptiness.go:101);
+#   (pkg/controllers/disruption/consolidation.go:45 commandValidationDelay, emptiness.go:101,
+#   validation.go:134-141); with no replacement the queue then deletes the NodeClaim at once
+#   (queue.go:229-236);
 # - plus this check's own polling interval (POLL_S).
+# Not in the margin: the disruption loop runs its methods one after another, so an iteration
+# busy with multi- or single-node consolidation of other nodes (timeouts of 1 min and 3 min,
+# multinodeconsolidation.go:35, singlenodeconsolidation.go:33) delays the next Emptiness pass;
+# the failure's details say so.
 # "Consolidated away" is judged when Karpenter marks the NodeClaim for deletion (or it is gone):
 # the EC2 termination after that is AWS's time, not Karpenter's.
-CONSOLIDATION_MARGIN_S = 10.0 + 10.0 + 15.0 + POLL_S
+KARPENTER_POLL_S = 10.0
+KARPENTER_VALIDATION_S = 15.0
+CONSOLIDATION_MARGIN_S = KARPENTER_POLL_S + KARPENTER_VALIDATION_S + POLL_S
+BUSY_LOOP_NOTE = (
+    "Karpenter's disruption loop runs Emptiness after the multi- and single-node consolidation "
+    "of its previous pass (up to 1 min and 3 min, karpenter v1.14.1 disruption/"
+    "multinodeconsolidation.go:35, singlenodeconsolidation.go:33): on a cluster with other "
+    "consolidation candidates the empty node can be removed later than this bound"
+)
 SUCCEEDED = "Succeeded"
 FAILED = "Failed"
 
@@ -259,6 +277,7 @@ def _check(
     )
     if not gone:
         why = "the time cap" if remaining() <= 0 and bound > waited else f"{bound:g} s"
+        details.append(BUSY_LOOP_NOTE)
         return _fail(
             pool,
             f"NodeClaim {claim_name} was not consolidated within {why} "

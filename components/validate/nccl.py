@@ -20,6 +20,14 @@ from .gpu_specs import EFA_RESOURCE, GPU_RESOURCE, Pool
 
 MPIJOB_KIND = "MPIJob"
 NODES = 2
+# kubeflow/mpi-operator v0.6.0: the launcher Job is created at once unless the MPIJob asks to
+# wait until every worker pod is Ready (pkg/controller/mpi_job_controller.go:661-662; default
+# AtStartup, pkg/apis/kubeflow/v2beta1/default.go:71-73; field types.go:194-197). The workers
+# wait minutes for Karpenter to launch two EFA nodes, and an mpirun started before them fails
+# and is restarted until the launcher Job's backoffLimit (the builder's runPolicy, 4) ends the
+# run (with restartPolicy OnFailure the containers' restarts count: kubernetes v1.36.3
+# pkg/controller/job/job_controller.go:1690-1712); so the launcher waits for the workers.
+WAIT_FOR_WORKERS_READY = "WaitForWorkersReady"
 # aws-ofi-nccl logs the provider it picked through NCCL's INFO logger (shown with
 # ``NCCL_DEBUG=INFO``), prefixed "NET/OFI " (include/nccl_ofi_log.h:21-25 at v1.19.0):
 #   v1.19.0 (the pinned image's "ofiv1.19.0"): src/nccl_ofi_net.cpp:594
@@ -59,8 +67,9 @@ REFERENCES: dict[str, tuple[int, float, str]] = {
     "p6-b200.48xlarge": (
         8589934592,
         523.8,
-        "aws-samples/aws-do-eks Container-Root/eks/deployment/nccl-test/all-reduce.yaml-template "
-        '"VERIFIED on 2x p6-b200"',
+        "aws-samples/aws-do-eks Container-Root/eks/deployment/nccl-test/*.yaml-template line 12 "
+        '"VERIFIED on 2x p6-b200" (the same header line in the all-reduce, all-gather, '
+        "reduce-scatter, all-reduce-pair and fi-info templates: its collective is not stated)",
     ),
 }
 
@@ -168,6 +177,7 @@ def mpijob(
         namespace=namespace,
     )
     job["metadata"] = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    job["spec"]["launcherCreationPolicy"] = WAIT_FOR_WORKERS_READY
     return job
 
 

@@ -9,9 +9,11 @@ before anything is created by ``--cost-cap-usd`` and ``--time-cap-s``.
 Launcher: the Kubeflow MPI Operator, which the platform does not deploy. The phase needs it and
 skips, saying so, when the API server does not serve ``kubeflow.org/v2beta1`` MPIJob. Why not a
 launcher of its own: ``mpirun`` starts the ranks over SSH, and the MPI Operator is what creates
-the hostfile ConfigMap, the workers' Service and the SSH keys Secret and starts the launcher
-once the workers are ready (kubeflow/mpi-operator v0.6.0 ``pkg/controller/mpi_job_controller.go``
-``newConfigMap`` L1272, ``newJobService`` L1339, ``newSSHAuthSecret`` L1368, L662);
+the hostfile ConfigMap, the workers' Service and the SSH keys Secret and, with
+``launcherCreationPolicy: WaitForWorkersReady`` (set by ``nccl.mpijob``; the default starts it at
+once), starts the launcher once the workers are ready (kubeflow/mpi-operator v0.6.0
+``pkg/controller/mpi_job_controller.go`` ``newConfigMap`` L1272, ``newJobService`` L1339,
+``newSSHAuthSecret`` L1368, L661-662);
 doing that here would re-implement the operator in a validation tool, and an ``mpirun``-free
 launcher (one PyTorch process per GPU with a rendezvous) would test a different stack than the
 nccl-tests binary the aws-samples/aws-do-eks approach and the platform's example use.

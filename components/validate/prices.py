@@ -4,10 +4,16 @@ region, and the cost estimate of a check that launches nodes.
 Source: aws/karpenter-provider-aws v1.14.1 ``pkg/providers/pricing/zz_generated.pricing_aws.go``
 (``InitialOnDemandPricesAWS``, "generated at 2026-07-06T14:20:29Z for us-east-1"), which that
 tag's ``hack/code/prices_gen/main.go`` writes from the AWS Price List API with the filters
-operatingSystem Linux, preInstalledSw NA, capacitystatus Used, marketoption OnDemand, tenancy
-Shared (``pkg/providers/pricing/pricing.go`` L185-291). It holds us-east-1 only
-(``getAWSRegions``, main.go L43-54). The AWS price list bulk files could not be fetched from the
-machine that generated this table, so every other region is unpriced, on purpose: a price is
+operatingSystem Linux, preInstalledSw NA, capacitystatus Used, marketoption OnDemand and, for
+"Compute Instance", tenancy Shared (``pkg/providers/pricing/pricing.go`` L210-222, L258-291).
+Two caveats of that source: bare-metal types (here ``g4dn.metal``, ``g5g.metal``) come from a
+second query, productFamily "Compute Instance (bare metal)" with tenancy Dedicated (L224-237);
+and the generator starts from the previous generated file (``Reset``, L452-463) and merges the
+new answer into it (``lo.Assign``, L250-251), so a type the Price List no longer returns keeps
+its older price. It holds us-east-1 only (``getAWSRegions``, main.go L43-54). The AWS price
+list bulk files could not be fetched from the machine that generated this table
+(``pricing.us-east-1.amazonaws.com`` does not resolve there; checked again 2026-11-25), so every
+other region is unpriced, on purpose: a price is
 never guessed, and a type without one makes the estimate ``None`` ("no price" in the dry-run),
 which the phases treat as a refusal to launch (the cost cap cannot be checked).
 

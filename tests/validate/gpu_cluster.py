@@ -123,7 +123,7 @@ class GpuCluster(FakeKube):
         phase: str = "Succeeded",
         launch_s: float = 60.0,
         run_s: float = 20.0,
-        consolidate_s: float | None = 330.0,
+        consolidate_s: float | None = 325.0,
         objects: list[dict] = (),
         served=None,
     ):

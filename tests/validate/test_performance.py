@@ -230,6 +230,11 @@ def test_the_mpijob_is_the_platform_s_reference_test_for_the_pool():
         pool, instance_type="p5.48xlarge", name="validate-nccl-train-efa", namespace=NS, labels={}
     )
     assert job["metadata"] == {"name": "validate-nccl-train-efa", "namespace": NS, "labels": {}}
+    # the launcher starts once both workers are Ready, not at once (mpi-operator v0.6.0
+    # mpi_job_controller.go:661-662; the default AtStartup, default.go:71-73)
+    assert job["spec"]["launcherCreationPolicy"] == "WaitForWorkersReady"
+    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 4}
+    assert job["spec"]["slotsPerWorker"] == 8
     worker = job["spec"]["mpiReplicaSpecs"]["Worker"]
     assert worker["replicas"] == 2
     assert worker["template"]["spec"]["nodeSelector"] == {
@@ -298,3 +303,17 @@ def test_a_check_that_ran_commits_its_estimate_to_the_run():
     )
     performance.run(ctx)
     assert round(prices.committed_usd(ctx), 2) == 64.21
+
+
+def test_the_p6_b200_reference_says_its_collective_is_not_stated():
+    # aws-samples/aws-do-eks f721602 Container-Root/eks/deployment/nccl-test/: line 12 of
+    # all-gather, all-reduce, all-reduce-pair, fi-info and reduce-scatter .yaml-template is the
+    # same "# VERIFIED on 2x p6-b200: NET/OFI platform AWS (EFA), busbw 523.8 GB/s @ 8GiB,
+    # 0 errors."
+    assert nccl.REFERENCES["p6-b200.48xlarge"] == (
+        8589934592,
+        523.8,
+        "aws-samples/aws-do-eks Container-Root/eks/deployment/nccl-test/*.yaml-template line 12 "
+        '"VERIFIED on 2x p6-b200" (the same header line in the all-reduce, all-gather, '
+        "reduce-scatter, all-reduce-pair and fi-info templates: its collective is not stated)",
+    )
