@@ -143,6 +143,14 @@ def nccl_test_manifest(
         "metadata": {"name": name, "namespace": namespace},
         "spec": {
             "slotsPerWorker": it.gpu_count,
+            # kubeflow/mpi-operator v0.6.0 creates the launcher Job at once unless asked to wait
+            # for every worker pod to be Ready (pkg/controller/mpi_job_controller.go:661-662;
+            # default AtStartup, pkg/apis/kubeflow/v2beta1/default.go:71-73; field
+            # types.go:194-197). The workers wait minutes for Karpenter to launch the EFA nodes,
+            # and an mpirun started before them fails and restarts until backoffLimit ends the
+            # run (restarts count under restartPolicy OnFailure: kubernetes v1.36.3
+            # pkg/controller/job/job_controller.go:1690-1712).
+            "launcherCreationPolicy": "WaitForWorkersReady",
             "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 4},
             "mpiReplicaSpecs": {
                 "Launcher": {

@@ -20,14 +20,8 @@ from .gpu_specs import EFA_RESOURCE, GPU_RESOURCE, Pool
 
 MPIJOB_KIND = "MPIJob"
 NODES = 2
-# kubeflow/mpi-operator v0.6.0: the launcher Job is created at once unless the MPIJob asks to
-# wait until every worker pod is Ready (pkg/controller/mpi_job_controller.go:661-662; default
-# AtStartup, pkg/apis/kubeflow/v2beta1/default.go:71-73; field types.go:194-197). The workers
-# wait minutes for Karpenter to launch two EFA nodes, and an mpirun started before them fails
-# and is restarted until the launcher Job's backoffLimit (the builder's runPolicy, 4) ends the
-# run (with restartPolicy OnFailure the containers' restarts count: kubernetes v1.36.3
-# pkg/controller/job/job_controller.go:1690-1712); so the launcher waits for the workers.
-WAIT_FOR_WORKERS_READY = "WaitForWorkersReady"
+# The launcher waits for the workers: efa.manifests.nccl_test_manifest sets the MPIJob's
+# launcherCreationPolicy to WaitForWorkersReady (cited there).
 # aws-ofi-nccl logs the provider it picked through NCCL's INFO logger (shown with
 # ``NCCL_DEBUG=INFO``), prefixed "NET/OFI " (include/nccl_ofi_log.h:21-25 at v1.19.0):
 #   v1.19.0 (the pinned image's "ofiv1.19.0"): src/nccl_ofi_net.cpp:594
@@ -177,7 +171,6 @@ def mpijob(
         namespace=namespace,
     )
     job["metadata"] = {"name": name, "namespace": namespace, "labels": dict(labels)}
-    job["spec"]["launcherCreationPolicy"] = WAIT_FOR_WORKERS_READY
     return job
 
 

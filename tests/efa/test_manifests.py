@@ -57,6 +57,7 @@ def test_nccl_test_manifest_for_p5_exactly():
         "metadata": {"name": "nccl-allreduce-train", "namespace": "nccl-tests"},
         "spec": {
             "slotsPerWorker": 8,
+            "launcherCreationPolicy": "WaitForWorkersReady",
             "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 4},
             "mpiReplicaSpecs": {
                 "Launcher": {
