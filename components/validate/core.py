@@ -181,12 +181,16 @@ class Context:
             )
         return out
 
+    def queue_namespace_name(self, queue: str) -> str:
+        """The name ``queue_namespace`` gives (and ``planned`` lists) without creating it."""
+        return f"validate-{self.run_id}-{queue}"[:63].rstrip("-")
+
     def queue_namespace(self, queue: str) -> str:
         """A namespace of this run for ``queue``'s workloads, created once: the labels of the
         queue's rendered namespace (Pod Security level, ``<labelDomain>/queue: <queue>``, which
         the platform's admission bindings select) plus the run's labels. Raises ``KeyError``
         naming the queue when the render has no namespace for it (not a leaf queue)."""
-        name = f"validate-{self.run_id}-{queue}"[:63].rstrip("-")
+        name = self.queue_namespace_name(queue)
         if any(kind == "Namespace" and n == name for _, kind, n, _ in self.created):
             return name
         for manifest in self.render.manifests:

@@ -1,0 +1,226 @@
+"""The scheduling phase: what the platform promises about KAI, Karpenter and disruption.
+
+Checks:
+- ``do-not-disrupt/<queue>`` (admission only, server-side dry-run): a pod KAI treats as
+  non-preemptible is annotated ``karpenter.sh/do-not-disrupt: "true"`` (Kubernetes 1.36+: the
+  rendered MutatingAdmissionPolicy) or denied without it (1.30-1.35: the rendered
+  ValidatingAdmissionPolicy), and a preemptible one is left alone; which of the two the render
+  holds decides what is expected (components/scheduler/manifests.py
+  ``disruption_admission_policy``).
+- ``system-pods-not-annotated``: no pod of a system namespace, no DaemonSet pod and no mirror
+  pod carries the annotation unless its own controller put it there.
+- ``gang-all-or-nothing`` and ``over-limit-stays-pending``: in ``gangs.py`` (they launch, or
+  could launch, nodes).
+"""
+
+from __future__ import annotations
+
+from ..scheduler.constants import (
+    DO_NOT_DISRUPT_ANNOTATION,
+    MIRROR_POD_ANNOTATION,
+    PREEMPTIBILITY_LABEL,
+    SYSTEM_NAMESPACES,
+)
+from . import gangs
+from .core import Context, KubeError, Planned, Result, result, skip
+from .probes import disruption_policy, probe_pod, queue_namespaces, vap_denial
+from .workspace import first_listed, queue_workspace, timed, wants, workspace_objects
+
+NAME = "scheduling"
+# KAI v0.16.8's binder creates its GPU reservation pods with the annotation itself
+# (pkg/binder/binding/resourcereservation/resource_reservation.go L530-541), in its reservation
+# namespace (pkg/common/constants/constants.go L23), labelled ``runai-gpu-group`` (L74).
+KAI_RESERVATION_NAMESPACE = "kai-resource-reservation"
+KAI_GPU_GROUP_LABEL = "runai-gpu-group"
+# Pod templates of the owners a system pod may have: the annotation there was set by the pod's
+# own controller (it copies the template's metadata into every pod).
+TEMPLATE_OWNERS = {
+    "DaemonSet": "apps/v1",
+    "ReplicaSet": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Job": "batch/v1",
+}
+
+# (case, labels, priority class, annotated, non-preemptible) per pod of ``do-not-disrupt``:
+# KAI v0.16.8 decides preemptibility by the label ``kai.scheduler/preemptibility`` first, then the
+# priority class (value >= 100 non-preemptible): pkg/podgrouper/podgrouper/plugins/
+# defaultgrouper/default_grouper.go L240-284, pkg/common/podgroup/preemptible.go L10-26.
+DISRUPTION_CASES = (
+    ("np-label", {PREEMPTIBILITY_LABEL: "non-preemptible"}, None, False, True),
+    ("np-class", {}, "inference", False, True),
+    ("preemptible", {}, "train", False, False),
+)
+# Only where the policy denies (before 1.36): a non-preemptible pod that carries it is admitted.
+ANNOTATED_CASE = ("np-annotated", {PREEMPTIBILITY_LABEL: "non-preemptible"}, None, True, True)
+
+
+def _pod_name(ctx: Context, what: str) -> str:
+    return f"validate-{ctx.run_id}-{what}"[:63].rstrip("-")
+
+
+def _describe(labels: dict, priority_class: str | None, annotated: bool) -> str:
+    parts = [f"{k}={v}" for k, v in labels.items()]
+    if priority_class:
+        parts.append(f"priorityClassName {priority_class}")
+    if annotated:
+        parts.append(f'{DO_NOT_DISRUPT_ANNOTATION}: "true"')
+    return ", ".join(parts)
+
+
+def _cases(policy: dict) -> tuple:
+    mutating = policy["kind"] == "MutatingAdmissionPolicy"
+    return DISRUPTION_CASES if mutating else (*DISRUPTION_CASES, ANNOTATED_CASE)
+
+
+def _disruption_check(ctx: Context, queue: str, policy: dict) -> Result:
+    name = f"do-not-disrupt/{queue}"
+    namespace = queue_workspace(ctx, queue)
+    mutating = policy["kind"] == "MutatingAdmissionPolicy"
+    message = None if mutating else policy["spec"]["validations"][0]["message"]
+    details: list[str] = []
+    problems: list[str] = []
+    for case, labels, priority_class, annotated, non_preemptible in _cases(policy):
+        what = f"{case} ({_describe(labels, priority_class, annotated)})"
+        pod = probe_pod(
+            name=_pod_name(ctx, f"dnd-{case}"),
+            namespace=namespace,
+            queue=queue,
+            labels=labels,
+            annotations={DO_NOT_DISRUPT_ANNOTATION: "true"} if annotated else None,
+            priority_class=priority_class,
+        )
+        try:
+            admitted = ctx.create(pod, dry_run=True)
+        except KubeError as exc:
+            expected = message is not None and non_preemptible and not annotated
+            if expected and vap_denial(policy["metadata"]["name"], message) in exc.message:
+                details.append(f"{what}: denied: {exc.message}")
+            else:
+                problems.append(f"{what}: denied: {exc.message}")
+            continue
+        value = admitted.get("metadata", {}).get("annotations", {}).get(DO_NOT_DISRUPT_ANNOTATION)
+        if not mutating and non_preemptible and not annotated:
+            problems.append(
+                f"{what}: admitted without {DO_NOT_DISRUPT_ANNOTATION} (policy "
+                f"{policy['metadata']['name']} did not deny it)"
+            )
+        elif mutating and non_preemptible and value != "true":
+            problems.append(
+                f'{what}: admitted without {DO_NOT_DISRUPT_ANNOTATION}: "true" (policy '
+                f"{policy['metadata']['name']} did not annotate it; annotation {value!r})"
+            )
+        elif not non_preemptible and value is not None:
+            problems.append(f"{what}: a preemptible pod was annotated {value!r}")
+        else:
+            shown = "annotated" if value == "true" else "not annotated"
+            details.append(f"{what}: admitted, {shown}")
+    if problems:
+        return result(NAME, name, False, "; ".join(problems), details)
+    how = "annotates" if mutating else "requires the annotation on"
+    return result(
+        NAME,
+        name,
+        True,
+        f"{policy['kind']} {policy['metadata']['name']} {how} non-preemptible pods only",
+        details,
+    )
+
+
+def _template_annotated(ctx: Context, pod: dict) -> str | None:
+    """The owner whose pod template carries the annotation (``Kind name``), if any."""
+    meta = pod.get("metadata", {})
+    for ref in meta.get("ownerReferences", []):
+        api_version = TEMPLATE_OWNERS.get(ref.get("kind"))
+        if api_version is None or not ref.get("controller"):
+            continue
+        owner = ctx.kube.get(api_version, ref["kind"], ref["name"], meta.get("namespace"))
+        template = (owner or {}).get("spec", {}).get("template", {}).get("metadata", {})
+        if DO_NOT_DISRUPT_ANNOTATION in template.get("annotations", {}):
+            return f"{ref['kind']} {ref['name']}"
+    return None
+
+
+def _system_pods_check(ctx: Context) -> Result:
+    name = "system-pods-not-annotated"
+    pods = ctx.kube.list("v1", "Pod")
+    scope = 0
+    details: list[str] = []
+    problems: list[str] = []
+    for pod in pods:
+        meta = pod.get("metadata", {})
+        namespace = meta.get("namespace")
+        annotations = meta.get("annotations", {})
+        mirror = MIRROR_POD_ANNOTATION in annotations
+        daemon = any(r.get("kind") == "DaemonSet" for r in meta.get("ownerReferences", []))
+        if not (namespace in SYSTEM_NAMESPACES or mirror or daemon):
+            continue
+        scope += 1
+        if DO_NOT_DISRUPT_ANNOTATION not in annotations:
+            continue
+        where = f"{namespace}/{meta.get('name')}"
+        value = annotations[DO_NOT_DISRUPT_ANNOTATION]
+        if namespace == KAI_RESERVATION_NAMESPACE and KAI_GPU_GROUP_LABEL in meta.get("labels", {}):
+            details.append(f"{where}: {value!r}, set by KAI's binder (a GPU reservation pod)")
+            continue
+        owner = _template_annotated(ctx, pod)
+        if owner is not None:
+            details.append(f"{where}: {value!r}, from its {owner}'s pod template")
+            continue
+        kind = "mirror pod" if mirror else ("DaemonSet pod" if daemon else "system pod")
+        problems.append(f"{kind} {where} carries {DO_NOT_DISRUPT_ANNOTATION}: {value!r}")
+    if problems:
+        return result(
+            NAME,
+            name,
+            False,
+            f"{len(problems)} pod(s) the platform must never mark carry the annotation, so "
+            "Karpenter never disrupts their nodes: " + "; ".join(problems),
+            details,
+        )
+    return result(
+        NAME,
+        name,
+        True,
+        f"{scope} system, DaemonSet and mirror pods; none annotated by anything but its own "
+        "controller",
+        details,
+    )
+
+
+def run(ctx: Context) -> list[Result]:
+    """The phase's checks in order; a check ``--checks`` leaves out is not run."""
+    out: list[Result] = []
+    policy = disruption_policy(ctx.render.manifests)
+    for queue, _, _ in queue_namespaces(ctx.render.manifests):
+        check = f"do-not-disrupt/{queue}"
+        if not wants(ctx, check):
+            continue
+        if policy is None:
+            out.append(skip(NAME, check, "the render has no do-not-disrupt admission policy"))
+            continue
+        out.append(timed(ctx, NAME, check, lambda q=queue: _disruption_check(ctx, q, policy)))
+    for check, fn in (
+        ("system-pods-not-annotated", lambda: _system_pods_check(ctx)),
+        (gangs.GANG_CHECK, lambda: gangs.gang_check(ctx)),
+        (gangs.OVER_LIMIT_CHECK, lambda: gangs.over_limit_check(ctx)),
+    ):
+        if wants(ctx, check):
+            out.append(timed(ctx, NAME, check, fn))
+    return out
+
+
+def planned(ctx: Context) -> list[Planned]:
+    out: list[Planned] = []
+    policy = disruption_policy(ctx.render.manifests)
+    if policy is not None:
+        for queue, _, _ in queue_namespaces(ctx.render.manifests):
+            ns = ctx.queue_namespace_name(queue)
+            pods = tuple(
+                f"Pod {ns}/{_pod_name(ctx, f'dnd-{case[0]}')} (dry-run)" for case in _cases(policy)
+            )
+            out.append(
+                Planned(NAME, f"do-not-disrupt/{queue}", (*workspace_objects(ctx, queue), *pods))
+            )
+    out.append(Planned(NAME, "system-pods-not-annotated", ()))
+    out += gangs.planned(ctx)
+    return first_listed(out)
