@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -353,9 +354,11 @@ func (d *deployed) validate(t *testing.T, runID string, args ...string) cliRun {
 	case errors.As(err, &exit):
 		run.Code = exit.ExitCode()
 	case err != nil:
-		t.Fatalf("%s %s: %v", python(), strings.Join(argv, " "), err)
+		t.Fatalf("%s %s: %v (%s names the Python with eks_gpu_platform installed; make venv makes "+
+			"the default .venv/bin/python)", python(), strings.Join(argv, " "), err, EnvPython)
 	}
 	t.Logf("validate %s (%s): exit %d\n%s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond), run.Code, out)
+	defer func() { t.Logf("validate.md:\n%s", run.MD) }()
 	md, err := os.ReadFile(filepath.Join(reports, "validate.md"))
 	if err != nil {
 		t.Fatalf("no validate.md (exit %d): %v\n%s", run.Code, err, out)
@@ -409,11 +412,13 @@ func expectCase(t *testing.T, run cliRun, phase, check, status, reason string, d
 // validation's managed-by label, as "Kind namespace/name".
 func labelled(t *testing.T) ([]string, []string) {
 	t.Helper()
-	disc, err := discovery.NewDiscoveryClientForConfig(coreEnv.Config)
+	cfg := rest.CopyConfig(coreEnv.Config)
+	cfg.WarningHandler = rest.NoWarnings{} // listing every kind warns of the deprecated ones
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dyn, err := dynamic.NewForConfig(coreEnv.Config)
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +638,7 @@ func TestValidateAdmissionChecks(t *testing.T) {
 		t.Run(stack, func(t *testing.T) {
 			d := deploy(t, stack)
 			args := append([]string{"--phases", "scheduling,security"}, admissionChecks...)
-			run := d.validate(t, "vconf-adm-"+strings.ReplaceAll(stack, ".", ""), args...)
+			run := d.validate(t, "adm-"+strings.ReplaceAll(stack, ".", ""), args...)
 			if run.Code != 0 {
 				t.Fatalf("exit %d, want 0:\n%s\n%s", run.Code, run.Output, run.MD)
 			}
@@ -645,6 +650,9 @@ func TestValidateAdmissionChecks(t *testing.T) {
 			for _, ns := range []string{"research-batch", "research-notebooks", "research-serving"} {
 				expectCase(t, run, "security", "pod-security/"+ns, "pass", "")
 			}
+			// The run namespace, a namespace per leaf queue and the run's ServiceAccount in each
+			// (components/validate/workspace.py); every probe pod was a server-side dry run.
+			expectLines(t, run, fmt.Sprintf("%s: 13 passed, 0 failed, 0 skipped", stack), "| cleanup | pass | deleted 7 objects |")
 			expectNoLeftovers(t)
 		})
 	}
@@ -662,5 +670,6 @@ func TestValidateCleanupOnFailure(t *testing.T) {
 	}
 	expectCase(t, run, "security", "nvidia-visible-devices-blocked/research-serving", "fail", "")
 	expectCase(t, run, "cleanup", "cleanup", "pass", "")
+	expectLines(t, run, "dev: 13 passed, 3 failed, 0 skipped", "| cleanup | pass | deleted 7 objects |")
 	expectNoLeftovers(t)
 }
