@@ -6,7 +6,11 @@ package karpenter
 // objects in the apiserver package's order), with the real Karpenter AWS provider's nodeclass
 // controller and the real NodePool validation and readiness controllers writing the
 // EC2NodeClasses' and NodePools' status (Harness.Reconcile, against the provider's fakes seeded
-// from the render).
+// from the render): status.amis and AMIsReady come from karpenter-provider-aws v1.14.1
+// pkg/controllers/nodeclass/ami.go L51-96 (the render's aliases resolved through the fake SSM
+// parameters the harness publishes), Ready from the nodeclass controller's status conditions
+// (pkg/controllers/nodeclass/controller.go), NodePool Ready from karpenter v1.14.1
+// pkg/controllers/nodepool/readiness and validation.
 //
 // What the suite cannot run and writes itself, as the real controller would: the Helm releases'
 // controller workloads (the suite has no Helm, no kubelet and no kube-controller-manager), created
