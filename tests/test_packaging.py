@@ -230,6 +230,50 @@ def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_p
     assert "Policy pack: not run" not in lines
     assert (rendered / "policy.txt").read_text() == ""
     assert "Policy pack: no violations." in (rendered / "summary.md").read_text()
+    # The validation's console script, installed without the `validate` extra: its options and
+    # the render are checked before the Kubernetes client is imported (issue 24).
+    validate = subprocess.run(
+        [
+            str(env_dir / "bin" / "eks-gpu-platform-validate"),
+            "--stack",
+            "dev",
+            "--render",
+            str(rendered),
+            "--phases",
+            "deployment",
+            "--pool",
+            "nope",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert (validate.returncode, validate.stdout) == (2, "")
+    assert validate.stderr.startswith("eks-gpu-platform-validate: --pool: 'nope' is not a GPU pool")
+    (tmp_path / "kubeconfig.json").write_text("{}")
+    validate = subprocess.run(
+        [
+            str(env_dir / "bin" / "eks-gpu-platform-validate"),
+            "--stack",
+            "dev",
+            "--render",
+            str(rendered),
+            "--phases",
+            "deployment",
+            "--kubeconfig",
+            str(tmp_path / "kubeconfig.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert (validate.returncode, validate.stderr) == (
+        2,
+        "eks-gpu-platform-validate: the validation needs the Kubernetes client (No module named "
+        "'kubernetes'): pip install 'eks-gpu-platform[validate]' (or -r requirements.txt)\n",
+    )
 
 
 def test_the_pack_runs_over_a_render_of_the_consumer_example() -> None:

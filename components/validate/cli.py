@@ -197,7 +197,7 @@ def make_kube(args: Args):
         ) from exc
     try:
         return ClientKube(args.kubeconfig, args.context)
-    except (KubeConfigError, ImportError) as exc:
+    except KubeConfigError as exc:
         raise UsageError([str(exc)]) from exc
 
 
@@ -229,6 +229,9 @@ def print_plan(
         print(f"{module.NAME}:", file=out)
         for p in planned:
             pool = f" (pool {p.pool})" if p.pool else ""
+            if not p.objects and not p.nodes:
+                print(f"  {p.check}{pool}: reads only", file=out)
+                continue
             print(f"  {p.check}{pool}:", file=out)
             for obj in p.objects:
                 print(f"    creates {obj}", file=out)

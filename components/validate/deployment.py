@@ -255,6 +255,10 @@ def expected_controllers(render: Render) -> list[Controller]:
 
 # --- drift -------------------------------------------------------------------------------------
 
+# What the render writes for a secret value (offline/write.py ``_mask``, offline/stackfile.py
+# ``SECRET_PLACEHOLDER``): the value is not in the render, so it is not compared.
+SECRET_PLACEHOLDER = "[secret]"
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -289,8 +293,9 @@ def drift(rendered: Any, live: Any, path: str = "") -> list[tuple[str, Any, Any]
     """The differences between what the render sets and the live object, as (path, rendered,
     live): only the fields ``rendered`` sets are compared (the server's defaults and status are
     not drift), recursively; lists of named items (every item a mapping with ``name``) by name,
-    other lists by index and length. A field missing from the live object is ``_MISSING``."""
-    if rendered is None:
+    other lists by index and length; a secret the render masks is not compared. A field missing
+    from the live object is ``_MISSING``."""
+    if rendered is None or rendered == SECRET_PLACEHOLDER:
         return []
     if isinstance(rendered, Mapping):
         if not isinstance(live, Mapping):

@@ -21,6 +21,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kubernetes import client, config, dynamic
+from kubernetes.client.rest import ApiException
+from kubernetes.config.config_exception import ConfigException
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from urllib3.exceptions import HTTPError
+
 from .core import KubeError
 
 
@@ -54,8 +60,6 @@ class ClientKube:
     """``core.Kube`` over one API server."""
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None) -> None:
-        from kubernetes import config, dynamic
-        from kubernetes.config.config_exception import ConfigException
 
         try:
             api_client = config.new_client_from_config(
@@ -66,9 +70,6 @@ class ClientKube:
             raise KubeConfigError(f"--kubeconfig {where}: {exc}") from exc
         self._api_client = api_client
         # The dynamic client reads the server's version and discovery at once.
-        from kubernetes.client.rest import ApiException
-        from urllib3.exceptions import HTTPError
-
         try:
             self._dynamic = dynamic.DynamicClient(api_client)
         except (ApiException, HTTPError, OSError) as exc:
@@ -79,7 +80,6 @@ class ClientKube:
             ) from exc
 
     def _resource(self, api_version: str, kind: str) -> Any:
-        from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
         try:
             return self._call(self._dynamic.resources.get, api_version=api_version, kind=kind)
@@ -87,8 +87,6 @@ class ClientKube:
             raise KubeError(404, "NotFound", f"{api_version} {kind} is not served") from exc
 
     def _call(self, fn, *args, **kwargs) -> Any:
-        from kubernetes.client.rest import ApiException
-        from urllib3.exceptions import HTTPError
 
         try:
             return fn(*args, **kwargs)
@@ -152,7 +150,6 @@ class ClientKube:
                 raise
 
     def logs(self, name: str, namespace: str, container: str | None = None) -> str:
-        from kubernetes import client
 
         api = client.CoreV1Api(self._api_client)
         kwargs = {"container": container} if container else {}

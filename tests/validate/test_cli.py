@@ -224,6 +224,7 @@ PLANNED = [
         nodes=2,
         max_minutes=15,
     ),
+    Planned("capacity", "listing", ()),
 ]
 
 
@@ -269,6 +270,7 @@ def test_dry_run_prints_the_plan_with_prices_and_the_total(render_dir, capsys, m
         "  notebooks (pool notebooks):\n"
         "    creates Job validate-0a1b2c3d-research-notebooks/smi\n"
         "    launches up to 2 node(s) of g6.xlarge for up to 15 min: at most $0.40\n"
+        "  listing: reads only\n"
         "\n"
         "Total: at most $0.89, within the cost cap of $20.00\n"
     )

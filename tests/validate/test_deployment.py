@@ -203,6 +203,13 @@ def test_lists_of_named_items_match_by_name_not_position() -> None:
     assert deployment.drift(rendered, live) == [("spec.containers[name=a].image", "x:1", "x:2")]
 
 
+def test_a_secret_the_render_masks_is_not_compared() -> None:
+    rendered = {"data": {"token": "[secret]", "user": "a"}}
+    assert deployment.drift(rendered, {"data": {"token": "czNjcjN0", "user": "b"}}) == [
+        ("data.user", "a", "b")
+    ]
+
+
 def test_an_ec2nodeclass_not_ready_or_without_amis_fails() -> None:
     kube = healthy_kube()
     live = kube.get("karpenter.k8s.aws/v1", "EC2NodeClass", "gpu-spot")
