@@ -677,3 +677,29 @@ func TestValidateCleanupOnFailure(t *testing.T) {
 	expectLines(t, run, "dev: 13 passed, 3 failed, 0 skipped", "| cleanup | pass | deleted 7 objects |")
 	expectNoLeftovers(t)
 }
+
+// A controller that has not rolled out fails controllers-ready: Karpenter's Deployment with its
+// one replica unavailable, as the Deployment controller reports it (calculateStatus: available 0,
+// Available=False MinimumReplicasUnavailable).
+func TestValidateDeploymentControllerUnavailable(t *testing.T) {
+	d := deploy(t, "dev")
+	dep := &appsv1.Deployment{}
+	if err := d.H.Client.Get(d.H.Ctx, types.NamespacedName{Namespace: "kube-system", Name: "karpenter"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	dep.Status.ReadyReplicas, dep.Status.AvailableReplicas, dep.Status.UnavailableReplicas = 0, 0, 1
+	dep.Status.Conditions[0] = appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse,
+		Reason: "MinimumReplicasUnavailable", Message: "Deployment does not have minimum availability.", LastUpdateTime: now, LastTransitionTime: now}
+	if err := d.H.Client.Status().Update(d.H.Ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	run := d.validate(t, "vconf-unavail", "--phases", "deployment", "--time-cap-minutes", "0.1")
+	if run.Code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", run.Code, run.Output)
+	}
+	line := "Deployment kube-system/karpenter (karpenter): 0 of 1 updated replicas available"
+	expectCase(t, run, "deployment", "controllers-ready", "fail", "1 of 13 not ready", line)
+	expectLines(t, run, "| controllers-ready | fail | 1 of 13 not ready |", "    "+line)
+	expectNoLeftovers(t)
+}
