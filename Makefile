@@ -109,7 +109,8 @@ bench: venv
 	$(PY) benchmarks/bench.py --write
 
 # The conformance suite (tests/conformance, Go): the rendered stacks judged by a real kube-apiserver
-# and etcd and by the real Karpenter v1.14.1 (docs/conformance.md). Needs Go 1.26 and the Go module
+# and etcd and by the real Karpenter v1.14.1 (docs/conformance.md), and the validation CLI
+# (python -m eks_gpu_platform.validate, CONFORMANCE_PYTHON) run against them. Needs Go 1.26 and the Go module
 # proxy; GOTOOLCHAIN=local makes a module that wants a newer Go fail at once instead of downloading one.
 GO ?= go
 CONF := tests/conformance
@@ -157,4 +158,5 @@ conformance: conformance-probe conformance-bins conformance-inputs
 		CONFORMANCE_REPO=$(CURDIR) CONFORMANCE_RENDERS=$(CURDIR)/$(CONF_OUT)/renders \
 		CONFORMANCE_BAD=$(CURDIR)/$(CONF_OUT)/bad \
 		CONFORMANCE_INSTANCE_DATA=$(CURDIR)/$(CONF_OUT)/instance-types.json \
+		CONFORMANCE_PYTHON=$(abspath $(PY)) \
 		$(GO) test ./... -count=1 -timeout 30m

@@ -119,6 +119,19 @@ func stopSuite() {
 // applies the render's Karpenter objects; then the EC2NodeClasses and NodePools are reconciled to
 // Ready and the overlay store is filled, as the running controller would.
 func NewHarness(render *Render, data *InstanceData) (*Harness, error) {
+	h, err := NewBareHarness(render, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.applyKarpenterObjects(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// NewBareHarness is NewHarness without applying the render's objects: the API server cleaned, the
+// fakes seeded, the controllers wired.
+func NewBareHarness(render *Render, data *InstanceData) (*Harness, error) {
 	if err := cleanAPIServer(suiteCtx, coreEnv.Client); err != nil {
 		return nil, fmt.Errorf("cleaning the API server between scenarios: %w", err)
 	}
@@ -170,9 +183,6 @@ func NewHarness(render *Render, data *InstanceData) (*Harness, error) {
 		awsEnv.InstanceTypesProvider, awsEnv.LaunchTemplateProvider, awsEnv.CapacityReservationProvider,
 		awsEnv.PlacementGroupProvider, awsEnv.EC2API, awsEnv.ValidationCache, awsEnv.RecreationCache,
 		awsEnv.AMIResolver, true)
-	if err := h.applyKarpenterObjects(); err != nil {
-		return nil, err
-	}
 	return h, nil
 }
 
