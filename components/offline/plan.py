@@ -26,10 +26,19 @@ launch template or the node group's version changes. Add-on rows name the versio
 sit through: a NodePool or EC2NodeClass deleted or replaced waits up to its delete timeout
 (terminationGracePeriod + 20 minutes), a minor upgrade up to the providers' default timeouts of
 its chain (``MINOR_UPGRADE_MINUTES``); ``python -m eks_gpu_platform.offline.plan gate`` refuses
-a plan whose total is above a CI job's budget. ``plan.md`` also shows the order ``pulumi
-destroy`` deletes the new render in (``teardown.delete_order``).
+a plan whose total is above a CI job's budget.
 
-``write_plan(previous_dir, out)`` writes ``plan.json`` and ``plan.md`` into ``out``.
+``plan.md`` is for a reviewer: a "No changes" plan is one line; otherwise the counts, then the
+destructive and disruptive changes with what they cost (``headline``: a cluster or VPC/subnet
+replaced or deleted, a Kubernetes minor upgrade, NodePools, queues and namespaces deleted,
+nodes rolling and why), the waits, every changed resource with its changed fields and their old
+and new values (``fields.field_changes``: dotted paths, secrets masked, long values cut), and,
+only when the plan deletes something, the order ``pulumi up`` deletes those resources in
+(``teardown.delete_order`` of the old render, kept to them). ``teardown.md`` beside it holds the
+order ``pulumi destroy`` deletes the whole new render in.
+
+``write_plan(previous_dir, out)`` writes ``plan.json``, ``plan.md`` and ``teardown.md`` into
+``out``.
 """
 
 from __future__ import annotations
@@ -653,8 +662,8 @@ def teardown_markdown(resources: Sequence[Mapping[str, Any]]) -> str:
 
 
 def write_plan(previous: Path, out: Path) -> list[dict[str, Any]]:
-    """Compare ``previous/resources.json`` with ``out/resources.json``; write plan.json and
-    plan.md into ``out``."""
+    """Compare ``previous/resources.json`` with ``out/resources.json``; write plan.json,
+    plan.md and teardown.md into ``out``."""
     old = json.loads((previous / "resources.json").read_text())
     new = json.loads((out / "resources.json").read_text())
     rows = plan(old, new)

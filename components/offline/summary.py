@@ -1,5 +1,6 @@
-"""Summarising a render: resources per component, the node pool rows, the Helm releases, as the
-console summary (``summary``) and as the pull-request comment (``markdown_summary``).
+"""Summarising a render: the cluster, the program's warnings, resources per component (each
+counted once), the node pool rows, the Helm releases, as the console summary (``summary``) and
+as the pull-request comment (``markdown_summary``).
 """
 
 from __future__ import annotations
