@@ -254,7 +254,9 @@ def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[
             "template"
         )
     if reg.type == "aws:eks/nodeGroup:NodeGroup":
-        return bool({"launchTemplate", "version", "releaseVersion", "amiType"} & set(changed))
+        # A replaced group (any ForceNew input) brings new nodes as much as a new version does.
+        rolling = {"launchTemplate", "version", "releaseVersion", "amiType"}
+        return bool((rolling | set(REPLACE_INPUTS[reg.type])) & set(changed))
     if reg.type == "aws:ec2/launchTemplate:LaunchTemplate":
         return bool(set(changed) - {"tags", "description"})
     return False
@@ -466,6 +468,10 @@ def headline(
         urns = engine_urns(recording)
         regs.update({urns[r.urn]: r for r in recording.resources})
     out: list[tuple[int, str]] = []
+    # Grouped: the network's replaced or deleted parts (type, action, because, protected) and
+    # the pools rolling for one reason (kind, reason), each one bullet.
+    network: dict[tuple[str, str, str, bool], list[str]] = {}
+    rolling: dict[tuple[str, str], list[str]] = {}
     for r in rows:
         reg, action, what = regs.get(r["urn"]), r["action"], f"`{_short(r['urn'])}`"
         if r["type"] == CLUSTER and action == "update" and "version" in r["changed"]:
@@ -493,17 +499,11 @@ def headline(
                 )
             )
         elif r["type"] in NETWORK and action in ("replace", "delete"):
-            out.append(
-                (
-                    1,
-                    f"- **{NETWORK[r['type']]} {action}d**{because}: {what}; the EKS cluster in "
-                    f"it goes with it, and {CLUSTER_COST}{guard}.",
-                )
-            )
+            network.setdefault((r["type"], action, because, protected), []).append(what)
         elif r["type"] == NODEPOOL and action in ("replace", "delete"):
             out.append(
                 (
-                    2,
+                    3,
                     f"- **NodePool `{_object_name(reg)}` {action}d**{because}: {POOL_DELETE_COST}"
                     + (" (a new NodePool takes its place)" if action == "replace" else "")
                     + ".",
@@ -523,13 +523,8 @@ def headline(
             )
         elif r.get("rollsNodes") and r["type"] in (NODECLASS, NODEPOOL):
             kind = "EC2NodeClass" if r["type"] == NODECLASS else "NodePool"
-            out.append(
-                (
-                    4,
-                    f"- **Nodes roll** in pool `{_object_name(reg)}` ({kind}: "
-                    f"{r['rollReason']}{_fields_brief(r)}): {DRIFT_COST}.",
-                )
-            )
+            reason = f"{kind}: {r['rollReason']}{_fields_brief(r)}"
+            rolling.setdefault((kind, reason), []).append(f"`{_object_name(reg)}`")
         elif r.get("rollsNodes") and r["type"] in SYSTEM_NODES:
             out.append(
                 (
@@ -539,6 +534,19 @@ def headline(
                     "controllers on them.",
                 )
             )
+    for (typ, action, because, protected), names in network.items():
+        label = NETWORK[typ][0].upper() + NETWORK[typ][1:] + ("s" if len(names) > 1 else "")
+        guard = f"; {PROTECTED}" if protected else ""
+        out.append(
+            (
+                1 if typ == "aws:ec2/vpc:Vpc" else 2,
+                f"- **{label} {action}d**{because}: {', '.join(names)}; the EKS cluster in the "
+                f"network goes with it, and {CLUSTER_COST}{guard}.",
+            )
+        )
+    for (_, reason), pools in rolling.items():
+        label = "pool" if len(pools) == 1 else "pools"
+        out.append((4, f"- **Nodes roll** in {label} {', '.join(pools)} ({reason}): {DRIFT_COST}."))
     return [text for _, text in sorted(out, key=lambda item: item[0])]
 
 

@@ -118,11 +118,28 @@ def test_vpc_replace_heads_the_plan():
     assert lines[4:7] == [
         "## Destructive and disruptive changes",
         "",
-        "- **VPC replaced** (`cidrBlock` changed): `aws:ec2/vpc:Vpc vpc`; the EKS cluster in it "
-        "goes with it, and the cluster and everything on it is recreated: a new control plane "
-        "(new endpoint and certificate authority), every node, add-on, Helm release and "
-        "workload.",
+        "- **VPC replaced** (`cidrBlock` changed): `aws:ec2/vpc:Vpc vpc`; the EKS cluster in "
+        "the network goes with it, and the cluster and everything on it is recreated: a new "
+        "control plane (new endpoint and certificate authority), every node, add-on, Helm "
+        "release and workload.",
     ]
+
+
+def test_pools_rolling_for_one_reason_are_one_bullet():
+    """Two pools drifting for the same AMI change: one headline bullet naming both."""
+
+    def klass(pool, alias):
+        reg = nodeclass(alias)
+        reg["inputs"] = {**reg["inputs"], "metadata": {"name": pool}}
+        return {**reg, "name": f"pool-{pool}-class", "urn": reg["urn"].replace("gpu", pool)}
+
+    old = [klass("a", "al2023@v1"), klass("b", "al2023@v1")]
+    new = [klass("a", "al2023@v2"), klass("b", "al2023@v2")]
+    assert text(old, new).splitlines()[6] == (
+        "- **Nodes roll** in pools `a`, `b` (EC2NodeClass: AMI change: "
+        "`spec.amiSelectorTerms[0].alias`): Karpenter drifts every node of the pool: each is "
+        "cordoned, drained and replaced, within the pool's disruption budgets."
+    )
 
 
 def test_a_node_roll_names_the_pool_and_why():
