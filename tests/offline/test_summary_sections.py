@@ -125,3 +125,41 @@ def test_each_resource_is_counted_once_under_its_nearest_component(rendered):
         f"| **Total** | {len(recording.resources)} |",
     ]
     assert len(recording.resources) == 66
+
+
+def test_the_render_lists_each_warning_once(tmp_path):
+    """The capacity section keeps its own warnings; the Warnings section has the others."""
+    from eks_gpu_platform.offline.render import main
+
+    stack = tmp_path / "big.yaml"
+    stack.write_text(
+        "config:\n"
+        "  aws:region: eu-west-1\n"
+        "  eks-gpu-platform:cluster:\n"
+        "    name: gpu-mini\n"
+        "    endpointPublicAccess: false\n"
+        "    admins: [role/Ops]\n"
+        "  eks-gpu-platform:nodePools:\n"
+        "    - name: big\n"
+        "      kind: gpu\n"
+        "      instanceTypes: [p5.48xlarge]\n"
+        "      capacityTypes: [on-demand]\n"
+        "      limits: {gpus: 16}\n"
+    )
+    out = tmp_path / "out"
+    args = ["--config-file", str(stack), "--project-dir", str(REPO), "--out", str(out)]
+    assert main([*args, "--no-policy"]) == 0
+    text = (out / "summary.md").read_text()
+    line = (
+        "- warning: pool 'big' offers h100 only on 8-GPU or larger nodes (p5.48xlarge): "
+        "Karpenter charges the pool's limit a whole node, so a 1-GPU h100 pod uses 8 of it"
+    )
+    assert text.count("offers h100 only") == 1
+    assert line in text.splitlines()[text.splitlines().index("#### Capacity plan") :]
+    assert [w.split(":", 1)[0] for w in section(text, "Warnings")] == [
+        "- cluster.addonVersions.coredns",
+        "- cluster.addonVersions.eks-pod-identity-agent",
+        "- cluster.addonVersions.vpc-cni",
+        "- cluster.admins",
+        "- node pools general may launch spot instances",
+    ]
