@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from . import mocks
-from .fields import code, field_changes
+from .fields import code, field_changes, show
 from .snapshot import REPLACE_INPUTS, alias_urns, engine_urns
 from .teardown import delete_order
 
@@ -103,7 +103,9 @@ def registrations(resources: Sequence[Mapping[str, Any]]) -> list[mocks.Registra
             outputs={},
             id="",
             dependencies=list(r.get("dependencies") or []),
-            property_dependencies={},
+            property_dependencies={
+                k: list(v) for k, v in (r.get("propertyDependencies") or {}).items()
+            },
             provider=r.get("provider") or "",
             protect=bool(r.get("protect")),
             ignore_changes=list(r.get("ignoreChanges") or []),
@@ -409,10 +411,59 @@ def plan(
         if reg.type == ADDON and "addonVersion" in changed:
             row["version"] = [previous.inputs.get("addonVersion"), reg.inputs.get("addonVersion")]
         rows.append(row)
+    _cascade(rows, new_rec, new_urns, old_by)
     for urn, reg in old_by.items():
         if urn not in matched:
             rows.append({"urn": urn, "type": reg.type, "action": "delete", "changed": []})
     return sorted(rows, key=lambda r: r["urn"])
+
+
+AFTER_REPLACEMENT = "(new after the replacement)"
+
+
+def _cascade(
+    rows: list[dict[str, Any]],
+    new_rec: mocks.Recording,
+    new_urns: Mapping[str, str],
+    old_by: Mapping[str, mocks.Registration],
+) -> None:
+    """Replace what a replacement forces: a resource whose replace-on-change input comes from
+    a replaced resource (its recorded property dependency) gets a new value there (the new
+    resource's id or ARN), so it is replaced too, and so on down. The offline ids stay the same
+    across a replacement (the mocks derive them from the name): only the dependency shows it."""
+    by_urn = {row["urn"]: row for row in rows}
+    regs = {new_urns[r.urn]: r for r in new_rec.resources}
+    grew = True
+    while grew:
+        grew = False
+        replaced = {u for u, row in by_urn.items() if row["action"] == "replace"}
+        for urn, reg in regs.items():
+            row = by_urn[urn]
+            if row["action"] not in ("same", "update"):
+                continue
+            keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
+            sources = {
+                key: sorted({new_urns[d] for d in deps if new_urns.get(d) in replaced})
+                for key, deps in sorted(reg.property_dependencies.items())
+                if key in keys or "*" in keys
+            }
+            sources = {key: found for key, found in sources.items() if found}
+            if not sources:
+                continue
+            previous = old_by[row.get("aliasOf") or urn]
+            fields = row.setdefault("fields", [])
+            for key in sources:
+                if not any(f[0] == key or f[0].startswith(key + ".") for f in fields):
+                    fields.append([key, show(previous.inputs.get(key)), AFTER_REPLACEMENT])
+            fields.sort(key=lambda f: f[0])
+            row.update(
+                action="replace",
+                changed=sorted(set(row["changed"]) | set(sources)),
+                replacedBy=sorted(set(row.get("replacedBy", ())) | set(sources)),
+                replacedWith={k: [_short(u) for u in v] for k, v in sources.items()},
+                deleteBeforeReplace=delete_before_replace(reg),
+            )
+            grew = True
 
 
 def _short(urn: str) -> str:
@@ -534,14 +585,19 @@ def headline(
                     "controllers on them.",
                 )
             )
+    cluster_gone = any(r["type"] in CLUSTERS and r["action"] in ("replace", "delete") for r in rows)
     for (typ, action, because, protected), names in network.items():
         label = NETWORK[typ][0].upper() + NETWORK[typ][1:] + ("s" if len(names) > 1 else "")
         guard = f"; {PROTECTED}" if protected else ""
+        cost = (
+            "the EKS cluster in the network goes with it (above)"
+            if cluster_gone
+            else f"the EKS cluster in the network goes with it, and {CLUSTER_COST}"
+        )
         out.append(
             (
                 1 if typ == "aws:ec2/vpc:Vpc" else 2,
-                f"- **{label} {action}d**{because}: {', '.join(names)}; the EKS cluster in the "
-                f"network goes with it, and {CLUSTER_COST}{guard}.",
+                f"- **{label} {action}d**{because}: {', '.join(names)}; {cost}{guard}.",
             )
         )
     for (_, reason), pools in rolling.items():
@@ -552,7 +608,16 @@ def headline(
 
 def _because(row: Mapping[str, Any]) -> str:
     keys = row.get("replacedBy") or ()
-    return f" ({', '.join(f'`{k}`' for k in keys)} changed)" if keys else ""
+    if not keys:
+        return ""
+    forced = row.get("replacedWith") or {}
+    changed = [f"`{k}`" for k in keys if k not in forced]
+    parts = [f"{', '.join(changed)} changed"] if changed else []
+    sources = sorted({s for k in keys if k in forced for s in forced[k]})
+    if sources:
+        inputs = ", ".join(f"`{k}`" for k in keys if k in forced)
+        parts.append(f"{inputs} from the replaced {', '.join(f'`{s}`' for s in sources)}")
+    return f" ({'; '.join(parts)})"
 
 
 def _fields_brief(row: Mapping[str, Any], limit: int = 3) -> str:

@@ -253,3 +253,56 @@ def test_long_values_are_cut_in_the_middle():
     assert show(value) == "a" * 50 + "…" + "b" * 20 + " (100 chars)"
     assert show("short") == "short"
     assert show(["x"]) == '["x"]'
+
+
+def test_a_replacement_replaces_what_takes_a_forcenew_input_from_it():
+    """The VPC's new CIDR replaces it; the subnet's vpcId and the cluster's vpcId come from it
+    (recorded property dependencies), and both are replace-on-change inputs, so both are
+    replaced too: the offline ids do not change, the dependencies show it. Fails on the old
+    code, which planned the subnet and the cluster as unchanged."""
+
+    def vpc(cidr):
+        return res("aws:ec2/vpc:Vpc", "vpc", {"cidrBlock": cidr})
+
+    vpc_urn = vpc("")["urn"]
+    subnet = res(
+        "aws:ec2/subnet:Subnet",
+        "subnet-a",
+        {"vpcId": "vpc-1", "cidrBlock": "10.0.0.0/19"},
+        propertyDependencies={"vpcId": [vpc_urn]},
+    )
+    cluster = res(
+        "eks:index:Cluster",
+        "cluster-eks",
+        {"name": "gpu", "vpcId": "vpc-1", "subnetIds": ["subnet-1"]},
+        custom=False,
+        propertyDependencies={"vpcId": [vpc_urn], "subnetIds": [subnet["urn"]]},
+    )
+    old, new = [vpc("10.0.0.0/16"), subnet, cluster], [vpc("10.1.0.0/16"), subnet, cluster]
+    assert text(old, new) == (
+        "# Plan\n"
+        "\n"
+        "0 to create, 0 to update, 3 to replace, 0 to delete, 0 unchanged\n"
+        "\n"
+        "## Destructive and disruptive changes\n"
+        "\n"
+        "- **EKS cluster `gpu` replaced** (`vpcId` from the replaced `aws:ec2/vpc:Vpc vpc`): "
+        "`eks:index:Cluster cluster-eks`; the cluster and everything on it is recreated: a new "
+        "control plane (new endpoint and certificate authority), every node, add-on, Helm "
+        "release and workload.\n"
+        "- **VPC replaced** (`cidrBlock` changed): `aws:ec2/vpc:Vpc vpc`; the EKS cluster in the "
+        "network goes with it (above).\n"
+        "- **Subnet replaced** (`vpcId` from the replaced `aws:ec2/vpc:Vpc vpc`): "
+        "`aws:ec2/subnet:Subnet subnet-a`; the EKS cluster in the network goes with it (above).\n"
+        "\n"
+        "## Changes\n"
+        "\n"
+        "- replace `aws:ec2/subnet:Subnet subnet-a`: creates the new one before deleting the "
+        "old one\n"
+        "  - `vpcId`: `vpc-1` -> `(new after the replacement)`\n"
+        "- replace `aws:ec2/vpc:Vpc vpc`: creates the new one before deleting the old one\n"
+        "  - `cidrBlock`: `10.0.0.0/16` -> `10.1.0.0/16`\n"
+        "- replace `eks:index:Cluster cluster-eks`: creates the new one before deleting the "
+        "old one\n"
+        "  - `vpcId`: `vpc-1` -> `(new after the replacement)`\n"
+    )
