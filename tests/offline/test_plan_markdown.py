@@ -306,3 +306,30 @@ def test_a_replacement_replaces_what_takes_a_forcenew_input_from_it():
         "old one\n"
         "  - `vpcId`: `vpc-1` -> `(new after the replacement)`\n"
     )
+
+
+def test_a_new_vpc_cidr_replaces_the_cluster_in_a_real_render(tmp_path):
+    """The program's own recorded dependencies carry the replacement to the cluster and the
+    system node group (a stack written here, not a shipped one)."""
+    from pathlib import Path
+
+    from eks_gpu_platform.offline.render import load_stack_file, render, write_state
+
+    repo = Path(__file__).resolve().parents[2]
+    outs = []
+    for cidr in ("10.9.0.0/16", "10.10.0.0/16"):
+        stack = tmp_path / f"{cidr.split('.')[1]}.yaml"
+        stack.write_text(
+            "config:\n  aws:region: eu-west-1\n  eks-gpu-platform:cluster:\n    name: gpu-mini\n"
+            "    endpointPublicAccess: false\n    admins: [role/Ops]\n"
+            f"  eks-gpu-platform:vpc:\n    cidr: {cidr}\n"
+        )
+        outs.append(tmp_path / stack.stem)
+        write_state(render(repo, load_stack_file(repo, "mini", stack)), outs[-1])
+    old, new = (json.loads((o / "resources.json").read_text()) for o in outs)
+    rows = {r["urn"].rsplit("::", 1)[1]: r for r in plan(old, new)}
+    assert rows["platform-cluster-eks"]["action"] == "replace"
+    assert rows["platform-cluster-eks"]["replacedWith"] == {
+        "vpcId": ["aws:ec2/vpc:Vpc platform-network-vpc"]
+    }
+    assert rows["platform-cluster-system"]["action"] == "replace"
