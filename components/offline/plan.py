@@ -8,7 +8,9 @@ input keys that differ. Following the engine:
 - ``ignoreChanges`` inputs do not count;
 - a change replaces when an input in the provider's replace-on-change table changes
   (``snapshot.REPLACE_INPUTS``, the ForceNew fields; a Kubernetes object's name, namespace,
-  apiVersion or kind), or an input listed in the resource's ``replaceOnChanges``;
+  apiVersion or kind), or an input listed in the resource's ``replaceOnChanges``, or when such an
+  input comes from a replaced resource (its recorded ``propertyDependencies``: the new
+  resource's id differs, although the offline ids do not, ``_cascade``);
 - a replacement deletes first when the resource says ``deleteBeforeReplace``, or when an
   auto-named input was set explicitly (the terraform bridge's rule: pulumi-terraform-bridge
   pkg/tfbridge/provider.go L1275-1276, schema.go L193-240, v3.136.0); otherwise the new one is
