@@ -76,6 +76,16 @@ class Registration:
             "custom": self.custom,
             "inputs": self.inputs,
             "dependencies": self.dependencies,
+            # Which inputs come from which resources (the plan follows replacements with it).
+            **(
+                {"propertyDependencies": deps}
+                if (
+                    deps := {
+                        k: sorted(v) for k, v in sorted(self.property_dependencies.items()) if v
+                    }
+                )
+                else {}
+            ),
             "provider": self.provider,
             "protect": self.protect,
             "ignoreChanges": self.ignore_changes,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -460,6 +461,8 @@ class Recording:
     unmodelled: dict[str, str] = field(default_factory=dict)
     # Modelled children of remote components: (type, name, inputs after transforms).
     remote_children: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    # What the program logged as warnings (``pulumi.log.warn``), sorted, each once.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def notices(self) -> list[str]:
@@ -506,7 +509,15 @@ def run(
     settings.reset_options()
     mocks = RecordingMocks(region=region, partition=partition, account_id=account_id, strict=strict)
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    # The mock engine hands every log request to a ``logging.Logger``, warnings as
+    # ``logger.warning(message)`` (pulumi/runtime/mocks.py ``MockEngine.Log``, 3.272.0): this
+    # one keeps them for the summary and passes them on to the root logger, as before.
+    logger = logging.getLogger(f"{__name__}.program")
+    kept = _KeptWarnings()
+    logger.addHandler(kept)
+    pulumi.runtime.set_mocks(
+        mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger
+    )
     pulumi.runtime.set_all_config(
         {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
         secret_keys or [],
@@ -545,6 +556,7 @@ def run(
     try:
         execute()
     finally:
+        logger.removeHandler(kept)
         if saved_stack_trace is not None:
             _sdk_resource._get_stack_trace = saved_stack_trace
         # Leave no state for the next run in this process (tests run many programs).
@@ -557,7 +569,18 @@ def run(
         calls=mocks.calls,
         unmodelled=dict(mocks.unmodelled),
         remote_children=list(mocks.remote_children),
+        warnings=sorted(set(kept.messages)),
     )
+
+
+class _KeptWarnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno == logging.WARNING:
+            self.messages.append(record.getMessage())
 
 
 def _empty_stack_trace() -> source_pb2.StackTrace:

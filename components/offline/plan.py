@@ -8,7 +8,9 @@ input keys that differ. Following the engine:
 - ``ignoreChanges`` inputs do not count;
 - a change replaces when an input in the provider's replace-on-change table changes
   (``snapshot.REPLACE_INPUTS``, the ForceNew fields; a Kubernetes object's name, namespace,
-  apiVersion or kind), or an input listed in the resource's ``replaceOnChanges``;
+  apiVersion or kind), or an input listed in the resource's ``replaceOnChanges``, or when such an
+  input comes from a replaced resource (its recorded ``propertyDependencies``: the new
+  resource's id differs, although the offline ids do not, ``_cascade``);
 - a replacement deletes first when the resource says ``deleteBeforeReplace``, or when an
   auto-named input was set explicitly (the terraform bridge's rule: pulumi-terraform-bridge
   pkg/tfbridge/provider.go L1275-1276, schema.go L193-240, v3.136.0); otherwise the new one is
@@ -26,10 +28,19 @@ launch template or the node group's version changes. Add-on rows name the versio
 sit through: a NodePool or EC2NodeClass deleted or replaced waits up to its delete timeout
 (terminationGracePeriod + 20 minutes), a minor upgrade up to the providers' default timeouts of
 its chain (``MINOR_UPGRADE_MINUTES``); ``python -m eks_gpu_platform.offline.plan gate`` refuses
-a plan whose total is above a CI job's budget. ``plan.md`` also shows the order ``pulumi
-destroy`` deletes the new render in (``teardown.delete_order``).
+a plan whose total is above a CI job's budget.
 
-``write_plan(previous_dir, out)`` writes ``plan.json`` and ``plan.md`` into ``out``.
+``plan.md`` is for a reviewer: a "No changes" plan is one line; otherwise the counts, then the
+destructive and disruptive changes with what they cost (``headline``: a cluster or VPC/subnet
+replaced or deleted, a Kubernetes minor upgrade, NodePools, queues and namespaces deleted,
+nodes rolling and why), the waits, every changed resource with its changed fields and their old
+and new values (``fields.field_changes``: dotted paths, secrets masked, long values cut), and,
+only when the plan deletes something, the order ``pulumi up`` deletes those resources in
+(``teardown.delete_order`` of the old render, kept to them). ``teardown.md`` beside it holds the
+order ``pulumi destroy`` deletes the whole new render in.
+
+``write_plan(previous_dir, out)`` writes ``plan.json``, ``plan.md`` and ``teardown.md`` into
+``out``.
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from . import mocks
+from .fields import code, field_changes, show
 from .snapshot import REPLACE_INPUTS, alias_urns, engine_urns
 from .teardown import delete_order
 
@@ -93,7 +105,9 @@ def registrations(resources: Sequence[Mapping[str, Any]]) -> list[mocks.Registra
             outputs={},
             id="",
             dependencies=list(r.get("dependencies") or []),
-            property_dependencies={},
+            property_dependencies={
+                k: list(v) for k, v in (r.get("propertyDependencies") or {}).items()
+            },
             provider=r.get("provider") or "",
             protect=bool(r.get("protect")),
             ignore_changes=list(r.get("ignoreChanges") or []),
@@ -178,6 +192,23 @@ def changed_keys(
     return out
 
 
+def changed_fields(
+    old: Mapping[str, Any], new: Mapping[str, Any], ignore: Sequence[str], keys: Sequence[str]
+) -> list[list[str]]:
+    """``[path, old, new]`` for every changed field under the changed top-level ``keys``
+    (``fields.field_changes``; ignoreChanges paths left out)."""
+    out: list[list[str]] = []
+    for key in keys:
+        before, after = old.get(key), new.get(key)
+        nested = [i.split(".", 1)[1] for i in ignore if i.startswith(key + ".")]
+        if nested and isinstance(before, dict) and isinstance(after, dict):
+            before, after = _without(before, nested), _without(after, nested)
+        before_doc = {key: before} if key in old else {}
+        after_doc = {key: after} if key in new else {}
+        out += [list(change) for change in field_changes(before_doc, after_doc)]
+    return out
+
+
 def _without(value: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
     out = dict(value)
     for path in paths:
@@ -227,10 +258,47 @@ def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[
             "template"
         )
     if reg.type == "aws:eks/nodeGroup:NodeGroup":
-        return bool({"launchTemplate", "version", "releaseVersion", "amiType"} & set(changed))
+        # A replaced group (any ForceNew input) brings new nodes as much as a new version does.
+        rolling = {"launchTemplate", "version", "releaseVersion", "amiType"}
+        return bool((rolling | set(REPLACE_INPUTS[reg.type])) & set(changed))
     if reg.type == "aws:ec2/launchTemplate:LaunchTemplate":
         return bool(set(changed) - {"tags", "description"})
     return False
+
+
+def roll_reason(reg: mocks.Registration, row: Mapping[str, Any]) -> str:
+    """Why a row rolls nodes, in a reviewer's words: what changed that Karpenter (or the node
+    group) replaces nodes for."""
+    paths = [f[0] for f in row.get("fields", ())]
+    if row.get("minorDrift"):
+        return row["minorDrift"]
+    if reg.type == NODECLASS:
+        kinds = []
+        if any(p.startswith(("spec.amiSelectorTerms", "spec.amiFamily")) for p in paths):
+            kinds.append("AMI")
+        if any(p.startswith("spec.userData") for p in paths):
+            kinds.append("user data")
+        if any(
+            not p.startswith(("spec.amiSelectorTerms", "spec.amiFamily", "spec.userData"))
+            for p in paths
+        ):
+            kinds.append("node class")
+        return " and ".join(kinds) + " change" if kinds else "node class change"
+    if reg.type == NODEPOOL:
+        return "NodePool template change"
+    if reg.type == "aws:eks/nodeGroup:NodeGroup":
+        if row["action"] == "replace":
+            return "node group replaced (" + ", ".join(row.get("replacedBy", ())) + ")"
+        named = {
+            "version": "Kubernetes minor",
+            "releaseVersion": "AMI release",
+            "amiType": "AMI type",
+            "launchTemplate": "launch template",
+        }
+        return " and ".join(named[k] for k in named if k in row["changed"]) + " change"
+    if reg.type == "aws:ec2/launchTemplate:LaunchTemplate":
+        return "launch template change"
+    return "change"
 
 
 def minor_change(old: mocks.Recording, new: mocks.Recording) -> tuple[str, str] | None:
@@ -326,10 +394,13 @@ def plan(
         replacing = replacing_keys(reg, previous, changed)
         action = "replace" if replacing else "update" if changed else "same"
         row.update(action=action, changed=changed)
+        if changed:
+            row["fields"] = changed_fields(previous.inputs, reg.inputs, reg.ignore_changes, changed)
         if previous_urn != urn:
             row["aliasOf"] = previous_urn
         if action == "replace":
             row["deleteBeforeReplace"] = delete_before_replace(reg)
+            row["replacedBy"] = replacing
         if changed and rolls_nodes(reg, previous, changed):
             row["rollsNodes"] = True
         if minor and reg.type == NODECLASS and (alias := ami_alias(reg)):
@@ -337,18 +408,270 @@ def plan(
             row["minorDrift"] = (
                 f"Kubernetes {minor[0]} -> {minor[1]}: {alias} resolves for {minor[1]}"
             )
+        if row.get("rollsNodes"):
+            row["rollReason"] = roll_reason(reg, row)
         if reg.type == ADDON and "addonVersion" in changed:
             row["version"] = [previous.inputs.get("addonVersion"), reg.inputs.get("addonVersion")]
         rows.append(row)
+    _cascade(rows, new_rec, new_urns, old_by)
     for urn, reg in old_by.items():
         if urn not in matched:
             rows.append({"urn": urn, "type": reg.type, "action": "delete", "changed": []})
     return sorted(rows, key=lambda r: r["urn"])
 
 
+AFTER_REPLACEMENT = "(new after the replacement)"
+
+
+def _cascade(
+    rows: list[dict[str, Any]],
+    new_rec: mocks.Recording,
+    new_urns: Mapping[str, str],
+    old_by: Mapping[str, mocks.Registration],
+) -> None:
+    """Replace what a replacement forces: a resource whose replace-on-change input comes from
+    a replaced resource (its recorded property dependency) gets a new value there (the new
+    resource's id or ARN), so it is replaced too, and so on down. The offline ids stay the same
+    across a replacement (the mocks derive them from the name): only the dependency shows it."""
+    by_urn = {row["urn"]: row for row in rows}
+    regs = {new_urns[r.urn]: r for r in new_rec.resources}
+    grew = True
+    while grew:
+        grew = False
+        replaced = {u for u, row in by_urn.items() if row["action"] == "replace"}
+        for urn, reg in regs.items():
+            row = by_urn[urn]
+            if row["action"] not in ("same", "update"):
+                continue
+            keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
+            sources = {
+                key: sorted({new_urns[d] for d in deps if new_urns.get(d) in replaced})
+                for key, deps in sorted(reg.property_dependencies.items())
+                if key in keys or "*" in keys
+            }
+            sources = {key: found for key, found in sources.items() if found}
+            if not sources:
+                continue
+            previous = old_by[row.get("aliasOf") or urn]
+            fields = row.setdefault("fields", [])
+            for key in sources:
+                if not any(f[0] == key or f[0].startswith(key + ".") for f in fields):
+                    fields.append([key, show(previous.inputs.get(key)), AFTER_REPLACEMENT])
+            fields.sort(key=lambda f: f[0])
+            row.update(
+                action="replace",
+                changed=sorted(set(row["changed"]) | set(sources)),
+                replacedBy=sorted(set(row.get("replacedBy", ())) | set(sources)),
+                replacedWith={k: [_short(u) for u in v] for k, v in sources.items()},
+                deleteBeforeReplace=delete_before_replace(reg),
+            )
+            grew = True
+
+
 def _short(urn: str) -> str:
     typ = urn.split("::")[2].rsplit("$", 1)[-1]
     return f"{typ} {urn.rsplit('::', 1)[-1]}"
+
+
+# What a destructive or disruptive change costs, by resource type (the headline of plan.md).
+CLUSTERS = ("eks:index:Cluster", "aws:eks/cluster:Cluster")
+NETWORK = {"aws:ec2/vpc:Vpc": "VPC", "aws:ec2/subnet:Subnet": "subnet"}
+QUEUE = "kubernetes:scheduling.run.ai/v2:Queue"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+SYSTEM_NODES = ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate")
+# The engine refuses to replace a resource protected in the state and in the program
+# (pulumi/pulumi pkg/resource/deploy/step_generator.go, "unable to replace resource ... as it is
+# currently marked for protection"), and to delete one (step.go, DeleteStep.Apply).
+PROTECTED = "protected: `pulumi up` refuses this until `protect` is lifted"
+CLUSTER_COST = (
+    "the cluster and everything on it is recreated: a new control plane (new endpoint and "
+    "certificate authority), every node, add-on, Helm release and workload"
+)
+DRIFT_COST = (
+    "Karpenter drifts every node of the pool: each is cordoned, drained and replaced, within "
+    "the pool's disruption budgets"
+)
+# A NodePool owns its NodeClaims (ownerReference with blockOwnerDeletion: kubernetes-sigs/
+# karpenter pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go L157-165, v1.14.1): the
+# garbage collector deletes them with the pool and their termination drains the nodes.
+POOL_DELETE_COST = "its running nodes are drained and terminated, their pods evicted"
+# KAI gives a pod group whose queue does not exist a QueueDoesNotExist fit error and never
+# schedules it (kai-scheduler pkg/scheduler/cache/cluster_info/cluster_info.go L425-428,
+# L454-459, v0.16.8); running pods are not evicted by it.
+QUEUE_DELETE_COST = "its pending and new jobs are no longer scheduled (`QueueDoesNotExist`)"
+# Deleting a namespace deletes every object in it (kubernetes pkg/controller/namespace/deletion/
+# namespaced_resources_deleter.go L98, deleteAllContent L503, v1.36.3).
+NAMESPACE_DELETE_COST = "every object in it is deleted with it: its workloads, their pods"
+
+
+def _object_name(reg: mocks.Registration | None) -> str:
+    meta = (reg.inputs.get("metadata") if reg else None) or {}
+    return str(meta.get("name") or (reg.name if reg else ""))
+
+
+def headline(
+    rows: Sequence[Mapping[str, Any]],
+    new: Sequence[Mapping[str, Any]],
+    old: Sequence[Mapping[str, Any]],
+) -> list[str]:
+    """The destructive and disruptive changes, one bullet each, with what they cost."""
+    regs: dict[str, mocks.Registration] = {}
+    for resources in (old, new):
+        recording = _recording(resources)
+        urns = engine_urns(recording)
+        regs.update({urns[r.urn]: r for r in recording.resources})
+    out: list[tuple[int, str]] = []
+    # Grouped: the network's replaced or deleted parts (type, action, because, protected) and
+    # the pools rolling for one reason (kind, reason), each one bullet.
+    network: dict[tuple[str, str, str, bool], list[str]] = {}
+    rolling: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        reg, action, what = regs.get(r["urn"]), r["action"], f"`{_short(r['urn'])}`"
+        if r["type"] == CLUSTER and action == "update" and "version" in r["changed"]:
+            version = next(f for f in r["fields"] if f[0] == "version")
+            out.append(
+                (
+                    0,
+                    f"- **Kubernetes {version[1]} -> {version[2]}** ({what}): the control "
+                    "plane, the add-ons and the system nodes are upgraded in turn, and every "
+                    "Karpenter node whose AMI alias follows the minor is replaced.",
+                )
+            )
+        if action not in ("replace", "delete") and not r.get("rollsNodes"):
+            continue
+        protected = bool(reg and reg.protect)
+        because = _because(r)
+        guard = f"; {PROTECTED}" if protected else ""
+        if r["type"] in CLUSTERS:
+            cluster = (reg.inputs.get("name") if reg else None) or _short(r["urn"])
+            out.append(
+                (
+                    0,
+                    f"- **EKS cluster `{cluster}` {action}d**{because}: {what}; "
+                    f"{CLUSTER_COST}{guard}.",
+                )
+            )
+        elif r["type"] in NETWORK and action in ("replace", "delete"):
+            network.setdefault((r["type"], action, because, protected), []).append(what)
+        elif r["type"] == NODEPOOL and action in ("replace", "delete"):
+            out.append(
+                (
+                    3,
+                    f"- **NodePool `{_object_name(reg)}` {action}d**{because}: {POOL_DELETE_COST}"
+                    + (" (a new NodePool takes its place)" if action == "replace" else "")
+                    + ".",
+                )
+            )
+        elif r["type"] == QUEUE and action in ("replace", "delete"):
+            out.append(
+                (3, f"- **Queue `{_object_name(reg)}` {action}d**{because}: {QUEUE_DELETE_COST}.")
+            )
+        elif r["type"] == NAMESPACE and action in ("replace", "delete"):
+            out.append(
+                (
+                    3,
+                    f"- **Namespace `{_object_name(reg)}` {action}d**{because}: "
+                    f"{NAMESPACE_DELETE_COST}.",
+                )
+            )
+        elif r.get("rollsNodes") and r["type"] in (NODECLASS, NODEPOOL):
+            kind = "EC2NodeClass" if r["type"] == NODECLASS else "NodePool"
+            reason = f"{kind}: {r['rollReason']}{_fields_brief(r)}"
+            rolling.setdefault((kind, reason), []).append(f"`{_object_name(reg)}`")
+        elif r.get("rollsNodes") and r["type"] in SYSTEM_NODES:
+            out.append(
+                (
+                    5,
+                    f"- **System nodes roll** ({r['rollReason']}: {what}{_fields_brief(r)}): "
+                    "the managed node group replaces every system node, rescheduling the "
+                    "controllers on them.",
+                )
+            )
+    cluster_gone = any(r["type"] in CLUSTERS and r["action"] in ("replace", "delete") for r in rows)
+    for (typ, action, because, protected), names in network.items():
+        label = NETWORK[typ][0].upper() + NETWORK[typ][1:] + ("s" if len(names) > 1 else "")
+        guard = f"; {PROTECTED}" if protected else ""
+        cost = (
+            "the EKS cluster in the network goes with it (above)"
+            if cluster_gone
+            else f"the EKS cluster in the network goes with it, and {CLUSTER_COST}"
+        )
+        out.append(
+            (
+                1 if typ == "aws:ec2/vpc:Vpc" else 2,
+                f"- **{label} {action}d**{because}: {', '.join(names)}; {cost}{guard}.",
+            )
+        )
+    for (_, reason), pools in rolling.items():
+        label = "pool" if len(pools) == 1 else "pools"
+        out.append((4, f"- **Nodes roll** in {label} {', '.join(pools)} ({reason}): {DRIFT_COST}."))
+    return [text for _, text in sorted(out, key=lambda item: item[0])]
+
+
+def _because(row: Mapping[str, Any]) -> str:
+    keys = row.get("replacedBy") or ()
+    if not keys:
+        return ""
+    forced = row.get("replacedWith") or {}
+    changed = [f"`{k}`" for k in keys if k not in forced]
+    parts = [f"{', '.join(changed)} changed"] if changed else []
+    sources = sorted({s for k in keys if k in forced for s in forced[k]})
+    if sources:
+        inputs = ", ".join(f"`{k}`" for k in keys if k in forced)
+        parts.append(f"{inputs} from the replaced {', '.join(f'`{s}`' for s in sources)}")
+    return f" ({'; '.join(parts)})"
+
+
+def _fields_brief(row: Mapping[str, Any], limit: int = 3) -> str:
+    paths = [f[0] for f in row.get("fields", ())]
+    if not paths:
+        return ""
+    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+    return ": " + ", ".join(code(p) for p in paths[:limit]) + more
+
+
+# At most this many fields per resource in plan.md (plan.json has them all).
+MAX_FIELDS = 12
+
+
+def _change_lines(r: Mapping[str, Any]) -> list[str]:
+    notes = []
+    if r["action"] == "replace":
+        notes.append(
+            "deletes the old one first"
+            if r.get("deleteBeforeReplace")
+            else "creates the new one before deleting the old one"
+        )
+    if r.get("rollsNodes"):
+        notes.append("**rolls nodes**")
+    if r.get("minorDrift"):
+        notes.append(r["minorDrift"])
+    if r.get("version"):
+        notes.append(f"version {r['version'][0]} -> {r['version'][1]}")
+    if r.get("aliasOf"):
+        notes.append(f"was {_short(r['aliasOf'])} (alias)")
+    lines = [f"- {r['action']} `{_short(r['urn'])}`" + (f": {'; '.join(notes)}" if notes else "")]
+    fields = r.get("fields", ()) if r["action"] != "create" else ()
+    for path, before, after in fields[:MAX_FIELDS]:
+        lines.append(f"  - {code(path)}: {code(before)} -> {code(after)}")
+    if len(fields) > MAX_FIELDS:
+        lines.append(f"  - and {len(fields) - MAX_FIELDS} more fields (plan.json)")
+    return lines
+
+
+def deleted_teardown(
+    rows: Sequence[Mapping[str, Any]], old: Sequence[Mapping[str, Any]]
+) -> list[list[str]]:
+    """The order ``pulumi up`` deletes the plan's deleted resources in: the old render's
+    teardown order (the engine schedules an update's deletes as it does a destroy's,
+    ``ScheduleDeletes``, see ``teardown``) kept to the deleted resources; engine URNs."""
+    deleted = {r["urn"] for r in rows if r["action"] == "delete"}
+    if not deleted:
+        return []
+    resources = [*old, *remote_children(old)]
+    urns = engine_urns(_recording(resources))
+    steps = [[urns[u] for u in step if urns.get(u) in deleted] for step in delete_order(resources)]
+    return [sorted(step) for step in steps if step]
 
 
 def markdown(
@@ -357,6 +680,9 @@ def markdown(
     old: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     counts = {a: sum(1 for r in rows if r["action"] == a) for a in ACTIONS}
+    changes = [r for r in rows if r["action"] != "same" or r.get("rollsNodes")]
+    if not changes:
+        return f"# Plan\n\nNo changes ({counts['same']} resources unchanged).\n"
     lines = [
         "# Plan",
         "",
@@ -364,32 +690,8 @@ def markdown(
         + f", {counts['same']} unchanged",
         "",
     ]
-    changes = [r for r in rows if r["action"] != "same" or r.get("rollsNodes")]
-    if changes:
-        lines += ["| action | resource | changed inputs | notes |", "|---|---|---|---|"]
-        for r in changes:
-            notes = []
-            if r["action"] == "replace":
-                notes.append(
-                    "deletes the old one first"
-                    if r.get("deleteBeforeReplace")
-                    else "creates the new one before deleting the old one"
-                )
-            if r.get("rollsNodes"):
-                notes.append("**rolls nodes**")
-            if r.get("minorDrift"):
-                notes.append(r["minorDrift"])
-            if r.get("version"):
-                notes.append(f"version {r['version'][0]} -> {r['version'][1]}")
-            if r.get("aliasOf"):
-                notes.append(f"was {_short(r['aliasOf'])} (alias)")
-            changed = ", ".join(r["changed"]) if r["action"] != "create" else ""
-            lines.append(
-                f"| {r['action']} | `{_short(r['urn'])}` | {changed} | {'; '.join(notes)} |"
-            )
-        lines.append("")
-    else:
-        lines += ["No changes.", ""]
+    if top := headline(rows, new, old):
+        lines += ["## Destructive and disruptive changes", "", *top, ""]
     if found := waits(rows, old):
         lines += [
             "## Waits",
@@ -400,24 +702,43 @@ def markdown(
             *[f"- `{w['resource']}`: {w['minutes']} minutes ({w['why']})" for w in found],
             "",
         ]
-    order = delete_order(new)
-    urns = engine_urns(_recording(new))
-    lines += [
-        "## Teardown order",
+    lines += ["## Changes", ""]
+    for r in changes:
+        lines += _change_lines(r)
+    lines.append("")
+    if order := deleted_teardown(rows, old):
+        lines += [
+            "## Teardown order of the deleted resources",
+            "",
+            "The order `pulumi up` deletes them in (each step in parallel, after the one before "
+            "it; from the recorded dependencies):",
+            "",
+        ]
+        for i, step in enumerate(order, 1):
+            lines.append(f"{i}. " + ", ".join(f"`{_short(u)}`" for u in step))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def teardown_markdown(resources: Sequence[Mapping[str, Any]]) -> str:
+    """The order ``pulumi destroy`` deletes a whole render in (``teardown.md``)."""
+    order = delete_order(resources)
+    urns = engine_urns(_recording(resources))
+    lines = [
+        "# Teardown order",
         "",
         "The order `pulumi destroy` deletes this stack in (each step in parallel, after the one "
         "before it; from the recorded dependencies):",
         "",
     ]
     for i, step in enumerate(order, 1):
-        names = ", ".join(f"`{_short(urns[u])}`" for u in step)
-        lines.append(f"{i}. {names}")
+        lines.append(f"{i}. " + ", ".join(f"`{_short(urns[u])}`" for u in step))
     return "\n".join(lines) + "\n"
 
 
 def write_plan(previous: Path, out: Path) -> list[dict[str, Any]]:
-    """Compare ``previous/resources.json`` with ``out/resources.json``; write plan.json and
-    plan.md into ``out``."""
+    """Compare ``previous/resources.json`` with ``out/resources.json``; write plan.json,
+    plan.md and teardown.md into ``out``."""
     old = json.loads((previous / "resources.json").read_text())
     new = json.loads((out / "resources.json").read_text())
     rows = plan(old, new)
@@ -425,6 +746,7 @@ def write_plan(previous: Path, out: Path) -> list[dict[str, Any]]:
     document = {"changes": rows, "waits": found, "longestWaitMinutes": total_wait(found)}
     (out / "plan.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     (out / "plan.md").write_text(markdown(rows, new, old))
+    (out / "teardown.md").write_text(teardown_markdown(new))
     return rows
 
 

@@ -174,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         print("error: the offline render failed (see above)", file=sys.stderr)
         return EXIT_ERROR
     elapsed = time.perf_counter() - started
-    (out / "summary.md").write_text(markdown_summary(recording, stack.name, lines, pack) + capacity)
+    # The program's warnings, less those the capacity section already lists.
+    shown = [w for w in recording.warnings if f"warning: {w}" not in warnings]
+    (out / "summary.md").write_text(
+        markdown_summary(recording, stack.name, lines, pack, shown) + capacity
+    )
     (out / "policy.txt").write_text("".join(f"{line}\n" for line in lines))
     print(summary(recording, counts, out))
     for notice in recording.notices:

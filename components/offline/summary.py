@@ -1,5 +1,6 @@
-"""Summarising a render: resources per component, the node pool rows, the Helm releases, as the
-console summary (``summary``) and as the pull-request comment (``markdown_summary``).
+"""Summarising a render: the cluster, the program's warnings, resources per component (each
+counted once), the node pool rows, the Helm releases, as the console summary (``summary``) and
+as the pull-request comment (``markdown_summary``).
 """
 
 from __future__ import annotations
@@ -13,17 +14,82 @@ from .write import helm_releases, kubernetes_objects
 
 
 def component_counts(recording: mocks.Recording) -> dict[str, int]:
-    """For each component (``Type name``), how many resources it holds, descendants included."""
+    """For each component (``Type name``), how many resources it holds itself: every resource
+    is counted once, under its nearest component ancestor (a resource parented to a custom
+    resource, such as an access policy association under its access entry, goes to that
+    resource's component); a resource with no recorded component ancestor (the program's
+    top-level component) under ``Stack``. The counts add up to the number of resources."""
     by_urn = {r.urn: r for r in recording.resources}
     counts: Counter[str] = Counter()
     for r in recording.resources:
-        if not r.custom:
-            continue
         parent = by_urn.get(r.parent)
-        while parent is not None:
-            counts[f"{parent.type.rsplit(':', 1)[-1]} {parent.name}"] += 1
+        while parent is not None and parent.custom:
             parent = by_urn.get(parent.parent)
+        key = "Stack" if parent is None else f"{parent.type.rsplit(':', 1)[-1]} {parent.name}"
+        counts[key] += 1
     return dict(counts)
+
+
+CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+CLUSTER_VIEW_POLICY = "AmazonEKSAdminViewPolicy"
+
+
+def cluster_lines(recording: mocks.Recording) -> list[str]:
+    """The cluster a reviewer checks first: Kubernetes version, endpoint exposure, who
+    administers it, the network and the system node group (empty without an EKS cluster)."""
+    clusters = recording.of_type("eks:index:Cluster") or recording.of_type(
+        "aws:eks/cluster:Cluster"
+    )
+    if len(clusters) != 1:
+        return []
+    cluster = clusters[0].inputs
+    lines = [f"- Kubernetes: {cluster.get('version') or 'EKS default'} (`{cluster.get('name')}`)"]
+    public, private = cluster.get("endpointPublicAccess"), cluster.get("endpointPrivateAccess")
+    cidrs = ", ".join(cluster.get("publicAccessCidrs") or []) or "0.0.0.0/0 (EKS default)"
+    exposure = [f"public from {cidrs}"] if public else []
+    exposure += ["private (in the VPC)"] if private else []
+    lines.append(f"- Endpoint: {' and '.join(exposure) or 'none'}")
+    policies: dict[str, list[str]] = {}
+    for assoc in recording.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation"):
+        policy = str(assoc.inputs.get("policyArn", "")).rsplit("/", 1)[-1]
+        policies.setdefault(policy, []).append(str(assoc.inputs.get("principalArn")))
+    for label, policy in (("Admins", CLUSTER_ADMIN_POLICY), ("Viewers", CLUSTER_VIEW_POLICY)):
+        principals = sorted(policies.get(policy, []))
+        lines.append(f"- {label}: " + (", ".join(f"`{p}`" for p in principals) or "none"))
+    vpcs = recording.of_type("aws:ec2/vpc:Vpc")
+    if len(vpcs) == 1:
+        zones = sorted(
+            {s.inputs.get("availabilityZone") for s in recording.of_type("aws:ec2/subnet:Subnet")}
+            - {None}
+        )
+        lines.append(f"- VPC: new, {vpcs[0].inputs.get('cidrBlock')} in {', '.join(zones)}")
+        nats = len(recording.of_type("aws:ec2/natGateway:NatGateway"))
+        nat = (
+            "none"
+            if not nats
+            else f"one gateway per zone ({nats})"
+            if nats == len(zones) > 1
+            else "one gateway for all zones"
+            if nats == 1
+            else f"{nats} gateways"
+        )
+        lines.append(f"- NAT: {nat}")
+    else:
+        lines.append(f"- VPC: existing `{cluster.get('vpcId')}` (its routing and NAT are its own)")
+    for group in recording.of_type("aws:eks/nodeGroup:NodeGroup"):
+        scaling = group.inputs.get("scalingConfig") or {}
+        lines.append(
+            f"- System node group: {', '.join(group.inputs.get('instanceTypes') or [])}, "
+            f"{str(group.inputs.get('capacityType', 'ON_DEMAND')).lower().replace('_', '-')}, "
+            f"{_num(scaling.get('minSize'))}-{_num(scaling.get('maxSize'))} nodes "
+            f"({_num(scaling.get('desiredSize'))} at creation), {group.inputs.get('amiType')}"
+        )
+    return lines
+
+
+def _num(value: Any) -> Any:
+    """Numbers cross the mock engine as doubles (``3.0``): as the real engine hands them on."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def node_pool_rows(recording: mocks.Recording) -> list[dict[str, str]]:
@@ -63,8 +129,12 @@ def markdown_summary(
     stack: str,
     policy_lines: list[str] | None = None,
     pack: Any | None = None,
+    warnings: list[str] | None = None,
 ) -> str:
-    """The render as a pull-request comment: counts, policies, node pools, a component diagram."""
+    """The render as a pull-request comment: the cluster, the warnings (``warnings``, else the
+    program's), policies, counts, node pools, a component diagram."""
+    if warnings is None:
+        warnings = recording.warnings
     lines = [f"### `{stack}`: {len(recording.resources)} resources", ""]
     if recording.notices:
         lines += [f"- {notice}" for notice in recording.notices] + [""]
@@ -73,9 +143,15 @@ def markdown_summary(
             lines += ["Policy violations:", ""] + [f"- `{line}`" for line in policy_lines] + [""]
         else:
             lines += ["Policy pack: no violations.", ""]
+    if cluster := cluster_lines(recording):
+        lines += ["#### Cluster", "", *cluster, ""]
+    if warnings:
+        lines += ["#### Warnings", "", *[f"- {w}" for w in warnings], ""]
+    counts = component_counts(recording)
     lines += ["| Component | Resources |", "|---|---:|"]
-    for component, n in sorted(component_counts(recording).items()):
+    for component, n in sorted(counts.items()):
         lines.append(f"| {component} | {n} |")
+    lines.append(f"| **Total** | {sum(counts.values())} |")
     rows = node_pool_rows(recording)
     if rows:
         lines += ["", "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
@@ -108,8 +184,10 @@ def summary(recording: mocks.Recording, counts: dict[str, int], out: Path) -> st
         f"{counts['iam']} IAM documents"
     )
     lines.append("Resources per component:")
-    for component, n in sorted(component_counts(recording).items()):
+    counts_by = component_counts(recording)
+    for component, n in sorted(counts_by.items()):
         lines.append(f"  {component:<48} {n:>4}")
+    lines.append(f"  {'Total':<48} {sum(counts_by.values()):>4}")
     lines.append("Helm releases:")
     for release in helm_releases(recording):
         lines.append(

@@ -47,7 +47,10 @@ def by_type(rows, typ):
 def test_same_render_plans_no_change(base):
     rows = write_plan(base, base)
     assert rows and {r["action"] for r in rows} == {"same"}
-    assert "No changes." in (base / "plan.md").read_text()
+    # A plan without changes is one line (issue 23, point 4: it carried the whole teardown).
+    assert (
+        base / "plan.md"
+    ).read_text() == f"# Plan\n\nNo changes ({len(rows)} resources unchanged).\n"
 
 
 def test_system_instance_types_replace_the_group_first_and_leave_the_pools(base, tmp_path):
@@ -72,10 +75,16 @@ def test_system_instance_types_replace_the_group_first_and_leave_the_pools(base,
     assert written["changes"] == rows
     md = (new / "plan.md").read_text()
     assert (
-        "| replace | `aws:eks/nodeGroup:NodeGroup platform-cluster-system` | instanceTypes | "
-        "creates the new one before deleting the old one |"
+        "- replace `aws:eks/nodeGroup:NodeGroup platform-cluster-system`: creates the new one "
+        "before deleting the old one; **rolls nodes**\n"
+        '  - `instanceTypes`: `["m7i.large"]` -> `["m7i.xlarge"]`\n'
     ) in md
-    assert "## Teardown order" in md
+    assert (
+        "- **System nodes roll** (node group replaced (instanceTypes): "
+        "`aws:eks/nodeGroup:NodeGroup platform-cluster-system`: `instanceTypes`): the managed "
+        "node group replaces every system node, rescheduling the controllers on them.\n"
+    ) in md
+    assert "Teardown order" not in md  # nothing is deleted (issue 23, point 4)
 
 
 def test_stack_tag_edit_rolls_no_node(base, tmp_path):
@@ -215,8 +224,8 @@ def test_a_minor_upgrade_marks_every_alias_node_class_as_rolling(tmp_path):
     }
     text = (new / "plan.md").read_text()
     assert (
-        "| same | `kubernetes:karpenter.k8s.aws/v1:EC2NodeClass platform-pool-general-class` |  | "
-        "**rolls nodes**; Kubernetes 1.35 -> 1.36: al2023@v20260903 resolves for 1.36 |"
+        "- same `kubernetes:karpenter.k8s.aws/v1:EC2NodeClass platform-pool-general-class`: "
+        "**rolls nodes**; Kubernetes 1.35 -> 1.36: al2023@v20260903 resolves for 1.36\n"
     ) in text
     # The upgrade's chain is the change's wait (point 6).
     document = json.loads((new / "plan.json").read_text())

@@ -188,17 +188,18 @@ def test_summary(dev):
     ), lines[1]
     assert lines[2] == "Resources per component:"
     for line in (
-        # 15 + the admin's access entry and policy association (issue 11), + the vpc-cni role
-        # and its CNI policy - the CNI and SSM policies on the system node role, + the preview
-        # role's viewer entry (issue 22, points 1 and 3); Karpenter: 34 - the node role's CNI
-        # and SSM policies.
-        f"  {'EksCluster platform-cluster':<48} {19:>4}",
+        # Each resource once, under its nearest component (issue 23, point 5): the cluster's
+        # 19 custom resources and its eks:index:Cluster component; Karpenter: 34 - the node
+        # role's CNI and SSM policies.
+        f"  {'EksCluster platform-cluster':<48} {20:>4}",
         f"  {'Karpenter platform-karpenter':<48} {32:>4}",
         f"  {'Network platform-network':<48} {18:>4}",
     ):
         assert line in lines
-    custom = sum(1 for r in resources(out) if r["custom"])
-    assert f"  {'GpuPlatform platform':<48} {custom:>4}" in lines
+    # The rows add up to the resources (they were nested totals: 207 for 114 resources).
+    counts = lines[lines.index("Resources per component:") + 1 : lines.index("Helm releases:")]
+    assert counts[-1] == f"  {'Total':<48} {len(resources(out)):>4}"
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in counts[:-1]) == len(resources(out))
     assert "Helm releases:" in lines
     assert f"  {'karpenter-crd':<28} karpenter-crd 1.14.1 -> kube-system" in lines
     assert f"  {'karpenter':<28} karpenter 1.14.1 -> kube-system" in lines
