@@ -14,7 +14,9 @@ from .constants import (
     CAPACITY_PRIORITY,
     DEFAULT_CPU_POOL_NAME,
     DEFAULT_CPU_ROOT_VOLUME_GIB,
-    DEFAULT_GPU_ROOT_VOLUME_GIB,
+    EBS_ONLY_GPU_ROOT_IOPS,
+    EBS_ONLY_GPU_ROOT_THROUGHPUT,
+    EBS_ONLY_GPU_ROOT_VOLUME_GIB,
     DEFAULT_PREEMPTIBLE_EXPIRE_AFTER,
     DEFAULT_PREEMPTIBLE_GRACE,
     DEFAULT_STABLE_EXPIRE_AFTER,
@@ -23,9 +25,8 @@ from .constants import (
     GP3_BASE_IOPS,
     GP3_BASE_THROUGHPUT,
     GP3_IOPS_PER_GIB,
-    GP3_MAX_IOPS,
-    GP3_MAX_THROUGHPUT,
     GP3_MIBPS_PER_IOPS,
+    INSTANCE_STORE_ROOT_VOLUME_GIB,
     GPU_RESOURCE,
     LABEL_VALUE_TEXT,
     MIG_DISABLED_PROFILE,
@@ -147,12 +148,35 @@ class NodePoolSpec(Spec):
 
     @property
     def root_volume_settings(self) -> tuple[int, int, int]:
-        """Root volume size (GiB), IOPS and throughput (MiB/s), defaults applied."""
-        rv, gpu = self.root_volume, self.is_gpu
-        size = rv.size_gib or (DEFAULT_GPU_ROOT_VOLUME_GIB if gpu else DEFAULT_CPU_ROOT_VOLUME_GIB)
-        iops = rv.iops or (GP3_MAX_IOPS if gpu else GP3_BASE_IOPS)
-        throughput = rv.throughput or (GP3_MAX_THROUGHPUT if gpu else GP3_BASE_THROUGHPUT)
-        return size, iops, throughput
+        """Root volume size (GiB), IOPS and throughput (MiB/s), defaults applied: a GPU pool
+        whose every type has instance store (containerd and the kubelet on its RAID0) gets a
+        small root at gp3's baseline, one with a type without instance store a root that holds
+        its images (constants.py says why); a CPU pool 100 GiB at the baseline. Each of
+        ``rootVolume.sizeGib``, ``iops`` and ``throughput`` overrides its default."""
+        rv = self.root_volume
+        if not self.is_gpu:
+            defaults = (DEFAULT_CPU_ROOT_VOLUME_GIB, GP3_BASE_IOPS, GP3_BASE_THROUGHPUT)
+        elif self.instance_store:
+            defaults = (INSTANCE_STORE_ROOT_VOLUME_GIB, GP3_BASE_IOPS, GP3_BASE_THROUGHPUT)
+        else:
+            defaults = (
+                EBS_ONLY_GPU_ROOT_VOLUME_GIB,
+                EBS_ONLY_GPU_ROOT_IOPS,
+                EBS_ONLY_GPU_ROOT_THROUGHPUT,
+            )
+        size, iops, throughput = defaults
+        return rv.size_gib or size, rv.iops or iops, rv.throughput or throughput
+
+    @property
+    def instance_store(self) -> bool:
+        """Every type the pool may launch has local NVMe instance store (a GPU pool; False for
+        a pool that selects no catalogued type). An unknown GPU, family or type counts as
+        instance store here: ``_selection_problems`` reports it."""
+        try:
+            types = self.catalog_types
+        except ValueError:
+            return True
+        return bool(types) and all(t.instance_store for t in types)
 
     @property
     def consolidation_policy(self) -> str:
