@@ -404,16 +404,20 @@ class NodePoolSpec(Spec):
                     (
                         ("gpus", i),
                         f"{show(gpu)} is not a known NVIDIA GPU; expected one of "
-                        + ", ".join(sorted(catalog.GPU_NAMES)),
+                        + ", ".join(sorted(catalog.GPU_NAMES))
+                        + did_you_mean(gpu, sorted(catalog.GPU_NAMES)),
                     )
                 )
         for i, family in enumerate(self.instance_families):
-            if not catalog.is_gpu_family(family):
+            # Exact: the NodePool requirement carries the value as written, and Karpenter's
+            # instance-family label is lower case ('G6' would match no type).
+            if family not in catalog.GPU_FAMILIES:
                 out.append(
                     (
                         ("instance_families", i),
                         f"{show(family)} is not a GPU family; expected one of "
-                        + ", ".join(sorted(catalog.GPU_FAMILIES)),
+                        + ", ".join(sorted(catalog.GPU_FAMILIES))
+                        + did_you_mean(family, sorted(catalog.GPU_FAMILIES)),
                     )
                 )
         for i, itype in enumerate(self.instance_types):
@@ -421,7 +425,8 @@ class NodePoolSpec(Spec):
                 out.append(
                     (
                         ("instance_types", i),
-                        f"{show(itype)} is not a known NVIDIA GPU instance type",
+                        f"{show(itype)} is not a known NVIDIA GPU instance type"
+                        + did_you_mean(itype, catalog.INSTANCE_TYPES),
                     )
                 )
             elif self.kind == "efa" and not catalog.INSTANCE_TYPES[itype].efa_capable:
