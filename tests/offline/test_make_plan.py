@@ -5,6 +5,7 @@ killed mid-way then had no folder, and ``git worktree add`` refused the path ("i
 already registered worktree") until someone ran ``git worktree prune``. The test builds that
 state in a throwaway clone and runs the real target there, with the repository's interpreter."""
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -42,8 +43,18 @@ def test_plan_runs_over_a_stale_worktree(tmp_path):
     venv = tmp_path / "venv"
     venv.mkdir()
     (venv / ".render-installed").touch()
+    # Not the outer make's settings (under `make test`, MAKEFLAGS and MAKELEVEL are set).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     run = subprocess.run(
-        ["make", "plan", "BASE=HEAD", f"VENV={venv}", f"PY={VENV / 'bin' / 'python'}"],
+        [
+            "make",
+            "--no-print-directory",
+            "plan",
+            "BASE=HEAD",
+            f"VENV={venv}",
+            f"PY={VENV / 'bin' / 'python'}",
+        ],
+        env=env,
         cwd=clone,
         capture_output=True,
         text=True,
