@@ -123,3 +123,80 @@ def test_guard_leaves_gc_off_when_it_was_off():
     finally:
         if enabled:
             gc.enable()
+
+
+# The crash as the suite saw it: pytest formats a failure (an ast.parse of the whole test module)
+# while the GC collects asyncio futures whose exceptions were never retrieved; each logs its
+# traceback, and Python 3.11's traceback module calls ast.parse for the carets.
+FAILING_MODULE = textwrap.dedent(
+    """
+    import asyncio, gc
+
+    gc.set_threshold(100, 1, 1)
+
+
+    class Holder:
+        def __init__(self, loop):
+            self.me = self
+            self.future = loop.create_future()
+            try:
+                {}["missing"] + 1
+            except KeyError as e:
+                self.future.set_exception(e)
+
+
+    def test_fails():
+        loop = asyncio.new_event_loop()
+        for _ in range(400):
+            Holder(loop)
+        assert {"a": 1} == {"a": 2}
+    """
+) + "".join(
+    f"\n\ndef helper_{i}(x):\n    return [x + {i} for _ in range(3)]\n" for i in range(1500)
+)
+
+
+def run_failing_suite(tmp_path: Path, guard: bool) -> subprocess.CompletedProcess:
+    (tmp_path / "test_big.py").write_text(FAILING_MODULE)
+    if guard:
+        (tmp_path / "conftest.py").write_text(
+            f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nimport ast_guard\n"
+            "ast_guard.install()\n"
+        )
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-q",
+            "-c",
+            str(tmp_path / "pytest.ini"),
+            "--rootdir",
+            str(tmp_path),
+            "test_big.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.skipif(not affected(), reason="this interpreter has the gh-106905 fix")
+def test_pytest_crashes_reporting_a_failure_without_the_guard(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    run = run_failing_suite(tmp_path, guard=False)
+    assert run.returncode == 3  # pytest's INTERNALERROR exit code
+    assert "SystemError: AST constructor recursion depth mismatch" in run.stdout + run.stderr
+
+
+def test_pytest_reports_the_failure_with_the_guard(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    run = run_failing_suite(tmp_path, guard=True)
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "1 failed" in run.stdout.splitlines()[-1]
+    assert "recursion depth mismatch" not in run.stdout + run.stderr
