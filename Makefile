@@ -20,17 +20,26 @@ ifneq ($(OUT),)
 RENDER_ARGS += --out $(OUT)
 endif
 
-.PHONY: venv render validate test lint format snapshot bench clean docs plan security-scan conformance \
-	conformance-bins conformance-inputs conformance-probe
+.PHONY: venv render-venv render validate test lint format snapshot bench clean docs plan \
+	security-scan conformance conformance-bins conformance-inputs conformance-probe
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+# Two stages in one virtualenv (the program's .venv, which `pulumi up` fills from
+# requirements.txt: Pulumi.yaml): `make render` (and plan, snapshot, docs) installs only
+# requirements.txt; `make test` (and lint, format, bench) adds requirements-dev.txt on top.
+$(VENV)/.render-installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.render-installed requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
 	touch $@
 
+render-venv: $(VENV)/.render-installed
+
 venv: $(VENV)/.installed
 
-render: venv
+render: render-venv
 	$(PY) -m eks_gpu_platform.offline $(RENDER_ARGS)
 
 # Validate a deployed stack's cluster against its render (docs/validation.md): the render is made
@@ -79,28 +88,37 @@ clean:
 security-scan: venv .venv-security/.installed .venv-checkov/.installed
 	$(PY) security/scan.py
 
-docs: venv
+docs: render-venv
 	$(PY) -m eks_gpu_platform.docs
 
 # What `pulumi up` would change against another git ref (default origin/main): the ref is
 # rendered from a git worktree (its own components/, put first on PYTHONPATH), this tree is
 # rendered with --compare; build/plan/<stack>/new holds plan.json and plan.md (offline.plan).
+# An interrupted plan leaves no stale worktree behind (issue 23, point 8d): the worktree is
+# removed on any exit of the recipe's shell (a signal exits through the EXIT trap), and a
+# leftover from a killed run (SIGKILL, a lost machine) is removed first, and `add --force`
+# takes over a path git still has registered but whose folder is gone (what `git worktree
+# prune` would clear; prune is not run: it touches every worktree of the repository).
 BASE ?= origin/main
 PLAN_DIR := build/plan/$(STACK)
-plan: venv
-	rm -rf $(PLAN_DIR) && mkdir -p $(PLAN_DIR)/shim
-	git worktree add --detach $(PLAN_DIR)/worktree $(BASE)
-	ln -s $(CURDIR)/$(PLAN_DIR)/worktree/components $(PLAN_DIR)/shim/eks_gpu_platform
-	cd $(PLAN_DIR)/worktree && PYTHONPATH=$(CURDIR)/$(PLAN_DIR)/shim $(CURDIR)/$(PY) -m \
-		eks_gpu_platform.offline --stack $(STACK) --no-policy --out $(CURDIR)/$(PLAN_DIR)/base \
-		|| { git -C $(CURDIR) worktree remove --force $(PLAN_DIR)/worktree; exit 1; }
-	git worktree remove --force $(PLAN_DIR)/worktree
+PLAN_WORKTREE := $(CURDIR)/$(PLAN_DIR)/worktree
+plan: render-venv
+	@set -e; \
+	git worktree remove --force $(PLAN_WORKTREE) 2>/dev/null || true; \
+	rm -rf $(PLAN_DIR); mkdir -p $(PLAN_DIR)/shim; \
+	trap 'git -C $(CURDIR) worktree remove --force $(PLAN_WORKTREE) 2>/dev/null || true' EXIT; \
+	trap 'exit 130' INT TERM HUP; \
+	git worktree add --force --detach $(PLAN_WORKTREE) $(BASE); \
+	ln -s $(PLAN_WORKTREE)/components $(PLAN_DIR)/shim/eks_gpu_platform; \
+	( cd $(PLAN_WORKTREE) && PYTHONPATH=$(CURDIR)/$(PLAN_DIR)/shim $(abspath $(PY)) -m \
+		eks_gpu_platform.offline --stack $(STACK) --no-policy --out $(CURDIR)/$(PLAN_DIR)/base ); \
+	git worktree remove --force $(PLAN_WORKTREE); \
 	$(PY) -m eks_gpu_platform.offline --stack $(STACK) --no-policy --out $(PLAN_DIR)/new \
-		--compare $(PLAN_DIR)/base
-	@echo "plan: $(PLAN_DIR)/new/plan.md"
+		--compare $(PLAN_DIR)/base; \
+	echo "plan: $(PLAN_DIR)/new/plan.md"
 
 # Rewrite the replacement-safety snapshots (snapshots/<stack>.json) on purpose.
-snapshot: venv
+snapshot: render-venv
 	$(PY) -m eks_gpu_platform.offline.snapshot
 
 # Render timings against the SDK-import floor, per node pool and for 500 pools, and the test

@@ -54,6 +54,12 @@ EFA interface layout (:func:`efa_network_interfaces`)
     does. No type here has more EFAs than network cards, so every EFA fits the CEL rule
     "at most one ``efa-only`` per card" of ``EC2NodeClass.spec.networkInterfaces``.
 
+Instance store (:attr:`InstanceType.instance_store`)
+    EC2 ``DescribeInstanceTypes`` ``InstanceStorageSupported``, as the ``moto`` 5.2.5 wheel's copy
+    of it (``moto/ec2/resources/instance_types.json.gz``) records it: every catalogued family has
+    local NVMe instance store except g5g (Graviton + T4G, EBS only). tests/test_catalog_moto.py
+    checks every type against that file.
+
 Hugepages (:func:`hugepages_2mi_for`)
     ``hugepages-2Mi: 5120Mi`` per EFA node, from the NCCL tests in aws-samples/aws-do-eks
     (``Container-Root/eks/deployment/nccl-test/``) used on p5, p5en and p6-b200; no upstream
@@ -105,6 +111,11 @@ class InstanceType:
         return "amd64" if self.arch == X86_64 else ARM64
 
     @property
+    def instance_store(self) -> bool:
+        """True when the type has local NVMe instance store (EC2 ``InstanceStorageSupported``)."""
+        return self.family not in FAMILIES_WITHOUT_INSTANCE_STORE
+
+    @property
     def efa_capable(self) -> bool:
         return self.efa_interfaces > 0
 
@@ -118,6 +129,10 @@ class InstanceType:
         """The network cards that carry one EFA each, in order."""
         return _EFA_CARDS.get(self.name, tuple(range(self.efa_interfaces)))
 
+
+# Families with no instance store (``InstanceStorageSupported: false``): their nodes keep
+# containerd and the kubelet on the EBS root volume even with ``instanceStorePolicy: RAID0``.
+FAMILIES_WITHOUT_INSTANCE_STORE = frozenset({"g5g"})
 
 # Types whose EFAs are not on cards 0..N-1. p6-b300: card 0 supports ENA only.
 _EFA_CARDS: dict[str, tuple[int, ...]] = {

@@ -61,7 +61,7 @@ from .nodepool import (
     default_cpu_pool,
 )
 from .scheduler import SchedulerSpec
-from .scheduler.spec import QueueSpec
+from .scheduler.spec import QueueSpec, leaf_queue_names
 from .spec import (
     Problem,
     Spec,
@@ -100,6 +100,30 @@ __all__ = [
 # Node labels the platform sets from pool fields: <labelDomain>/<suffix>, and the operator's.
 PLATFORM_LABEL_SUFFIXES = ("pool", "preemptible", "efa", "system")
 OPERATOR_LABELS = ("nvidia.com/mig.config", "nvidia.com/device-plugin.config")
+
+
+# GPUs built for training: SXM parts with NVLink between a node's GPUs (p4d/p4de, p5/p5e/p5en,
+# p6-b200/p6-b300; catalog.py). A queue whose first GPU pool selects only these defaults to
+# training; the PCIe parts (l4, l40s, a10g, t4, t4g, rtx-pro-server-6000) default to inference.
+TRAINING_GPUS = frozenset({"a100", "h100", "h200", "b200", "b300"})
+
+
+def derived_workload_kind(pools: typing.Sequence[NodePoolSpec]) -> str:
+    """A leaf queue's workload kind when ``workloadKind`` is unset, from its GPU pools in
+    routing order (issue 23, point 6): ``training`` if one is an efa pool (multi-node
+    training); else from the first: ``notebook`` on a time-sliced pool (slices share a GPU
+    without memory or fault isolation: interactive work, not serving), ``training`` on a
+    preemptible pool (checkpointed batch work tolerates the interruptions) or one that selects
+    only ``TRAINING_GPUS``, else ``inference``."""
+    if any(p.kind == "efa" for p in pools):
+        return "training"
+    first = pools[0]
+    if first.time_slicing is not None:
+        return "notebook"
+    if first.preemptible:
+        return "training"
+    names = {t.gpu_name for t in first.catalog_types}
+    return "training" if names and names <= TRAINING_GPUS else "inference"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,6 +184,22 @@ class PlatformConfig(Spec):
         """Each GPU pool's ``nvidia.com/gpu`` limit: from the queues routed to it when the
         scheduler is on (friction point 1), else the pool's own cap."""
         return gpu_limits(self)
+
+    @property
+    def workload_kinds(self) -> dict[str, str]:
+        """The workload kind of every leaf queue routed to a GPU pool, by queue name:
+        ``scheduler.queues[].workloadKind``, else ``derived_workload_kind`` of its GPU pools
+        (in routing order). The example templates follow it (offline.examples)."""
+        if not self.scheduler.enabled:
+            return {}
+        pools = {p.name: p for p in self.gpu_pools}
+        leaves = leaf_queue_names(self.scheduler.queues)
+        out: dict[str, str] = {}
+        for queue in self.scheduler.queues:
+            routed = [pools[n] for n in queue.node_pools if n in pools]
+            if queue.name in leaves and routed:
+                out[queue.name] = queue.workload_kind or derived_workload_kind(routed)
+        return out
 
     @property
     def partition(self) -> str:
@@ -326,6 +366,7 @@ class PlatformConfig(Spec):
         routing = routing_problems(self.scheduler.queues, self._routing())
         out += [(("scheduler", *p), m) for p, m in routing]
         out += self._gang_problems()
+        out += self._workload_kind_problems()
         if not routing and "gpu_operator" in valid:
             limits = self.gpu_limits
             for i, pool in enumerate(self.node_pools):
@@ -340,6 +381,19 @@ class PlatformConfig(Spec):
                     )
             out += plan_config_problems(self)
         return out
+
+    def _workload_kind_problems(self) -> list[Problem]:
+        """``workloadKind`` only where a template follows it: a leaf queue with a GPU pool."""
+        kinds = self.workload_kinds
+        return [
+            (
+                ("scheduler", "queues", i, "workload_kind"),
+                "is set but the queue is not a leaf queue routed to a GPU pool, so no workload "
+                "template follows it; remove it",
+            )
+            for i, queue in enumerate(self.scheduler.queues)
+            if queue.workload_kind is not None and queue.name not in kinds
+        ]
 
     def _gang_problems(self) -> list[Problem]:
         """A queue's gangZone and gangInstanceType against the pool its gang template runs on

@@ -132,5 +132,13 @@ def is_output(value: Any) -> bool:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {match[0]!r}?" if match else ""
+    """``"; did you mean 'x'?"`` for the closest of ``choices``, or ``""``. Case is ignored:
+    ``'L4'`` suggests ``'l4'`` (issue 23, point 8f), ``'NodePools'`` ``'nodePools'``."""
+    by_folded: dict[str, str] = {}
+    for choice in choices:
+        by_folded.setdefault(choice.casefold(), choice)
+    folded = word.casefold()
+    if folded in by_folded:
+        return f"; did you mean {by_folded[folded]!r}?"
+    match = difflib.get_close_matches(folded, list(by_folded), n=1, cutoff=0.6)
+    return f"; did you mean {by_folded[match[0]]!r}?" if match else ""

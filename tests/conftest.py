@@ -8,11 +8,13 @@ settings before and after), so no state leaks from one program to the next.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ast_guard import affected, install
 
 from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.offline.render import StackFile, load_stack_file, render
@@ -25,6 +27,19 @@ PARTITION = "aws"
 ACCOUNT_ID = mocks.PLACEHOLDER_ACCOUNT_ID
 
 RunProgram = Callable[..., mocks.Recording]
+
+# CPython gh-106905 (3.11.0-3.11.7, 3.12.0-3.12.1): tests/ast_guard.py says why.
+AST_GUARD = affected() and install()
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if AST_GUARD:
+        return (
+            f"Python {sys.version.split()[0]} has CPython gh-106905 (AST constructor recursion "
+            "depth mismatch; fixed in 3.11.8 and 3.12.2): ast.parse runs without cyclic GC "
+            "(tests/ast_guard.py)"
+        )
+    return None
 
 
 def run_program(

@@ -62,6 +62,8 @@ def aws_view(name: str) -> dict:
         "gpu_count": sum(g["Count"] for g in gpus if g["Manufacturer"] == "NVIDIA"),
         "efa_interfaces": network.get("EfaInfo", {}).get("MaximumEfaInterfaces", 0),
         "network_cards": network["MaximumNetworkCards"],
+        # EC2's flag; instanceStorePolicy RAID0 has nothing to stripe without it.
+        "instance_store": info["InstanceStorageSupported"],
     }
     if len(gpus) == 1:
         view["gpu_name"] = _kabob(gpus[0]["Name"])
@@ -75,6 +77,7 @@ def catalog_view(name: str) -> dict:
         "gpu_count": t.gpu_count,
         "efa_interfaces": t.efa_interfaces,
         "network_cards": t.network_cards,
+        "instance_store": t.instance_store,
         "gpu_name": t.gpu_name,
         "gpu_memory_mib": t.gpu_memory_mib,
     }
@@ -107,3 +110,10 @@ def test_g7e_gpu_name_spelling():
     # AWS spells the g7e GPU "RTX PRO Server 6000"; Karpenter's label is its lowerKabobCase.
     assert MOTO["g7e.48xlarge"]["GpuInfo"]["Gpus"][0]["Name"] == "RTX PRO Server 6000"
     assert catalog.INSTANCE_TYPES["g7e.48xlarge"].gpu_name == "rtx-pro-server-6000"
+
+
+def test_only_g5g_lacks_instance_store_in_aws_data():
+    # The root-volume defaults (nodepool.spec.root_volume_settings) read this flag.
+    assert sorted({n.split(".")[0] for n in NAMES if not MOTO[n]["InstanceStorageSupported"]}) == [
+        "g5g"
+    ]

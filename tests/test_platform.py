@@ -571,7 +571,6 @@ def pool_affinity(pool: str, zone: str | None = None, instance_type: str | None 
 
 def test_prod_example_workloads(prod_examples):
     assert sorted(prod_examples) == [
-        "fractional-research",
         "inference-serving",
         "nccl-allreduce-train-efa",
         "training-llm-training",
@@ -636,19 +635,57 @@ def test_inference_deployment_is_protected_from_consolidation(prod_examples):
     assert template["spec"]["tolerations"] == [GPU_TOLERATION]
 
 
-def test_fractional_pod_carries_the_gpu_toleration_and_the_pool_affinity(prod_examples):
-    pod = prod_examples["fractional-research"].kind("Pod")
-    assert pod["metadata"]["annotations"] == {"gpu-fraction": "0.5"}
-    assert pod["metadata"]["labels"] == {
-        "app.kubernetes.io/name": "notebook-research",
-        "kai.scheduler/queue": "research",
-    }
-    assert pod["spec"]["schedulerName"] == "kai-scheduler"
-    assert pod["spec"]["tolerations"] == [GPU_TOLERATION]
-    assert pod["spec"]["affinity"] == {"nodeAffinity": pool_affinity("train-spot")}
-    assert pod["spec"]["containers"][0]["resources"] == {
-        "requests": {"cpu": "1", "memory": "4Gi"},
-        "limits": {"memory": "4Gi"},
+def test_dev_notebook_takes_one_time_slice_on_the_notebooks_queue(repo):
+    """Issue 23, point 6: the notebooks queue (routed to the time-sliced pool) gets the notebook,
+    in its own namespace and on its own queue, asking for one of the pool's slices."""
+    pod = example_workloads(stack_config(repo, "dev"))["notebook-research-notebooks"].kind("Pod")
+    assert pod == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "notebook-research-notebooks",
+            "namespace": "research-notebooks",
+            "labels": {
+                "app.kubernetes.io/name": "notebook-research-notebooks",
+                "kai.scheduler/queue": "research-notebooks",
+            },
+            "annotations": {"karpenter.sh/do-not-disrupt": "true"},
+        },
+        "spec": {
+            "schedulerName": "kai-scheduler",
+            "priorityClassName": "build",
+            "automountServiceAccountToken": False,
+            "securityContext": {
+                "runAsNonRoot": True,
+                "runAsUser": 1000,
+                "runAsGroup": 1000,
+                "fsGroup": 1000,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+            "affinity": {"nodeAffinity": pool_affinity("notebooks")},
+            "tolerations": [GPU_TOLERATION],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": (
+                        "nvcr.io/nvidia/pytorch:26.05-py3@sha256:"
+                        "222d8b18e671be5c3ef91cb41727a2572a0b23f59ded6c39f373a96946f6f2ba"
+                    ),
+                    "command": ["sleep", "infinity"],
+                    "env": [{"name": "HOME", "value": "/tmp"}],
+                    "resources": {
+                        "requests": {"cpu": "1", "memory": "4Gi", GPU: "1"},
+                        "limits": {"memory": "4Gi", GPU: "1"},
+                    },
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "capabilities": {"drop": ["ALL"]},
+                        "runAsNonRoot": True,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                }
+            ],
+        },
     }
 
 
@@ -664,9 +701,8 @@ def test_the_committed_examples_are_the_prod_render(repo, prod_examples):
 def test_dev_examples_have_no_nccl_test(repo):
     examples = example_workloads(stack_config(repo, "dev"))
     assert sorted(examples) == [
-        "fractional-research-batch",
-        "inference-research-notebooks",
         "inference-research-serving",
+        "notebook-research-notebooks",
         "training-research-batch",
     ]
 

@@ -203,8 +203,11 @@ def test_checks(result, expected):
         ("replica", ["replicas", "cpu"], "; did you mean 'replicas'?"),
         ("karpentr", ["cluster", "karpenter", "vpc"], "; did you mean 'karpenter'?"),
         ("zzz", ["replicas", "cpu"], ""),
+        ("L4", ["a100", "l4", "l40s"], "; did you mean 'l4'?"),
+        ("NodePools", ["nodePools", "vpc"], "; did you mean 'nodePools'?"),
+        ("L40", ["a100", "l4", "l40s"], "; did you mean 'l40s'?"),
     ],
-    ids=["close", "typo", "none"],
+    ids=["close", "typo", "none", "case", "case-key", "case-and-typo"],
 )
 def test_did_you_mean(word, choices, expected):
     assert did_you_mean(word, choices) == expected

@@ -48,8 +48,30 @@ DEFAULT_AMI_VERSION = {
     "al2023": versions.AL2023_AMI_ALIAS_VERSION,
     "bottlerocket": versions.BOTTLEROCKET_AMI_ALIAS_VERSION,
 }
-# gp3 at its maximum: 16,000 IOPS and 1,000 MiB/s; sized for multi-GB CUDA images.
-DEFAULT_GPU_ROOT_VOLUME_GIB = 500
+# GPU root volumes, sized by where containerd and the kubelet keep their data (issue 23, point 7):
+# - Every type of the pool has instance store: ``instanceStorePolicy: RAID0`` (manifests.py)
+#   stripes it and binds /var/lib/kubelet, /var/lib/containerd (and, on AL2023,
+#   /var/lib/soci-snapshotter-grpc) and /var/log/pods onto it (karpenter-provider-aws v1.14.1
+#   pkg/apis/v1/ec2nodeclass.go L536-540, "The containerd and kubelet state directories ... will
+#   then use the ephemeral storage"; pkg/providers/amifamily/bootstrap/nodeadm.go L87-88,
+#   bottlerocket.go L96-112; userdata.py's docstring). The root keeps the OS: the EKS AL2023 AMIs
+#   are built on a 20 GiB root (awslabs/amazon-eks-ami v20260724 templates/al2023/template.json
+#   ``ami_block_device_mappings`` ``volume_size: 20``), and Karpenter's own default root is 20Gi
+#   (pkg/providers/amifamily/resolver.go L40-44, ``DefaultEBS``). 50 GiB leaves 30 GiB for the
+#   journal, /tmp and anything unbound, at gp3's baseline 3,000 IOPS and 125 MiB/s, which every
+#   gp3 volume gets whatever its size (EBS User Guide, "General Purpose SSD volumes", gp3).
+# - A type without instance store (g5g; catalog.FAMILIES_WITHOUT_INSTANCE_STORE): images unpack
+#   on the root volume. An NGC PyTorch image is about 20 GB unpacked (d4l3k/torchdrive#4 for
+#   pytorch:23.03-py3; hiyouga/LlamaFactory#4974: 22 GB), and containerd keeps the compressed
+#   layers beside the unpacked snapshot; the kubelet collects images above 85% disk use
+#   (the default imageGCHighThresholdPercent, kubernetes v1.36.3
+#   pkg/kubelet/apis/config/v1beta1/defaults.go L157-159). 200 GiB holds
+#   the 20 GiB OS and four such images (~30 GiB each) under that threshold. Pulls are throughput
+#   bound: gp3's maximum 1,000 MiB/s, with the 4,000 IOPS it needs (0.25 MiB/s per IOPS).
+INSTANCE_STORE_ROOT_VOLUME_GIB = 50
+EBS_ONLY_GPU_ROOT_VOLUME_GIB = 200
+EBS_ONLY_GPU_ROOT_IOPS = 4000
+EBS_ONLY_GPU_ROOT_THROUGHPUT = 1000
 DEFAULT_CPU_ROOT_VOLUME_GIB = 100
 GP3_MAX_IOPS = 16000
 GP3_MAX_THROUGHPUT = 1000

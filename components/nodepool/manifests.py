@@ -248,7 +248,7 @@ def nodepool_manifest(
 
 
 def block_device_mappings(spec: NodePoolSpec) -> list[dict[str, Any]]:
-    """Encrypted gp3 volumes; GPU pools at gp3's maximum IOPS and throughput."""
+    """Encrypted gp3 volumes, sized by ``NodePoolSpec.root_volume_settings``."""
     rv = spec.root_volume
     size, iops, throughput = spec.root_volume_settings
     ebs: dict[str, Any] = {

@@ -140,9 +140,20 @@ class LimitsSpec(Spec):
 class RootVolumeSpec(Spec):
     """The node's root (or, on Bottlerocket, data) volume: encrypted gp3."""
 
-    size_gib: int | None = doc(None, "Default 500 GiB for GPU/EFA pools, 100 GiB for CPU pools.")
-    iops: int | None = doc(None, "Default 16000 (gp3 maximum) for GPU/EFA, 3000 for CPU.")
-    throughput: int | None = doc(None, "MiB/s; default 1000 (gp3 maximum) for GPU/EFA, 125 CPU.")
+    size_gib: int | None = doc(
+        None,
+        "Default 50 GiB for GPU/EFA pools whose every type has instance store (containerd and "
+        "the kubelet live on its RAID0), 200 GiB for GPU pools with a type without (g5g), "
+        "100 GiB for CPU pools.",
+    )
+    iops: int | None = doc(
+        None, "Default 3000 (gp3 baseline); 4000 for GPU pools with a type without instance store."
+    )
+    throughput: int | None = doc(
+        None,
+        "MiB/s; default 125 (gp3 baseline); 1000 (gp3 maximum) for GPU pools with a type "
+        "without instance store.",
+    )
     kms_key_id: str | None = doc(
         None, "KMS key for the volume; default the AWS-managed EBS key.", output=True
     )

@@ -14,19 +14,20 @@ from .constants import (
     CAPACITY_PRIORITY,
     DEFAULT_CPU_POOL_NAME,
     DEFAULT_CPU_ROOT_VOLUME_GIB,
-    DEFAULT_GPU_ROOT_VOLUME_GIB,
     DEFAULT_PREEMPTIBLE_EXPIRE_AFTER,
     DEFAULT_PREEMPTIBLE_GRACE,
     DEFAULT_STABLE_EXPIRE_AFTER,
     DEFAULT_STABLE_GRACE,
+    EBS_ONLY_GPU_ROOT_IOPS,
+    EBS_ONLY_GPU_ROOT_THROUGHPUT,
+    EBS_ONLY_GPU_ROOT_VOLUME_GIB,
     EFA_RESOURCE,
     GP3_BASE_IOPS,
     GP3_BASE_THROUGHPUT,
     GP3_IOPS_PER_GIB,
-    GP3_MAX_IOPS,
-    GP3_MAX_THROUGHPUT,
     GP3_MIBPS_PER_IOPS,
     GPU_RESOURCE,
+    INSTANCE_STORE_ROOT_VOLUME_GIB,
     LABEL_VALUE_TEXT,
     MIG_DISABLED_PROFILE,
     MIN_EXPIRE_AFTER,
@@ -147,12 +148,35 @@ class NodePoolSpec(Spec):
 
     @property
     def root_volume_settings(self) -> tuple[int, int, int]:
-        """Root volume size (GiB), IOPS and throughput (MiB/s), defaults applied."""
-        rv, gpu = self.root_volume, self.is_gpu
-        size = rv.size_gib or (DEFAULT_GPU_ROOT_VOLUME_GIB if gpu else DEFAULT_CPU_ROOT_VOLUME_GIB)
-        iops = rv.iops or (GP3_MAX_IOPS if gpu else GP3_BASE_IOPS)
-        throughput = rv.throughput or (GP3_MAX_THROUGHPUT if gpu else GP3_BASE_THROUGHPUT)
-        return size, iops, throughput
+        """Root volume size (GiB), IOPS and throughput (MiB/s), defaults applied: a GPU pool
+        whose every type has instance store (containerd and the kubelet on its RAID0) gets a
+        small root at gp3's baseline, one with a type without instance store a root that holds
+        its images (constants.py says why); a CPU pool 100 GiB at the baseline. Each of
+        ``rootVolume.sizeGib``, ``iops`` and ``throughput`` overrides its default."""
+        rv = self.root_volume
+        if not self.is_gpu:
+            defaults = (DEFAULT_CPU_ROOT_VOLUME_GIB, GP3_BASE_IOPS, GP3_BASE_THROUGHPUT)
+        elif self.instance_store:
+            defaults = (INSTANCE_STORE_ROOT_VOLUME_GIB, GP3_BASE_IOPS, GP3_BASE_THROUGHPUT)
+        else:
+            defaults = (
+                EBS_ONLY_GPU_ROOT_VOLUME_GIB,
+                EBS_ONLY_GPU_ROOT_IOPS,
+                EBS_ONLY_GPU_ROOT_THROUGHPUT,
+            )
+        size, iops, throughput = defaults
+        return rv.size_gib or size, rv.iops or iops, rv.throughput or throughput
+
+    @property
+    def instance_store(self) -> bool:
+        """Every type the pool may launch has local NVMe instance store (a GPU pool; False for
+        a pool that selects no catalogued type). An unknown GPU, family or type counts as
+        instance store here: ``_selection_problems`` reports it."""
+        try:
+            types = self.catalog_types
+        except ValueError:
+            return True
+        return bool(types) and all(t.instance_store for t in types)
 
     @property
     def consolidation_policy(self) -> str:
@@ -380,16 +404,20 @@ class NodePoolSpec(Spec):
                     (
                         ("gpus", i),
                         f"{show(gpu)} is not a known NVIDIA GPU; expected one of "
-                        + ", ".join(sorted(catalog.GPU_NAMES)),
+                        + ", ".join(sorted(catalog.GPU_NAMES))
+                        + did_you_mean(gpu, sorted(catalog.GPU_NAMES)),
                     )
                 )
         for i, family in enumerate(self.instance_families):
-            if not catalog.is_gpu_family(family):
+            # Exact: the NodePool requirement carries the value as written, and Karpenter's
+            # instance-family label is lower case ('G6' would match no type).
+            if family not in catalog.GPU_FAMILIES:
                 out.append(
                     (
                         ("instance_families", i),
                         f"{show(family)} is not a GPU family; expected one of "
-                        + ", ".join(sorted(catalog.GPU_FAMILIES)),
+                        + ", ".join(sorted(catalog.GPU_FAMILIES))
+                        + did_you_mean(family, sorted(catalog.GPU_FAMILIES)),
                     )
                 )
         for i, itype in enumerate(self.instance_types):
@@ -397,7 +425,8 @@ class NodePoolSpec(Spec):
                 out.append(
                     (
                         ("instance_types", i),
-                        f"{show(itype)} is not a known NVIDIA GPU instance type",
+                        f"{show(itype)} is not a known NVIDIA GPU instance type"
+                        + did_you_mean(itype, catalog.INSTANCE_TYPES),
                     )
                 )
             elif self.kind == "efa" and not catalog.INSTANCE_TYPES[itype].efa_capable:

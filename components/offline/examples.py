@@ -7,7 +7,15 @@ its queue's Namespace (Pod Security labels), the objects it needs and the worklo
 from typing import Any
 
 from .. import catalog, versions
-from ..budget import capacity_plan, pool_nodepools
+from ..budget import (
+    GPU_RESOURCE,
+    MIG_RESOURCE_PREFIX,
+    PoolCapacity,
+    capacity_of,
+    capacity_plan,
+    mig_g_count,
+    pool_nodepools,
+)
 from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
 from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
@@ -24,8 +32,8 @@ from ..scheduler import (
     inference_service_account_template,
     inference_service_template,
     isolated_pod_network_policy_template,
-    leaf_queue_names,
     namespace_manifest,
+    notebook_pod_template,
     training_job_template,
     training_network_policy_template,
     training_script_config_map,
@@ -135,9 +143,9 @@ def inference_notes(namespace: str, name: str, model_uri: str) -> tuple[str, ...
     )
 
 
-def fractional_notes(namespace: str, name: str) -> tuple[str, ...]:
+def notebook_notes(namespace: str, name: str, how: str) -> tuple[str, ...]:
     return (
-        "Half a GPU through KAI GPU sharing (scheduler.gpuSharing, on by default).",
+        how,
         "Run: kubectl apply -f <this file>",
         f"     kubectl exec -it -n {namespace} {name} -- bash",
     )
@@ -153,11 +161,13 @@ def nccl_notes(namespace: str) -> tuple[str, ...]:
     )
 
 
-def _queue_workloads(
-    config: PlatformConfig,
-) -> list[tuple[str, str, str, str | None, list[dict[str, Any]], tuple[str, ...]]]:
-    """(file name, namespace, level, why below restricted, documents without the Namespace,
-    notes) per template."""
+# (file name, namespace, level, why below restricted, documents without the Namespace, notes)
+_Workload = tuple[str, str, str, str | None, list[dict[str, Any]], tuple[str, ...]]
+
+
+def _queue_workloads(config: PlatformConfig) -> list[_Workload]:
+    """One template per NCCL test, then per leaf queue routed to a GPU pool, by the queue's
+    workload kind (``PlatformConfig.workload_kinds``)."""
     domain = config.cluster.label_domain
     out = []
     for pool in config.efa_pools:
@@ -179,153 +189,170 @@ def _queue_workloads(
     if not config.scheduler.enabled:
         return out
     pools = {p.name: p for p in config.gpu_pools}
+    kinds = config.workload_kinds
     nodepools = pool_nodepools(config)
     plans = {plan.name: plan for plan in capacity_plan(config)}
-    leaves = leaf_queue_names(config.scheduler.queues)
-    fractional_done = False
     for queue in config.scheduler.queues:
-        routed = [pools[n] for n in queue.node_pools if n in pools]
-        if queue.name not in leaves or not routed:
+        kind = kinds.get(queue.name)
+        if kind is None:  # a parent queue, or one routed to no GPU pool
             continue
-        # A queue routed to EFA pools trains on the one whose NodePools hold the largest gang
-        # (the first in routing order on a tie); otherwise on its first pool.
-        efa_routed = [p for p in routed if p.kind == "efa"]
-        pool = (
-            max(
-                efa_routed,
-                key=lambda p: max((g.largest_gang for g in nodepools[p.name]), default=0),
-            )
-            if efa_routed
-            else routed[0]
-        )
-        # One zone and one type for a gang on a pool with several (gang_placement).
-        zone, pinned = gang_placement(
-            [pool.zone] if pool.zone else gang_zones(config),
-            [t.name for t in pool.gang_types],
-            zone=queue.gang_zone,
-            instance_type=queue.gang_instance_type,
-        )
-        smallest = catalog.INSTANCE_TYPES[pinned] if pinned else pool.gang_types[0]
-        namespace = queue.workload_namespace
-        common = {
-            "namespace": namespace,
-            "queue": queue.name,
-            "pool": pool.name,
-            "pool_label_key": f"{domain}/pool",
-        }
-        ids = {"namespace": namespace, "queue": queue.name}
-        if pool.kind == "efa" or pool.preemptible:
-            name = f"train-{queue.name}"
-            gpus = smallest.gpu_count
-            efa = pool.kind == "efa"
-            replicas = TRAINING_REPLICAS
-            sizing: tuple[str, ...] = ()
-            if efa:
-                plan = plans.get(queue.name)
-                largest = gang_gpus(
-                    nodepools[pool.name], smallest, plan.largest_gang if plan else None
-                )
-                replicas = gang_replicas(largest, gpus)
-                sizing = gang_size_notes(pool.name, replicas, gpus, largest)
-            script = f"{name}-script"
-            job = training_job_template(
-                name=name,
-                replicas=replicas,
-                gpus_per_pod=gpus,
-                image=versions.EXAMPLE_TRAINING_IMAGE,
-                script=["train.py"],
-                script_config_map=script,
-                priority_class="train" if pool.preemptible else "build",
-                efa_per_pod=smallest.efa_interfaces if efa else 0,
-                hugepages_2mi=catalog.EFA_HUGEPAGES_2MI if efa else None,
-                env=NCCL_ENV if efa else None,
-                cpu=EFA_CPU if efa else str(CPU_PER_GPU * gpus),
-                memory=EFA_MEMORY if efa else f"{MEMORY_GIB_PER_GPU * gpus}Gi",
-                shm_size=EFA_SHM if efa else f"{SHM_GIB_PER_GPU * gpus}Gi",
-                zone=zone,
-                instance_type=pinned,
-                **common,
-            )
-            documents = [
-                training_script_config_map(
-                    name=script, files={"train.py": SMOKE_TEST_SCRIPT}, **ids
-                ),
-                training_service_template(name=name, **ids),
-                training_network_policy_template(name=name, **ids),
-                job,
-            ]
-            out.append(
-                (
-                    f"training-{queue.name}",
-                    namespace,
-                    RESTRICTED,
-                    None,
-                    documents,
-                    training_notes(namespace, name) + sizing + gang_notes(queue.name, zone, pinned),
-                )
-            )
+        routed = [pools[n] for n in queue.node_pools if n in pools]
+        if kind == "training":
+            out.append(_training(config, queue, routed, nodepools, plans))
+        elif kind == "inference":
+            out.append(_inference(config, queue, routed[0]))
         else:
-            name = f"serve-{queue.name}"
-            model_uri = f"s3://{config.cluster.name}-models/{name}/"
-            deployment = inference_deployment_template(
-                name=name,
-                replicas=2,
-                gpus_per_pod=1,
-                image=versions.EXAMPLE_INFERENCE_IMAGE,
-                model_uri=model_uri,
-                fetch_image=versions.EXAMPLE_MODEL_FETCH_IMAGE,
-                cpu=INFERENCE_CPU,
-                memory=INFERENCE_MEMORY,
-                model_volume_size=MODEL_VOLUME_SIZE,
-                **common,
-            )
-            documents = [
-                inference_service_account_template(name=name, **ids),
-                deployment,
-                inference_service_template(name=name, **ids),
-                inference_network_policy_template(
-                    name=name,
-                    ports=[port for _, port in INFERENCE_PORTS],
-                    client_namespaces=queue.inference_clients,
-                    **ids,
-                ),
-            ]
-            out.append(
-                (
-                    f"inference-{queue.name}",
-                    namespace,
-                    RESTRICTED,
-                    None,
-                    documents,
-                    inference_notes(namespace, name, model_uri),
-                )
-            )
-        if pool.preemptible and config.scheduler.gpu_sharing and not fractional_done:
-            fractional_done = True
-            name = f"notebook-{queue.name}"
-            pod = fractional_pod_template(
-                name=name,
-                image=versions.EXAMPLE_TRAINING_IMAGE,
-                command=["sleep", "infinity"],
-                gpu_fraction=0.5,
-                cpu=NOTEBOOK_CPU,
-                memory=NOTEBOOK_MEMORY,
-                **common,
-            )
-            isolation = isolated_pod_network_policy_template(
-                name=name, pod_labels={APP_LABEL: name}, **ids
-            )
-            out.append(
-                (
-                    f"fractional-{queue.name}",
-                    namespace,
-                    RESTRICTED,
-                    None,
-                    [isolation, pod],
-                    fractional_notes(namespace, name),
-                )
-            )
+            out.append(_notebook(config, queue, routed))
     return out
+
+
+def _common(config: PlatformConfig, queue, pool) -> tuple[dict[str, str], dict[str, str]]:
+    namespace = queue.workload_namespace
+    common = {
+        "namespace": namespace,
+        "queue": queue.name,
+        "pool": pool.name,
+        "pool_label_key": f"{config.cluster.label_domain}/pool",
+    }
+    return common, {"namespace": namespace, "queue": queue.name}
+
+
+def _training(config: PlatformConfig, queue, routed, nodepools, plans) -> _Workload:
+    """A gang-scheduled Indexed Job: on the EFA pool whose NodePools hold the largest gang (the
+    first in routing order on a tie), else on the queue's first GPU pool."""
+    efa_routed = [p for p in routed if p.kind == "efa"]
+    pool = (
+        max(efa_routed, key=lambda p: max((g.largest_gang for g in nodepools[p.name]), default=0))
+        if efa_routed
+        else routed[0]
+    )
+    # One zone and one type for a gang on a pool with several (gang_placement).
+    zone, pinned = gang_placement(
+        [pool.zone] if pool.zone else gang_zones(config),
+        [t.name for t in pool.gang_types],
+        zone=queue.gang_zone,
+        instance_type=queue.gang_instance_type,
+    )
+    smallest = catalog.INSTANCE_TYPES[pinned] if pinned else pool.gang_types[0]
+    common, ids = _common(config, queue, pool)
+    namespace = common["namespace"]
+    name = f"train-{queue.name}"
+    gpus = smallest.gpu_count
+    efa = pool.kind == "efa"
+    replicas = TRAINING_REPLICAS
+    sizing: tuple[str, ...] = ()
+    if efa:
+        plan = plans.get(queue.name)
+        largest = gang_gpus(nodepools[pool.name], smallest, plan.largest_gang if plan else None)
+        replicas = gang_replicas(largest, gpus)
+        sizing = gang_size_notes(pool.name, replicas, gpus, largest)
+    script = f"{name}-script"
+    job = training_job_template(
+        name=name,
+        replicas=replicas,
+        gpus_per_pod=gpus,
+        image=versions.EXAMPLE_TRAINING_IMAGE,
+        script=["train.py"],
+        script_config_map=script,
+        priority_class="train" if pool.preemptible else "build",
+        efa_per_pod=smallest.efa_interfaces if efa else 0,
+        hugepages_2mi=catalog.EFA_HUGEPAGES_2MI if efa else None,
+        env=NCCL_ENV if efa else None,
+        cpu=EFA_CPU if efa else str(CPU_PER_GPU * gpus),
+        memory=EFA_MEMORY if efa else f"{MEMORY_GIB_PER_GPU * gpus}Gi",
+        shm_size=EFA_SHM if efa else f"{SHM_GIB_PER_GPU * gpus}Gi",
+        zone=zone,
+        instance_type=pinned,
+        **common,
+    )
+    documents = [
+        training_script_config_map(name=script, files={"train.py": SMOKE_TEST_SCRIPT}, **ids),
+        training_service_template(name=name, **ids),
+        training_network_policy_template(name=name, **ids),
+        job,
+    ]
+    notes = training_notes(namespace, name) + sizing + gang_notes(queue.name, zone, pinned)
+    return (f"training-{queue.name}", namespace, RESTRICTED, None, documents, notes)
+
+
+def _inference(config: PlatformConfig, queue, pool) -> _Workload:
+    """Triton behind a Service, on the queue's first GPU pool."""
+    common, ids = _common(config, queue, pool)
+    namespace = common["namespace"]
+    name = f"serve-{queue.name}"
+    model_uri = f"s3://{config.cluster.name}-models/{name}/"
+    deployment = inference_deployment_template(
+        name=name,
+        replicas=2,
+        gpus_per_pod=1,
+        image=versions.EXAMPLE_INFERENCE_IMAGE,
+        model_uri=model_uri,
+        fetch_image=versions.EXAMPLE_MODEL_FETCH_IMAGE,
+        cpu=INFERENCE_CPU,
+        memory=INFERENCE_MEMORY,
+        model_volume_size=MODEL_VOLUME_SIZE,
+        **common,
+    )
+    documents = [
+        inference_service_account_template(name=name, **ids),
+        deployment,
+        inference_service_template(name=name, **ids),
+        inference_network_policy_template(
+            name=name,
+            ports=[port for _, port in INFERENCE_PORTS],
+            client_namespaces=queue.inference_clients,
+            **ids,
+        ),
+    ]
+    notes = inference_notes(namespace, name, model_uri)
+    return (f"inference-{queue.name}", namespace, RESTRICTED, None, documents, notes)
+
+
+def slice_resource(capacity: PoolCapacity) -> str | None:
+    """The device one notebook takes on a sliced pool: a time-slicing replica or a MIG device
+    under ``single`` (``nvidia.com/gpu``), the smallest MIG device under ``mixed``; None on a
+    pool of whole GPUs."""
+    if capacity.mode in ("time-sliced", "mig-single"):
+        return GPU_RESOURCE
+    if capacity.mode == "mig-mixed":
+        return min(
+            capacity.per_gpu,
+            key=lambda r: (mig_g_count(r.removeprefix(MIG_RESOURCE_PREFIX)), r),
+        )
+    return None
+
+
+def _notebook(config: PlatformConfig, queue, routed) -> _Workload:
+    """One interactive pod, in the queue's namespace (so on the queue, issue 23 point 6): on the
+    queue's first sliced pool (time-slicing or MIG) one slice; else on its first pool half a GPU
+    through KAI GPU sharing (scheduler.gpuSharing), or one whole GPU without it. Priority
+    ``build``, KAI's class for notebooks (``build-preemptible`` on a preemptible pool)."""
+    sliced = [(p, slice_resource(capacity_of(p, config.gpu_operator))) for p in routed]
+    pool, resource = next(((p, r) for p, r in sliced if r is not None), (routed[0], None))
+    common, ids = _common(config, queue, pool)
+    namespace = common["namespace"]
+    name = f"notebook-{queue.name}"
+    priority = "build-preemptible" if pool.preemptible else "build"
+    shape = {
+        "image": versions.EXAMPLE_TRAINING_IMAGE,
+        "command": ["sleep", "infinity"],
+        "priority_class": priority,
+        "cpu": NOTEBOOK_CPU,
+        "memory": NOTEBOOK_MEMORY,
+    }
+    if resource is None and config.scheduler.gpu_sharing:
+        pod = fractional_pod_template(name=name, gpu_fraction=0.5, **shape, **common)
+        how = "Half a GPU through KAI GPU sharing (scheduler.gpuSharing, on by default)."
+    else:
+        pod = notebook_pod_template(name=name, resource=resource or GPU_RESOURCE, **shape, **common)
+        how = (
+            f"One {resource} device of pool {pool.name} (a GPU slice)."
+            if resource is not None
+            else f"One whole GPU of pool {pool.name} (scheduler.gpuSharing is off)."
+        )
+    isolation = isolated_pod_network_policy_template(name=name, pod_labels={APP_LABEL: name}, **ids)
+    notes = notebook_notes(namespace, name, how)
+    return (f"notebook-{queue.name}", namespace, RESTRICTED, None, [isolation, pod], notes)
 
 
 def example_workloads(config: PlatformConfig) -> dict[str, WorkloadTemplate]:

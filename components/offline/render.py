@@ -80,6 +80,7 @@ __all__ = [
     "check_policies",
     "cli",
     "component_counts",
+    "default_out",
     "example_workloads",
     "find_project",
     "helm_releases",
@@ -113,7 +114,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--stack", default="dev", help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--config-file", type=Path, help="any stack file instead")
-    parser.add_argument("--out", type=Path, help="output directory (default build/<stack>)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="output directory (default build/<stack>; with --config-file build/file-<name>)",
+    )
     parser.add_argument(
         "--project-dir", type=Path, default=None, help="folder of Pulumi.yaml (default: cwd)"
     )
@@ -130,6 +135,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def default_out(project_dir: Path, stack: str, config_file: Path | None) -> Path:
+    """Where a render without ``--out`` writes: ``build/<stack>`` for a stack's own file, and
+    ``build/file-<name>`` for ``--config-file`` (``<name>``: the file name without ``Pulumi.``
+    and ``.yaml``/``.yml``), so rendering another file never overwrites a stack's render
+    (issue 23, point 8c). The ``file-`` prefix keeps the two apart even for a file named after
+    a stack."""
+    if config_file is None:
+        return project_dir / "build" / stack
+    name = config_file.name
+    for suffix in (".yaml", ".yml"):
+        name = name.removesuffix(suffix)
+    return project_dir / "build" / f"file-{name.removeprefix('Pulumi.')}"
+
+
 def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     args = parse_args(argv)
@@ -143,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as err:
         print_spec_error(err, "invalid stack configuration:")
         return EXIT_CONFIG
-    out = args.out or project_dir / "build" / stack.name
+    out = args.out or default_out(project_dir, stack.name, args.config_file)
     try:
         pack = None if args.no_policy else load_policy_pack()
         policy_config = (

@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from ..budget.units import leaf_queue_names as leaf_queue_names
 from ..spec import (
@@ -133,6 +134,14 @@ class QueueSpec(Spec):
         (),
         "Namespaces whose pods may call the queue's inference template (Triton's ports, through "
         "its NetworkPolicy); the queue's own namespace always may, no other by default.",
+    )
+    workload_kind: Literal["training", "inference", "notebook"] | None = doc(
+        None,
+        "What the leaf queue runs, which picks its example template: training (a gang-scheduled "
+        "Job), inference (a Triton Deployment) or notebook (one pod on a slice of a GPU). "
+        "Default from the queue's GPU pools: training if one is efa; else from the first: "
+        "notebook if it is time-sliced, training if it is preemptible or selects only training "
+        "GPUs (a100, h100, h200, b200, b300), else inference.",
     )
 
     @property

@@ -1,7 +1,8 @@
-"""Workload templates for KAI on one pool (friction points 2 and 4): the fractional-GPU Pod
-here; the gang-scheduled training Job and its headless Service (``training``), the inference
-Deployment, its Service and ServiceAccount (``inference``), re-exported. Every pod meets Pod
-Security "restricted" (``podsecurity``). Pure builders, dicts out.
+"""Workload templates for KAI on one pool (friction points 2 and 4): the fractional-GPU Pod and
+the notebook Pod on one GPU slice here; the gang-scheduled training Job and its headless Service
+(``training``), the inference Deployment, its Service and ServiceAccount (``inference``),
+re-exported. Every pod meets Pod Security "restricted" (``podsecurity``). Pure builders, dicts
+out.
 """
 
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from .constants import (
     DEFAULT_FRACTIONAL_CONTAINER,
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
+    GPU_RESOURCE,
     GPU_TOLERATION,
     QUEUE_LABEL,
     SCHEDULER_NAME,
@@ -52,6 +54,7 @@ __all__ = [
     "inference_service_account_template",
     "inference_service_template",
     "isolated_pod_network_policy_template",
+    "notebook_pod_template",
     "torchrun_command",
     "training_job_template",
     "training_network_policy_template",
@@ -120,6 +123,63 @@ def fractional_pod_template(
             "labels": {APP_LABEL: name, QUEUE_LABEL: queue},
             "annotations": annotations,
         },
+        "spec": {
+            "schedulerName": SCHEDULER_NAME,
+            "priorityClassName": priority_class,
+            "automountServiceAccountToken": False,
+            "securityContext": restricted_pod_security_context(),
+            "affinity": {"nodeAffinity": pool_node_affinity(pool_label_key, pool)},
+            "tolerations": [dict(GPU_TOLERATION)],
+            "containers": [main],
+        },
+    }
+
+
+def notebook_pod_template(
+    *,
+    name: str,
+    namespace: str,
+    queue: str,
+    pool: str,
+    pool_label_key: str,
+    image: str,
+    command: Sequence[str] = (),
+    resource: str = GPU_RESOURCE,
+    priority_class: str = "build",
+    cpu: str,
+    memory: str,
+) -> dict:
+    """A ``v1`` Pod on one device of ``resource`` on ``pool``: one time-slicing replica or one
+    MIG device under the ``single`` strategy (``nvidia.com/gpu``), or one ``nvidia.com/mig-<p>``
+    device under ``mixed``; a whole GPU on a pool that is not sliced.
+
+    The GPU toleration and the pool's node affinity are explicit, as in
+    ``fractional_pod_template``. ``priority_class`` defaults to ``build``, the class KAI gives a
+    notebook (``NOTEBOOK_FALLBACK_CLASS``); the pod meets Pod Security "restricted" and mounts
+    no API token. Extended resources need limits equal to requests."""
+    check_workload("notebook_pod_template", name=name, namespace=namespace, queue=queue, pool=pool)
+    check_quantities("notebook_pod_template", cpu=cpu, memory=memory)
+    main = container(
+        DEFAULT_FRACTIONAL_CONTAINER,
+        image,
+        command=command,
+        env=[WRITABLE_HOME],
+        resources={
+            "requests": {"cpu": cpu, "memory": memory, resource: "1"},
+            "limits": {"memory": memory, resource: "1"},
+        },
+    )
+    metadata = {
+        "name": name,
+        "namespace": namespace,
+        "labels": {APP_LABEL: name, QUEUE_LABEL: queue},
+    }
+    if annotations := pod_annotations(priority_class, None):
+        metadata["annotations"] = annotations
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
         "spec": {
             "schedulerName": SCHEDULER_NAME,
             "priorityClassName": priority_class,

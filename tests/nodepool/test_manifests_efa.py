@@ -150,8 +150,8 @@ def test_bottlerocket_efa_ec2nodeclass_exactly():
                     "ebs": {
                         "volumeSize": "1000Gi",
                         "volumeType": "gp3",
-                        "iops": 16000,
-                        "throughput": 1000,
+                        "iops": 3000,
+                        "throughput": 125,
                         "encrypted": True,
                         "deleteOnTermination": True,
                         "kmsKeyID": (

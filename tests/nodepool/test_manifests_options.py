@@ -154,8 +154,9 @@ def test_taint_without_a_value_passes_the_crd():
 @pytest.mark.parametrize(
     ("root_volume", "ebs"),
     [
-        ({}, {"volumeSize": "500Gi", "iops": 16000, "throughput": 1000}),
-        ({"sizeGib": 200}, {"volumeSize": "200Gi", "iops": 16000, "throughput": 1000}),
+        # Every L4 type (g6, gr6, g6f) has instance store: a 50 GiB root at gp3's baseline.
+        ({}, {"volumeSize": "50Gi", "iops": 3000, "throughput": 125}),
+        ({"sizeGib": 200}, {"volumeSize": "200Gi", "iops": 3000, "throughput": 125}),
         (
             {"sizeGib": 100, "iops": 6000, "throughput": 500},
             {"volumeSize": "100Gi", "iops": 6000, "throughput": 500},
@@ -174,6 +175,43 @@ def test_gpu_root_volume(root_volume, ebs):
             "deleteOnTermination": True,
             **ebs,
         },
+    }
+
+
+@pytest.mark.parametrize(
+    ("raw", "ebs"),
+    [
+        # g5g (T4G) has no instance store: images unpack on the root, 200 GiB at 1,000 MiB/s.
+        ({"name": "a", "gpus": ["t4g"]}, {"volumeSize": "200Gi", "iops": 4000, "throughput": 1000}),
+        # One type without instance store in the pool is enough: its nodes need the room.
+        (
+            {"name": "a", "gpus": ["t4g", "t4"]},
+            {"volumeSize": "200Gi", "iops": 4000, "throughput": 1000},
+        ),
+        # The override still wins, key by key.
+        (
+            {"name": "a", "gpus": ["t4g"], "rootVolume": {"sizeGib": 80}},
+            {"volumeSize": "80Gi", "iops": 4000, "throughput": 1000},
+        ),
+        ({"name": "a", "gpus": ["t4"]}, {"volumeSize": "50Gi", "iops": 3000, "throughput": 125}),
+        (
+            {"name": "e", "kind": "efa", "gpus": ["h100"], "zone": "us-east-1a"},
+            {"volumeSize": "50Gi", "iops": 3000, "throughput": 125},
+        ),
+        (
+            {"name": "c", "kind": "cpu"},
+            {"volumeSize": "100Gi", "iops": 3000, "throughput": 125},
+        ),
+    ],
+    ids=["no-instance-store", "mixed", "override", "t4", "efa", "cpu"],
+)
+def test_root_volume_follows_instance_store(raw, ebs):
+    (mapping,) = block_device_mappings(spec(raw))
+    assert mapping["ebs"] == {
+        "volumeType": "gp3",
+        "encrypted": True,
+        "deleteOnTermination": True,
+        **ebs,
     }
 
 

@@ -22,7 +22,27 @@ BAD_SPECS = [
         "unknown-gpu",
         {**G, "gpus": ["h1000"]},
         "nodePools[0].gpus[0]: 'h1000' is not a known NVIDIA GPU; expected one of a100, a10g, "
-        "b200, b300, h100, h200, l4, l40s, rtx-pro-server-6000, t4, t4g",
+        "b200, b300, h100, h200, l4, l40s, rtx-pro-server-6000, t4, t4g; did you mean 'h100'?",
+    ),
+    (
+        # Karpenter's instance-gpu-name values are lower case; the spelling NVIDIA uses is not.
+        "capitalised-gpu",
+        {**G, "gpus": ["L4"]},
+        "nodePools[0].gpus[0]: 'L4' is not a known NVIDIA GPU; expected one of a100, a10g, "
+        "b200, b300, h100, h200, l4, l40s, rtx-pro-server-6000, t4, t4g; did you mean 'l4'?",
+    ),
+    (
+        "capitalised-family",
+        {"name": "p", "instanceFamilies": ["G6"]},
+        "nodePools[0].instanceFamilies[0]: 'G6' is not a GPU family; expected one of g4dn, g5, "
+        "g5g, g6, g6e, g6f, g7e, gr6, p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300; did you mean "
+        "'g6'?",
+    ),
+    (
+        "capitalised-instance-type",
+        {"name": "p", "instanceTypes": ["P5.48xlarge"]},
+        "nodePools[0].instanceTypes[0]: 'P5.48xlarge' is not a known NVIDIA GPU instance type; "
+        "did you mean 'p5.48xlarge'?",
     ),
     (
         "non-gpu-family",
@@ -44,7 +64,8 @@ BAD_SPECS = [
     (
         "unknown-instance-type",
         {"name": "p", "instanceTypes": ["p5.96xlarge"]},
-        "nodePools[0].instanceTypes[0]: 'p5.96xlarge' is not a known NVIDIA GPU instance type",
+        "nodePools[0].instanceTypes[0]: 'p5.96xlarge' is not a known NVIDIA GPU instance type; "
+        "did you mean 'p5.4xlarge'?",
     ),
     (
         "efa-on-type-without-efa",

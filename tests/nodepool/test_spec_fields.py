@@ -62,24 +62,28 @@ def test_capacity_reservation_empty_tag_value_is_rejected():
 
 
 @pytest.mark.parametrize(
-    ("root_volume", "message"),
+    ("pool", "root_volume", "message"),
     [
+        # An instance-store pool's default 3,000 IOPS cannot carry 1,000 MiB/s.
         (
-            {"sizeGib": 20},
-            "nodePools[0].rootVolume: 16000 IOPS on 20 GiB exceeds gp3's 500 IOPS per GiB; "
-            "raise sizeGib to at least 32 or lower iops",
+            ON_DEMAND,
+            {"throughput": 1000},
+            "nodePools[0].rootVolume: 1000 MiB/s with 3000 IOPS exceeds gp3's 0.25 MiB/s per "
+            "IOPS; raise iops to at least 4000 or lower throughput",
         ),
+        # A pool without instance store defaults to 1,000 MiB/s: lowering iops alone breaks it.
         (
+            {"name": "a", "gpus": ["t4g"]},
             {"iops": 3000},
             "nodePools[0].rootVolume: 1000 MiB/s with 3000 IOPS exceeds gp3's 0.25 MiB/s per "
             "IOPS; raise iops to at least 4000 or lower throughput",
         ),
     ],
-    ids=["small-size", "low-iops"],
+    ids=["throughput-on-baseline", "low-iops-without-instance-store"],
 )
-def test_root_volume_defaults_stay_within_gp3_limits(root_volume, message):
+def test_root_volume_defaults_stay_within_gp3_limits(pool, root_volume, message):
     with pytest.raises(SpecError) as err:
-        spec({**ON_DEMAND, "rootVolume": root_volume})
+        spec({**pool, "rootVolume": root_volume})
     assert str(err.value) == message
 
 

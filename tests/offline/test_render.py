@@ -15,7 +15,7 @@ import yaml
 from karpenter.upstream import UPSTREAM_POLICIES, upstream_actions
 
 from eks_gpu_platform.offline import mocks
-from eks_gpu_platform.offline.render import iam_documents, main
+from eks_gpu_platform.offline.render import default_out, iam_documents, main
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = REPO / ".venv" / "bin" / "python"
@@ -497,3 +497,21 @@ def test_kubernetes_and_provider_types_pass_through():
         typ="eks-gpu-platform:index:Anything", name="x", inputs={}, custom=False
     )
     assert m.new_resource(component) == ("", {})
+
+
+@pytest.mark.parametrize(
+    ("stack", "config_file", "expected"),
+    [
+        ("dev", None, "build/dev"),
+        ("prod", None, "build/prod"),
+        # --config-file never lands on a stack's render (issue 23, point 8c).
+        ("dev", "stacks/Pulumi.staging.yaml", "build/file-staging"),
+        ("dev", "/tmp/Pulumi.dev.yaml", "build/file-dev"),
+        ("dev", "big-cluster.yml", "build/file-big-cluster"),
+    ],
+    ids=["stack", "other-stack", "config-file", "named-after-a-stack", "yml"],
+)
+def test_default_out(stack, config_file, expected):
+    project = Path("/project")
+    file = Path(config_file) if config_file else None
+    assert default_out(project, stack, file) == project / expected

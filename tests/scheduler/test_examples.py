@@ -46,14 +46,14 @@ IDS = [f"{stack}-{name}" for stack, name, _, _ in SHIPPED]
 
 def test_the_renders_ship_these_templates():
     assert [(stack, name) for stack, name, _, _ in SHIPPED] == [
+        # By each queue's workload kind (issue 23, point 6): the notebooks queue gets the
+        # notebook, on its time-sliced pool; no queue gets Triton unless it serves.
         ("dev", "training-research-batch"),
-        ("dev", "fractional-research-batch"),
         ("dev", "inference-research-serving"),
-        ("dev", "inference-research-notebooks"),
+        ("dev", "notebook-research-notebooks"),
         ("prod", "nccl-allreduce-train-efa"),
         ("prod", "training-llm-training"),
         ("prod", "training-research"),
-        ("prod", "fractional-research"),
         ("prod", "inference-serving"),
     ]
 
