@@ -1,5 +1,12 @@
 """Shared fixtures: the repository path, cached offline renders, and fresh mock runs.
 
+Two sets of stacks (issue 23): the *fixture stacks* ``tests/fixtures/stacks/Pulumi.<stack>.yaml``
+(frozen copies of the shipped dev and prod stacks) carry every exact expectation
+(``fixture_stack``, ``render_stack``); the *user's stacks*, every ``Pulumi.<stack>.yaml`` in the
+project root (``USER_STACKS``, discovered), get invariant tests only (``user_stack``,
+``render_user_stack``; tests/test_user_stacks.py), so editing, adding or renaming them and
+running ``make snapshot`` keeps ``make test`` green.
+
 Nothing here is autouse: each test asks for what it needs. Every ``run_program`` call builds
 fresh mocks and a fresh monitor (``eks_gpu_platform.offline.mocks.run`` resets Pulumi's
 settings before and after), so no state leaks from one program to the next.
@@ -16,8 +23,15 @@ import pytest
 
 from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.offline.render import StackFile, load_stack_file, render
+from eks_gpu_platform.offline.stacks import discover
 
 REPO = Path(__file__).resolve().parents[1]
+# The fixture stacks: rendered as stacks of this project (REPO's Pulumi.yaml and __main__.py)
+# from their own files, as `--config-file` does.
+FIXTURE_STACKS_DIR = REPO / "tests" / "fixtures" / "stacks"
+FIXTURE_STACKS = discover(FIXTURE_STACKS_DIR)
+# The user's stacks: whatever Pulumi.<stack>.yaml files the project root holds.
+USER_STACKS = discover(REPO)
 PROJECT = "eks-gpu-platform"
 STACK = "test"
 REGION = "us-west-2"
@@ -109,11 +123,38 @@ def shared_render_fixture() -> Callable[..., mocks.Recording]:
     return shared_render
 
 
+def fixture_stack_path(name: str) -> Path:
+    """``tests/fixtures/stacks/Pulumi.<name>.yaml``."""
+    return FIXTURE_STACKS_DIR / f"Pulumi.{name}.yaml"
+
+
+def fixture_stack(name: str) -> StackFile:
+    """The fixture stack ``name`` as the render loads it (stack name ``name``)."""
+    return load_stack_file(REPO, name, fixture_stack_path(name))
+
+
+def user_stack(name: str) -> StackFile:
+    """The user's stack ``name``: the project root's ``Pulumi.<name>.yaml``."""
+    return load_stack_file(REPO, name, None)
+
+
 @pytest.fixture(scope="session")
 def render_stack() -> Callable[[str], mocks.Recording]:
-    """``render_stack(name)``: the stack's in-process offline render, run once per session."""
+    """``render_stack(name)``: the fixture stack's in-process offline render, run once per
+    session (exact expectations)."""
 
     def get(name: str = "dev") -> mocks.Recording:
-        return shared_render(REPO, load_stack_file(REPO, name, None))
+        return shared_render(REPO, fixture_stack(name))
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def render_user_stack() -> Callable[[str], mocks.Recording]:
+    """``render_user_stack(name)``: the user's stack's offline render, once per session
+    (invariants only)."""
+
+    def get(name: str) -> mocks.Recording:
+        return shared_render(REPO, user_stack(name))
 
     return get

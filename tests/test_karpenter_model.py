@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from capacity_cases import stack_render
+from conftest import fixture_stack_path
 from kai_model import Kai
 from karpenter_model import (
     DO_NOT_DISRUPT,
@@ -238,7 +239,13 @@ def test_the_flood_cli_prints_json(tmp_path, capsys):
 
     out = tmp_path / "dev"
     assert (
-        render_main(["--stack", "dev", "--out", str(out), "--project-dir", str(HERE.parent)]) == 0
+        render_main(
+            [
+                *("--stack", "dev", "--config-file", str(fixture_stack_path("dev"))),
+                *("--out", str(out), "--project-dir", str(HERE.parent)),
+            ]
+        )
+        == 0
     )
     capsys.readouterr()
     assert main(["flood", str(out), "notebooks"]) == 0

@@ -12,6 +12,7 @@ from pathlib import Path
 import pulumi
 import pytest
 import yaml
+from conftest import USER_STACKS, fixture_stack_path
 from karpenter.upstream import UPSTREAM_POLICIES, upstream_actions
 
 from eks_gpu_platform.offline import mocks
@@ -48,9 +49,13 @@ def run_main(*argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory):
-    """The dev stack rendered once through the CLI entry point: (exit code, stdout, stderr, out)."""
+    """The fixture dev stack (tests/fixtures/stacks) rendered once through the CLI entry point:
+    (exit code, stdout, stderr, out)."""
     out = tmp_path_factory.mktemp("render") / "dev"
-    code, stdout, stderr = run_main("--stack", "dev", "--project-dir", str(REPO), "--out", str(out))
+    fixture = str(fixture_stack_path("dev"))
+    code, stdout, stderr = run_main(
+        "--stack", "dev", "--config-file", fixture, "--project-dir", str(REPO), "--out", str(out)
+    )
     return code, stdout, stderr, out
 
 
@@ -354,7 +359,10 @@ def test_config_file_and_out(tmp_path):
 def test_module_entry_point(tmp_path):
     out = tmp_path / "dev"
     proc = subprocess.run(
-        [str(PYTHON), "-m", "eks_gpu_platform.offline", "--stack", "dev", "--out", str(out)],
+        [
+            *(str(PYTHON), "-m", "eks_gpu_platform.offline", "--stack", "dev"),
+            *("--config-file", str(fixture_stack_path("dev")), "--out", str(out)),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -386,11 +394,11 @@ def test_module_entry_point_exit_code_for_bad_config(tmp_path):
 # --- strict mocks ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_shipped_stacks_use_only_modelled_types_and_invokes(stack, render_stack):
+@pytest.mark.parametrize("stack", USER_STACKS)
+def test_user_stacks_use_only_modelled_types_and_invokes(stack, render_user_stack):
     """The render answers unmodelled types generically (for other projects' programs); this
     project's own stacks must use none, or their render would not be realistic."""
-    recording = render_stack(stack)
+    recording = render_user_stack(stack)
     assert recording.unmodelled == {}
     assert recording.notices == []
 
