@@ -9,8 +9,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from conftest import fixture_stack, user_stack
 from karpenter_model import Render
+from stack_files import fixture_stack, user_stack
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.gpu_operator import mig_profiles_for_family

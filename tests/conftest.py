@@ -20,18 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stack_files import fixture_stack, user_stack
 
 from eks_gpu_platform.offline import mocks
-from eks_gpu_platform.offline.render import StackFile, load_stack_file, render
-from eks_gpu_platform.offline.stacks import discover
+from eks_gpu_platform.offline.render import StackFile, render
 
 REPO = Path(__file__).resolve().parents[1]
-# The fixture stacks: rendered as stacks of this project (REPO's Pulumi.yaml and __main__.py)
-# from their own files, as `--config-file` does.
-FIXTURE_STACKS_DIR = REPO / "tests" / "fixtures" / "stacks"
-FIXTURE_STACKS = discover(FIXTURE_STACKS_DIR)
-# The user's stacks: whatever Pulumi.<stack>.yaml files the project root holds.
-USER_STACKS = discover(REPO)
 PROJECT = "eks-gpu-platform"
 STACK = "test"
 REGION = "us-west-2"
@@ -121,21 +115,6 @@ def shared_render(
 def shared_render_fixture() -> Callable[..., mocks.Recording]:
     """``shared_render(project_dir, stack_file)``: ``offline.render.render``, shared (above)."""
     return shared_render
-
-
-def fixture_stack_path(name: str) -> Path:
-    """``tests/fixtures/stacks/Pulumi.<name>.yaml``."""
-    return FIXTURE_STACKS_DIR / f"Pulumi.{name}.yaml"
-
-
-def fixture_stack(name: str) -> StackFile:
-    """The fixture stack ``name`` as the render loads it (stack name ``name``)."""
-    return load_stack_file(REPO, name, fixture_stack_path(name))
-
-
-def user_stack(name: str) -> StackFile:
-    """The user's stack ``name``: the project root's ``Pulumi.<name>.yaml``."""
-    return load_stack_file(REPO, name, None)
 
 
 @pytest.fixture(scope="session")

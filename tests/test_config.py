@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import fixture_stack
+from stack_files import fixture_stack
 
 from eks_gpu_platform import versions
 from eks_gpu_platform.config import (

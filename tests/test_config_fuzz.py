@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import fixture_stack_path
+from stack_files import fixture_stack_path
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.platform import stack_config_values

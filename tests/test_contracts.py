@@ -8,7 +8,7 @@ import typing
 
 import pulumi
 import pytest
-from conftest import USER_STACKS
+from stack_files import USER_STACKS
 
 import eks_gpu_platform as lib
 from eks_gpu_platform.cluster import EksCluster

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from capacity_cases import stack_render
-from conftest import fixture_stack_path
 from kai_model import Kai
 from karpenter_model import (
     DO_NOT_DISRUPT,
@@ -24,6 +23,7 @@ from karpenter_model import (
     system_pods,
     table,
 )
+from stack_files import fixture_stack_path
 
 HERE = Path(__file__).resolve().parent
 

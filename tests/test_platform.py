@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import USER_STACKS, fixture_stack, fixture_stack_path, user_stack
 from crd_validation import unevaluable_rules, validate
 from scheduler.helpers import queue_namespace_selector
+from stack_files import USER_STACKS, fixture_stack, fixture_stack_path, user_stack
 
 from eks_gpu_platform import catalog
 from eks_gpu_platform.config import PlatformConfig

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 from check_jsonschema.builtin_schemas import get_builtin_schema
-from conftest import FIXTURE_STACKS, USER_STACKS, fixture_stack_path
 from jsonschema import Draft7Validator
 from ruamel.yaml import YAML
+from stack_files import FIXTURE_STACKS, USER_STACKS, fixture_stack_path
 
 from eks_gpu_platform.offline import stacks as stacks_module
 from eks_gpu_platform.offline.stacks import deploy_settings, deploy_waves, discover, render_comment

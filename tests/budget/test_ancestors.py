@@ -5,8 +5,8 @@ max_allowed_check.go`` L16-49), so the pools' budgets under an ancestor are cut 
 from pathlib import Path
 
 import pytest
-from conftest import fixture_stack
 from scheduler.helpers import queue
+from stack_files import fixture_stack
 
 from eks_gpu_platform.budget import (
     AncestorCap,

@@ -57,7 +57,7 @@ def test_prod_render_warns_about_the_spot_role(repo, caplog):
     """Issue 11, item 9 (fails on the old code: no warning; the first spot launch failed)."""
     import logging
 
-    from conftest import fixture_stack
+    from stack_files import fixture_stack
 
     from eks_gpu_platform.offline.render import render
 

@@ -21,9 +21,9 @@ from capacity_cases import (
     user_stack_render,
     values_render,
 )
-from conftest import USER_STACKS, fixture_stack_path
 from kai_model import Kai, kai_units
 from karpenter_model import GPU, POOL_LABEL, Karpenter, Pod, Render, table
+from stack_files import USER_STACKS, fixture_stack_path
 
 from eks_gpu_platform.budget import capacity_plan, capacity_warnings
 from eks_gpu_platform.config import PlatformConfig

@@ -3,7 +3,7 @@
 
 from pathlib import Path
 
-from conftest import fixture_stack
+from stack_files import fixture_stack
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.capacity import capacity_markdown

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import fixture_stack_path
+from stack_files import fixture_stack_path
 
 from eks_gpu_platform.offline.plan import (
     changed_keys,

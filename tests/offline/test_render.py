@@ -12,8 +12,8 @@ from pathlib import Path
 import pulumi
 import pytest
 import yaml
-from conftest import USER_STACKS, fixture_stack_path
 from karpenter.upstream import UPSTREAM_POLICIES, upstream_actions
+from stack_files import USER_STACKS, fixture_stack_path
 
 from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.offline.render import iam_documents, main

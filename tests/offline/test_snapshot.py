@@ -14,7 +14,7 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 import yaml
-from conftest import FIXTURE_STACKS, USER_STACKS, fixture_stack_path
+from stack_files import FIXTURE_STACKS, USER_STACKS, fixture_stack_path
 
 from eks_gpu_platform.offline import snapshot as snap
 from eks_gpu_platform.offline.stacks import discover

@@ -24,7 +24,7 @@ KARPENTER_KINDS = ("karpenter.sh/v1:NodePool", "karpenter.k8s.aws/v1:EC2NodeClas
 
 def stacks() -> list[str]:
     """The user's stacks (the project root's Pulumi.<stack>.yaml): the order holds for each."""
-    from conftest import USER_STACKS
+    from stack_files import USER_STACKS
 
     return USER_STACKS
 

@@ -147,7 +147,7 @@ def test_shipped_stacks_with_a_custom_label_domain_render_clean(policy_repo_root
     import io
 
     import yaml
-    from conftest import fixture_stack_path
+    from stack_files import fixture_stack_path
 
     from eks_gpu_platform.offline.render import main
 

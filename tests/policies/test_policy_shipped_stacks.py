@@ -5,8 +5,8 @@ fixture stack, rendered offline, passes every mandatory policy; the fixture dev 
 import copy
 
 import pytest
-from conftest import FIXTURE_STACKS, USER_STACKS
 from pulumi_policy.proxy import unknown_checking_proxy
+from stack_files import FIXTURE_STACKS, USER_STACKS
 
 from eks_gpu_platform.policies.offline import evaluate, report
 from eks_gpu_platform.policies.rules import RULES

@@ -18,7 +18,7 @@ from pathlib import Path
 import celpy
 import pytest
 import yaml
-from conftest import fixture_stack
+from stack_files import fixture_stack
 
 from eks_gpu_platform.offline.render import validate as validate_stack
 from eks_gpu_platform.scheduler import (

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import kubernetes_validate
 import pytest
-from conftest import fixture_stack
 from crd_validation import validate as validate_custom
 from pod_security import pod_templates, violations
+from stack_files import fixture_stack
 
 from eks_gpu_platform import versions
 from eks_gpu_platform.offline.examples import example_workloads

@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import fixture_stack
 from pod_security import pod_templates
+from stack_files import fixture_stack
 
 from eks_gpu_platform.offline.examples import example_workloads
 from eks_gpu_platform.offline.render import validate as validate_stack

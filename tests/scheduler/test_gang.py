@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fixture_stack
+from stack_files import fixture_stack
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.examples import example_workloads
