@@ -36,3 +36,9 @@ def fixture_stack(name: str) -> StackFile:
 def user_stack(name: str) -> StackFile:
     """The user's stack ``name``: the project root's ``Pulumi.<name>.yaml``."""
     return load_stack_file(REPO, name, None)
+
+
+def user_id(stack: str) -> str:
+    """The test id of a user's stack: ``user-<stack>`` (``pytest -k user-`` selects every test
+    of the user's stacks; tests/test_user_stacks.py runs them on an edited copy)."""
+    return f"user-{stack}"

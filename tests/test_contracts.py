@@ -8,7 +8,7 @@ import typing
 
 import pulumi
 import pytest
-from stack_files import USER_STACKS
+from stack_files import USER_STACKS, user_id
 
 import eks_gpu_platform as lib
 from eks_gpu_platform.cluster import EksCluster
@@ -32,7 +32,7 @@ def declared_outputs(cls: type) -> set[str]:
     return {n for n, t in own.items() if typing.get_origin(t) is pulumi.Output}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
 def test_every_component_follows_the_contract(stack, render_user_stack):
     recording = render_user_stack(stack)
     ours = [r for r in recording.resources if r.type.startswith(PREFIX)]
@@ -51,7 +51,7 @@ def test_every_component_follows_the_contract(stack, render_user_stack):
     assert [(r.type, r.name) for r in roots] == [(f"{PREFIX}GpuPlatform", "platform")]
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
 def test_every_kubernetes_resource_uses_the_cluster_provider(stack, render_user_stack):
     recording = render_user_stack(stack)
     (provider,) = recording.of_type("pulumi:providers:kubernetes")

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from crd_validation import unevaluable_rules, validate
 from scheduler.helpers import queue_namespace_selector
-from stack_files import USER_STACKS, fixture_stack, fixture_stack_path, user_stack
+from stack_files import USER_STACKS, fixture_stack, fixture_stack_path, user_id, user_stack
 
 from eks_gpu_platform import catalog
 from eks_gpu_platform.config import PlatformConfig
@@ -180,7 +180,7 @@ def test_every_crd_rule_on_the_rendered_objects_was_evaluated(render_stack):
 # --- GPU pools: taint, pool label, GPU limit; a cpu pool in every stack -------------------------
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
 def test_every_gpu_nodepool_is_tainted_labelled_and_capped(render_user_stack, stack):
     gpu_pools = [p for p in objects(render_user_stack(stack), "NodePool") if is_gpu_pool(p)]
     assert gpu_pools
@@ -192,14 +192,14 @@ def test_every_gpu_nodepool_is_tainted_labelled_and_capped(render_user_stack, st
         assert GPU in pool["spec"]["limits"], name
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
 def test_no_template_label_uses_karpenter_or_kai_pool_keys(render_user_stack, stack):
     for pool in objects(render_user_stack(stack), "NodePool"):
         assert "karpenter.sh/nodepool" not in labels(pool)
         assert "kai.scheduler/node-pool" not in labels(pool)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
 def test_every_stack_has_an_untainted_cpu_pool(render_user_stack, stack):
     cpu = [
         p

@@ -20,7 +20,7 @@ import yaml
 from check_jsonschema.builtin_schemas import get_builtin_schema
 from jsonschema import Draft7Validator
 from ruamel.yaml import YAML
-from stack_files import FIXTURE_STACKS, USER_STACKS, fixture_stack_path
+from stack_files import FIXTURE_STACKS, USER_STACKS, fixture_stack_path, user_id
 
 from eks_gpu_platform.offline import stacks as stacks_module
 from eks_gpu_platform.offline.stacks import deploy_settings, deploy_waves, discover, render_comment
@@ -414,7 +414,7 @@ def test_the_stacks_regions_come_from_their_files(project):
     }
 
 
-@pytest.mark.parametrize("stack", USER_STACKS)
+@pytest.mark.parametrize("stack", USER_STACKS, ids=user_id)
 def test_every_user_stack_names_its_region(stack):
     """The workflows take each stack's AWS region from its file (``settings``)."""
     assert deploy_settings(REPO, stack)["region"]

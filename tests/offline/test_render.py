@@ -13,7 +13,7 @@ import pulumi
 import pytest
 import yaml
 from karpenter.upstream import UPSTREAM_POLICIES, upstream_actions
-from stack_files import USER_STACKS, fixture_stack_path
+from stack_files import USER_STACKS, fixture_stack_path, user_id
 
 from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.offline.render import iam_documents, main
@@ -394,7 +394,7 @@ def test_module_entry_point_exit_code_for_bad_config(tmp_path):
 # --- strict mocks ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", USER_STACKS)
+@pytest.mark.parametrize("stack", USER_STACKS, ids=user_id)
 def test_user_stacks_use_only_modelled_types_and_invokes(stack, render_user_stack):
     """The render answers unmodelled types generically (for other projects' programs); this
     project's own stacks must use none, or their render would not be realistic."""

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 import yaml
-from stack_files import FIXTURE_STACKS, USER_STACKS, fixture_stack_path
+from stack_files import FIXTURE_STACKS, USER_STACKS, fixture_stack_path, user_id
 
 from eks_gpu_platform.offline import snapshot as snap
 from eks_gpu_platform.offline.stacks import discover
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 STACKS = USER_STACKS
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
 def test_stack_matches_its_snapshot(stack, render_user_stack):
     problems = snap.check(REPO, stack, snap.snapshot(render_user_stack(stack)))
     assert problems == [], "\n".join(problems)

@@ -10,6 +10,7 @@ engine deleted them in the same antichain as (or before) the node pools."""
 from pathlib import Path
 
 import pytest
+from stack_files import USER_STACKS, user_id
 
 from eks_gpu_platform.offline.teardown import (
     delete_order,
@@ -24,8 +25,6 @@ KARPENTER_KINDS = ("karpenter.sh/v1:NodePool", "karpenter.k8s.aws/v1:EC2NodeClas
 
 def stacks() -> list[str]:
     """The user's stacks (the project root's Pulumi.<stack>.yaml): the order holds for each."""
-    from stack_files import USER_STACKS
-
     return USER_STACKS
 
 
@@ -56,7 +55,7 @@ def controller_needs(rec) -> list:
     return [r for r in rec.resources if r.type in wanted and wanted[r.type](r)]
 
 
-@pytest.mark.parametrize("stack", stacks())
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
 def test_karpenter_objects_are_deleted_before_what_the_controller_needs(render_user_stack, stack):
     rec = render_user_stack(stack)
     resources = [r.to_json() for r in rec.resources]
@@ -82,7 +81,7 @@ def test_karpenter_objects_are_deleted_before_what_the_controller_needs(render_u
     assert late == []
 
 
-@pytest.mark.parametrize("stack", stacks())
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
 def test_a_failed_pool_delete_keeps_what_the_controller_needs(render_user_stack, stack):
     """A NodePool or EC2NodeClass whose delete fails (its finalizer outlasts the timeout) keeps
     its transitive dependencies; the engine goes on deleting everything else. So everything the
@@ -137,7 +136,7 @@ def test_delete_order_model():
     assert delete_order(res) == [["pool"], ["release"], ["route"], ["comp", "k8s", "vpc"]]
 
 
-@pytest.mark.parametrize("stack", stacks())
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
 def test_karpenter_objects_wait_for_the_drain(render_user_stack, stack):
     """Fails on the old code (no custom timeouts: the provider's 10-minute default). Every
     NodePool and EC2NodeClass waits its pool's terminationGracePeriod plus 20 minutes."""
@@ -183,7 +182,7 @@ def kubernetes_objects(rec) -> list:
     ]
 
 
-@pytest.mark.parametrize("stack", stacks())
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
 def test_every_kubernetes_resource_depends_on_every_admin_association(render_user_stack, stack):
     """Issue 21, point 1; fails on the old code: the Kubernetes provider depended only on the
     cluster, so no Kubernetes object reached the admins' entries or associations. A failed
@@ -210,7 +209,7 @@ def test_every_kubernetes_resource_depends_on_every_admin_association(render_use
     assert missing == []
 
 
-@pytest.mark.parametrize("stack", stacks())
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
 def test_every_kubernetes_delete_precedes_every_access_removal(render_user_stack, stack):
     """Fails on the old code: the admin associations were deleted in the same antichain as
     five Kubernetes objects, and after the NodePools' (review F1)."""

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 from pulumi_policy.proxy import unknown_checking_proxy
-from stack_files import FIXTURE_STACKS, USER_STACKS
+from stack_files import FIXTURE_STACKS, USER_STACKS, user_id
 
 from eks_gpu_platform.policies.offline import evaluate, report
 from eks_gpu_platform.policies.rules import RULES
@@ -33,7 +33,7 @@ EXPECTED_TYPES = {
 STACK_RULE_TYPES = {"kubernetes:helm.sh/v3:Release", "kubernetes:scheduling.run.ai/v2:Queue"}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
 def test_no_mandatory_violation(stack, rendered_user_stack_resources):
     violations = evaluate(rendered_user_stack_resources(stack))
     lines, has_mandatory = report(violations)
@@ -75,7 +75,7 @@ def test_prod_efa_pool_is_one_nodepool_that_holds_a_64_gpu_gang(rendered_stack_r
     assert p5_nodes * 8 <= int(pool["spec"]["limits"]["nvidia.com/gpu"])
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
 def test_same_verdicts_through_the_engines_proxies(stack, rendered_user_stack_resources):
     resources = rendered_user_stack_resources(stack)
     proxied = [
