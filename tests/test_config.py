@@ -272,7 +272,10 @@ BAD = [
     pytest.param(
         with_changes(cluster=cluster(endpointPublicAccess="yes")),
         REGION,
-        ["cluster.endpointPublicAccess: 'yes' is not a boolean"],
+        [
+            "cluster.endpointPublicAccess: 'yes' is not a boolean (the Pulumi CLI reads YAML "
+            "1.1's yes, no, on and off as strings); use true or false"
+        ],
         id="bool-wrong-type",
     ),
     pytest.param(
