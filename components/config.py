@@ -12,7 +12,7 @@ as plain values: they decide the shape of the graph.
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
@@ -73,6 +73,36 @@ from .spec import (
     show,
 )
 
+# The configuration namespaces something reads, besides the project's own (the program reads
+# ``<project>:<key>``). The engine hands a provider of package ``pkg`` exactly the stack's keys of
+# namespace ``pkg`` (pulumi/pulumi@1b5949891b3c, the 3.260 line; the mechanism is unchanged in the
+# pinned 3.272: pkg/resource/deploy/target.go ``GetPackageConfig`` skips every key whose
+# ``Namespace()`` is not the package; default_providers.go line 143 configures a default provider
+# with it) and reads ``pulumi:`` keys itself (default_providers.go line 271,
+# ``pulumi:disable-default-providers``). The program's providers are aws (pulumi_aws), eks
+# (pulumi_eks) and kubernetes (pulumi_kubernetes): a key of any other namespace reaches nothing,
+# so ``eks-gpu-platfrom:vpc`` would be dropped silently and the default VPC rendered.
+PROVIDER_NAMESPACES = ("aws", "eks", "kubernetes", "pulumi")
+
+
+def namespace_problems(keys: Iterable[str], project: str = PROJECT) -> list[str]:
+    """One line per stack configuration key whose namespace (before the first ``:``) is neither
+    the project's nor a provider's, with a did-you-mean for a near miss."""
+    known = [project, *PROVIDER_NAMESPACES]
+    problems = []
+    for key in keys:
+        namespace, colon, _ = key.partition(":")
+        if not colon or namespace in known:
+            continue
+        problems.append(
+            f"{key}: unknown configuration namespace {namespace!r}, which nothing reads"
+            + did_you_mean(namespace, known)
+            + f"; allowed namespaces are {project} (this program) and "
+            + f"{', '.join(PROVIDER_NAMESPACES)} (its providers and the engine)"
+        )
+    return problems
+
+
 # Its own names, and those it re-exports from where they moved (the section specs, the AWS
 # partitions and patterns, version_tuple).
 __all__ = [
@@ -86,6 +116,7 @@ __all__ = [
     "PARTITIONS",
     "PLATFORM_LABEL_SUFFIXES",
     "PROJECT",
+    "PROVIDER_NAMESPACES",
     "REGION_PATTERN",
     "TAG_KEY_PATTERN",
     "ClusterSpec",
@@ -93,6 +124,7 @@ __all__ = [
     "PlatformConfig",
     "SystemNodeGroupSpec",
     "VpcSpec",
+    "namespace_problems",
     "partition_for_region",
     "version_tuple",
 ]
@@ -472,11 +504,14 @@ class PlatformConfig(Spec):
         return out
 
     @classmethod
-    def load(cls, values: Mapping[str, Any], region: Any) -> PlatformConfig:
+    def load(
+        cls, values: Mapping[str, Any], region: Any, stack_keys: Iterable[str] = ()
+    ) -> PlatformConfig:
         """Build the config from the project namespace's values (keys without the prefix) and
-        ``aws:region``, or raise one ``SpecError`` with every problem: each section's own, then
-        the cross-section checks over the sections that loaded cleanly."""
-        problems: list[str] = []
+        ``aws:region``, or raise one ``SpecError`` with every problem: the namespaces of
+        ``stack_keys`` (every key of the stack's configuration, when the caller has them), each
+        section's own, then the cross-section checks over the sections that loaded cleanly."""
+        problems: list[str] = namespace_problems(stack_keys)
         sections: dict[str, Any] = {}
         hints = typing.get_type_hints(cls)
         known = {camel(f.name): f for f in fields(cls) if f.name != "region"}

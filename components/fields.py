@@ -19,6 +19,8 @@ from .errors import Path, Problem, RawKey, SpecError, camel, did_you_mean, is_ou
 # Loading plain configuration data (parsed YAML) into specs.
 # ---------------------------------------------------------------------------------------------
 
+# YAML 1.1's boolean words that YAML 1.2 (yaml.v3, the Pulumi CLI's parser) reads as strings.
+YAML_1_1_BOOLEANS = frozenset({"y", "yes", "n", "no", "on", "off"})
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", float: "a number"}
 
 
@@ -136,6 +138,11 @@ def _convert(tp: Any, raw: Any, path: Path, problems: list[Problem], output: boo
         hint = ""
         if tp is str and isinstance(raw, (int, float)) and not isinstance(raw, bool):
             hint = " (quote it in YAML)"
+        elif tp is bool:
+            hint = "; use true or false"
+            if isinstance(raw, str) and raw.lower() in YAML_1_1_BOOLEANS:
+                # Stack files are YAML 1.2 for the Pulumi CLI (offline/yaml_strict.py).
+                hint = " (the Pulumi CLI reads YAML 1.1's yes, no, on and off as strings)" + hint
         problems.append((path, f"{show(raw)} is not {type_name(tp)}{hint}"))
     return raw
 

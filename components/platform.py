@@ -60,7 +60,7 @@ def read_stack_config() -> PlatformConfig:
     """Parse and validate the current stack's configuration; raises ``SpecError``."""
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     region = pulumi.Config("aws").get("region")
-    return PlatformConfig.load(stack_config_values(raw), region)
+    return PlatformConfig.load(stack_config_values(raw), region, raw)
 
 
 GpuPlatformArgs = typed_dict_for(PlatformConfig, "GpuPlatformArgs")

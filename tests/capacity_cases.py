@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from karpenter_model import Render
+from stack_files import fixture_stack, user_stack
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.gpu_operator import mig_profiles_for_family
-from eks_gpu_platform.offline.run import load_stack_file, render, validate
+from eks_gpu_platform.offline.run import render, validate
 from eks_gpu_platform.offline.stackfile import StackFile
 from eks_gpu_platform.offline.write import helm_releases, kubernetes_objects
 from eks_gpu_platform.spec import SpecError
@@ -22,7 +23,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def stack_config(stack: str) -> PlatformConfig:
-    config = validate(load_stack_file(REPO, stack, None))
+    """The fixture stack ``stack``'s configuration (tests/fixtures/stacks)."""
+    config = validate(fixture_stack(stack))
+    assert config is not None
+    return config
+
+
+def user_stack_config(stack: str) -> PlatformConfig:
+    """The user's stack ``stack``'s configuration (the project root's Pulumi.<stack>.yaml)."""
+    config = validate(user_stack(stack))
     assert config is not None
     return config
 
@@ -45,7 +54,13 @@ def render_of(stack: StackFile) -> Render:
 
 
 def stack_render(stack: str) -> Render:
-    return render_of(load_stack_file(REPO, stack, None))
+    """The fixture stack ``stack`` as Karpenter sees it."""
+    return render_of(fixture_stack(stack))
+
+
+def user_stack_render(stack: str) -> Render:
+    """The user's stack ``stack`` as Karpenter sees it."""
+    return render_of(user_stack(stack))
 
 
 def values_render(values: dict[str, Any], region: str = "us-east-1") -> Render:

@@ -1,5 +1,12 @@
 """Shared fixtures: the repository path, cached offline renders, and fresh mock runs.
 
+Two sets of stacks (issue 23): the *fixture stacks* ``tests/fixtures/stacks/Pulumi.<stack>.yaml``
+(frozen copies of the shipped dev and prod stacks) carry every exact expectation
+(``fixture_stack``, ``render_stack``); the *user's stacks*, every ``Pulumi.<stack>.yaml`` in the
+project root (``USER_STACKS``, discovered), get invariant tests only (``user_stack``,
+``render_user_stack``; tests/test_user_stacks.py), so editing, adding or renaming them and
+running ``make snapshot`` keeps ``make test`` green.
+
 Nothing here is autouse: each test asks for what it needs. Every ``run_program`` call builds
 fresh mocks and a fresh monitor (``eks_gpu_platform.offline.mocks.run`` resets Pulumi's
 settings before and after), so no state leaks from one program to the next.
@@ -15,9 +22,10 @@ from typing import Any
 
 import pytest
 from ast_guard import affected, install
+from stack_files import fixture_stack, user_stack
 
 from eks_gpu_platform.offline import mocks
-from eks_gpu_platform.offline.render import StackFile, load_stack_file, render
+from eks_gpu_platform.offline.render import StackFile, render
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = "eks-gpu-platform"
@@ -126,9 +134,21 @@ def shared_render_fixture() -> Callable[..., mocks.Recording]:
 
 @pytest.fixture(scope="session")
 def render_stack() -> Callable[[str], mocks.Recording]:
-    """``render_stack(name)``: the stack's in-process offline render, run once per session."""
+    """``render_stack(name)``: the fixture stack's in-process offline render, run once per
+    session (exact expectations)."""
 
     def get(name: str = "dev") -> mocks.Recording:
-        return shared_render(REPO, load_stack_file(REPO, name, None))
+        return shared_render(REPO, fixture_stack(name))
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def render_user_stack() -> Callable[[str], mocks.Recording]:
+    """``render_user_stack(name)``: the user's stack's offline render, once per session
+    (invariants only)."""
+
+    def get(name: str) -> mocks.Recording:
+        return shared_render(REPO, user_stack(name))
 
     return get

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import pytest
+from stack_files import fixture_stack
 
 from eks_gpu_platform import versions
 from eks_gpu_platform.config import (
@@ -21,7 +22,7 @@ from eks_gpu_platform.config import (
     SystemNodeGroupSpec,
     VpcSpec,
 )
-from eks_gpu_platform.offline.render import load_stack_file, validate
+from eks_gpu_platform.offline.render import validate
 from eks_gpu_platform.spec import SpecError, camel
 
 REGION = "us-west-2"
@@ -271,7 +272,10 @@ BAD = [
     pytest.param(
         with_changes(cluster=cluster(endpointPublicAccess="yes")),
         REGION,
-        ["cluster.endpointPublicAccess: 'yes' is not a boolean"],
+        [
+            "cluster.endpointPublicAccess: 'yes' is not a boolean (the Pulumi CLI reads YAML "
+            "1.1's yes, no, on and off as strings); use true or false"
+        ],
         id="bool-wrong-type",
     ),
     pytest.param(
@@ -765,8 +769,9 @@ def test_full_configuration():
     assert loaded.karpenter.version == "1.11.0"
 
 
-def test_dev_stack_file(repo):
-    loaded = validate(load_stack_file(repo, "dev", None))
+def test_dev_stack_file():
+    """The fixture dev stack (tests/fixtures/stacks/Pulumi.dev.yaml), as the render reads it."""
+    loaded = validate(fixture_stack("dev"))
     assert loaded.region == "us-west-2"
     assert loaded.cluster == ClusterSpec(
         name="gpu-dev",

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from stack_files import fixture_stack_path
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.platform import stack_config_values
@@ -39,7 +40,7 @@ def replaced(values: dict[str, Any], path: tuple, value: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_hostile_values_at_every_key(repo, stack):
-    document = yaml.safe_load((repo / f"Pulumi.{stack}.yaml").read_text())
+    document = yaml.safe_load(fixture_stack_path(stack).read_text())
     values = stack_config_values(document["config"])
     region = document["config"]["aws:region"]
     keys = {camel(f) for f in PlatformConfig.__dataclass_fields__ if f != "region"}

@@ -1,13 +1,14 @@
 """Contract tests over every component in every stack (STYLE: names, parents, outputs).
 
-The stacks are the ``Pulumi.<stack>.yaml`` files (``stacks.discover``), never a list.
+The stacks are the user's ``Pulumi.<stack>.yaml`` files (``stacks.discover``), never a list:
+the contract holds whatever they configure.
 """
 
 import typing
-from pathlib import Path
 
 import pulumi
 import pytest
+from stack_files import USER_STACKS, user_id
 
 import eks_gpu_platform as lib
 from eks_gpu_platform.cluster import EksCluster
@@ -16,14 +17,13 @@ from eks_gpu_platform.gpu_operator import GpuOperator
 from eks_gpu_platform.karpenter import Karpenter
 from eks_gpu_platform.network import Network
 from eks_gpu_platform.nodepool import NodePool
-from eks_gpu_platform.offline.stacks import discover
 from eks_gpu_platform.platform import GpuPlatform
 from eks_gpu_platform.scheduler import KaiScheduler
 
 PREFIX = "eks-gpu-platform:index:"
 ALL = (GpuPlatform, Network, EksCluster, Karpenter, NodePool, EfaDevicePlugin, GpuOperator)
 COMPONENTS = {c.__name__: c for c in (*ALL, KaiScheduler)}
-STACKS = discover(Path(__file__).resolve().parents[1])
+STACKS = USER_STACKS
 
 
 def declared_outputs(cls: type) -> set[str]:
@@ -32,9 +32,9 @@ def declared_outputs(cls: type) -> set[str]:
     return {n for n, t in own.items() if typing.get_origin(t) is pulumi.Output}
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_every_component_follows_the_contract(stack, render_stack):
-    recording = render_stack(stack)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
+def test_every_component_follows_the_contract(stack, render_user_stack):
+    recording = render_user_stack(stack)
     ours = [r for r in recording.resources if r.type.startswith(PREFIX)]
     by_urn = {r.urn: r for r in recording.resources}
     assert {r.type.removeprefix(PREFIX) for r in ours} <= set(COMPONENTS)
@@ -51,9 +51,9 @@ def test_every_component_follows_the_contract(stack, render_stack):
     assert [(r.type, r.name) for r in roots] == [(f"{PREFIX}GpuPlatform", "platform")]
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_every_kubernetes_resource_uses_the_cluster_provider(stack, render_stack):
-    recording = render_stack(stack)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
+def test_every_kubernetes_resource_uses_the_cluster_provider(stack, render_user_stack):
+    recording = render_user_stack(stack)
     (provider,) = recording.of_type("pulumi:providers:kubernetes")
     for r in recording.resources:
         if r.custom and r.type.startswith("kubernetes:"):

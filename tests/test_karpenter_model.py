@@ -23,6 +23,7 @@ from karpenter_model import (
     system_pods,
     table,
 )
+from stack_files import fixture_stack_path
 
 HERE = Path(__file__).resolve().parent
 
@@ -238,7 +239,13 @@ def test_the_flood_cli_prints_json(tmp_path, capsys):
 
     out = tmp_path / "dev"
     assert (
-        render_main(["--stack", "dev", "--out", str(out), "--project-dir", str(HERE.parent)]) == 0
+        render_main(
+            [
+                *("--stack", "dev", "--config-file", str(fixture_stack_path("dev"))),
+                *("--out", str(out), "--project-dir", str(HERE.parent)),
+            ]
+        )
+        == 0
     )
     capsys.readouterr()
     assert main(["flood", str(out), "notebooks"]) == 0

@@ -1,12 +1,13 @@
 """Integration over the shipped stacks: node pools, EFA, GPU Operator and KAI working together.
 
-The stack files are rendered once per session under the recording mocks (``render_stack``):
-invariants run over every ``Pulumi.<stack>.yaml`` (``STACKS``, discovered), checks of
-``Pulumi.dev.yaml``'s or ``Pulumi.prod.yaml``'s own content name their stack. The tests check
-that every Karpenter and KAI object the stacks create passes the upstream CRDs, and that the
-four Run:ai x Karpenter friction-point mitigations (FACTS §8.2) hold in what is actually
-rendered. Cross-section configuration mistakes are checked with their exact messages, through
-``PlatformConfig.load`` and through the render CLI.
+The stack files are rendered once per session under the recording mocks: invariants run over
+the user's stacks, every ``Pulumi.<stack>.yaml`` of the project root (``USER_STACKS``,
+discovered; ``render_user_stack``), checks of one stack's content over the fixture stacks
+``tests/fixtures/stacks/Pulumi.{dev,prod}.yaml`` (``render_stack``), which name their stack. The
+tests check that every Karpenter and KAI object the stacks create passes the upstream CRDs, and
+that the four Run:ai x Karpenter friction-point mitigations (FACTS §8.2) hold in what is
+actually rendered. Cross-section configuration mistakes are checked with their exact messages,
+through ``PlatformConfig.load`` and through the render CLI.
 """
 
 import contextlib
@@ -19,6 +20,7 @@ import pytest
 import yaml
 from crd_validation import unevaluable_rules, validate
 from scheduler.helpers import queue_namespace_selector
+from stack_files import USER_STACKS, fixture_stack, fixture_stack_path, user_id, user_stack
 
 from eks_gpu_platform import catalog
 from eks_gpu_platform.config import PlatformConfig
@@ -31,7 +33,6 @@ from eks_gpu_platform.offline.render import (
     load_stack_file,
     main,
 )
-from eks_gpu_platform.offline.stacks import discover
 from eks_gpu_platform.spec import SpecError
 
 DOMAIN = "eks-gpu-platform.io"
@@ -46,8 +47,9 @@ SG = "aws:ec2/securityGroup:SecurityGroup"
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 CRD_KINDS = ("NodePool", "EC2NodeClass", "NodeOverlay", "Queue")
-# Every stack: the Pulumi.<stack>.yaml files. Tests of one stack's content name it.
-STACKS = discover(Path(__file__).resolve().parents[1])
+# The user's stacks: the project root's Pulumi.<stack>.yaml files, invariants only. Tests of one
+# stack's content name a fixture stack (tests/fixtures/stacks).
+STACKS = USER_STACKS
 
 
 def whole_numbers(value: Any) -> Any:
@@ -178,9 +180,9 @@ def test_every_crd_rule_on_the_rendered_objects_was_evaluated(render_stack):
 # --- GPU pools: taint, pool label, GPU limit; a cpu pool in every stack -------------------------
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_every_gpu_nodepool_is_tainted_labelled_and_capped(render_stack, stack):
-    gpu_pools = [p for p in objects(render_stack(stack), "NodePool") if is_gpu_pool(p)]
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
+def test_every_gpu_nodepool_is_tainted_labelled_and_capped(render_user_stack, stack):
+    gpu_pools = [p for p in objects(render_user_stack(stack), "NodePool") if is_gpu_pool(p)]
     assert gpu_pools
     for pool in gpu_pools:
         name = pool["metadata"]["name"]
@@ -190,23 +192,25 @@ def test_every_gpu_nodepool_is_tainted_labelled_and_capped(render_stack, stack):
         assert GPU in pool["spec"]["limits"], name
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_no_template_label_uses_karpenter_or_kai_pool_keys(render_stack, stack):
-    for pool in objects(render_stack(stack), "NodePool"):
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
+def test_no_template_label_uses_karpenter_or_kai_pool_keys(render_user_stack, stack):
+    for pool in objects(render_user_stack(stack), "NodePool"):
         assert "karpenter.sh/nodepool" not in labels(pool)
         assert "kai.scheduler/node-pool" not in labels(pool)
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_every_stack_has_an_untainted_cpu_pool(render_stack, repo, stack):
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
+def test_every_stack_has_an_untainted_cpu_pool(render_user_stack, stack):
     cpu = [
         p
-        for p in objects(render_stack(stack), "NodePool")
+        for p in objects(render_user_stack(stack), "NodePool")
         if not is_gpu_pool(p) and not p["spec"]["template"]["spec"].get("taints")
     ]
     # The configured untainted cpu pools, or the default `general` one when none is configured.
     configured = [
-        p.name for p in stack_config(repo, stack).pools if p.kind == "cpu" and not p.taints
+        p.name
+        for p in offline.validate(user_stack(stack)).pools
+        if p.kind == "cpu" and not p.taints
     ]
     assert configured
     assert [p["metadata"]["name"] for p in cpu] == configured
@@ -333,13 +337,14 @@ CONFIG_GPU_LIMITS = {
 }
 
 
-def stack_config(repo: Path, stack: str) -> PlatformConfig:
-    return offline.validate(load_stack_file(repo, stack, None))
+def stack_config(stack: str) -> PlatformConfig:
+    """The fixture stack ``stack``'s configuration."""
+    return offline.validate(fixture_stack(stack))
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_gpu_limits_equal_what_the_queues_admit(render_stack, repo, stack):
-    assert stack_config(repo, stack).gpu_limits == CONFIG_GPU_LIMITS[stack]
+    assert stack_config(stack).gpu_limits == CONFIG_GPU_LIMITS[stack]
     rendered = {
         p["metadata"]["name"]: p["spec"]["limits"][GPU]
         for p in objects(render_stack(stack), "NodePool")
@@ -512,7 +517,7 @@ def render_values(repo: Path, tmp_path: Path, values: dict, region: str = "us-ea
 
 
 def prod_values(repo: Path) -> dict:
-    document = yaml.safe_load((repo / "Pulumi.prod.yaml").read_text())
+    document = yaml.safe_load(fixture_stack_path("prod").read_text())
     prefix = "eks-gpu-platform:"
     return {
         k.removeprefix(prefix): v for k, v in document["config"].items() if k.startswith(prefix)
@@ -551,7 +556,7 @@ def test_validating_admission_policy_before_kubernetes_1_36(repo, tmp_path):
 
 @pytest.fixture(scope="module")
 def prod_examples(repo) -> dict:
-    return example_workloads(stack_config(repo, "prod"))
+    return example_workloads(stack_config("prod"))
 
 
 def pool_affinity(pool: str, zone: str | None = None, instance_type: str | None = None) -> dict:
@@ -699,7 +704,7 @@ def test_the_committed_examples_are_the_prod_render(repo, prod_examples):
 
 
 def test_dev_examples_have_no_nccl_test(repo):
-    examples = example_workloads(stack_config(repo, "dev"))
+    examples = example_workloads(stack_config("dev"))
     assert sorted(examples) == [
         "inference-research-serving",
         "notebook-research-notebooks",
@@ -715,7 +720,7 @@ def test_dev_examples_have_no_nccl_test(repo):
     [("dev", [GPU_TOLERATION]), ("prod", [GPU_TOLERATION, EFA_TOLERATION])],
 )
 def test_gpu_operator_values(render_stack, repo, stack, daemonset_tolerations):
-    assert stack_config(repo, stack).drivers_preinstalled is True
+    assert stack_config(stack).drivers_preinstalled is True
     values = release(render_stack(stack), "gpu-operator")["values"]
     assert values["driver"] == {"enabled": False}
     assert values["toolkit"] == {"enabled": False}

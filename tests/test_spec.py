@@ -297,12 +297,15 @@ LOAD_ERRORS = [
     ),
     pytest.param(
         {"serviceName": "api", "enabled": "yes"},
-        ["service.enabled: 'yes' is not a boolean"],
+        [
+            "service.enabled: 'yes' is not a boolean (the Pulumi CLI reads YAML 1.1's yes, no, "
+            "on and off as strings); use true or false"
+        ],
         id="string-for-bool",
     ),
     pytest.param(
         {"serviceName": "api", "enabled": 1},
-        ["service.enabled: 1 is not a boolean"],
+        ["service.enabled: 1 is not a boolean; use true or false"],
         id="int-for-bool",
     ),
     pytest.param(
@@ -392,7 +395,8 @@ LOAD_ERRORS = [
         [
             "service.zzz: unknown key; allowed keys are " + SERVICE_KEYS,
             "service.serviceName: 1 is not a string (quote it in YAML)",
-            "service.enabled: 'no' is not a boolean",
+            "service.enabled: 'no' is not a boolean (the Pulumi CLI reads YAML 1.1's yes, no, "
+            "on and off as strings); use true or false",
         ],
         id="every-problem-at-once",
     ),

@@ -20,6 +20,7 @@ import yaml
 from check_jsonschema.builtin_schemas import get_builtin_schema
 from jsonschema import Draft7Validator
 from ruamel.yaml import YAML
+from stack_files import FIXTURE_STACKS, USER_STACKS, fixture_stack_path, user_id
 
 from eks_gpu_platform.offline import stacks as stacks_module
 from eks_gpu_platform.offline.stacks import deploy_settings, deploy_waves, discover, render_comment
@@ -27,9 +28,8 @@ from eks_gpu_platform.offline.stacks import deploy_settings, deploy_waves, disco
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 VENV = REPO / ".venv"
-STACKS = discover(REPO)
-# The repo's stacks before the tests add `staging` (should the repo ever ship one, left out).
-BASE = [s for s in STACKS if s != "staging"]
+# The copy's stacks before the tests add `staging`: the fixture stacks (tests/fixtures/stacks).
+BASE = list(FIXTURE_STACKS)
 BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"]
 
 
@@ -73,14 +73,17 @@ def test_workflows_validate_against_the_github_schema(workflow: Path) -> None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """The program, its stack files, ``Pulumi.staging.yaml`` (dev with its own cluster name and
-    region) and the stacks module at its path; ``.venv`` links to the repo's virtualenv."""
-    for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in BASE)):
+    """The program, the fixture stack files, ``Pulumi.staging.yaml`` (dev with its own cluster
+    name and region) and the stacks module at its path; ``.venv`` links to the repo's
+    virtualenv."""
+    for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(REPO / name, tmp_path / name)
+    for stack in BASE:
+        shutil.copy(fixture_stack_path(stack), tmp_path / f"Pulumi.{stack}.yaml")
     (tmp_path / "components" / "offline").mkdir(parents=True)
     shutil.copy(stacks_module.__file__, tmp_path / "components" / "offline" / "stacks.py")
     (tmp_path / ".venv").symlink_to(VENV)
-    document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    document = yaml.safe_load(fixture_stack_path("dev").read_text())
     document["config"]["aws:region"] = "eu-west-1"
     document["config"]["eks-gpu-platform:cluster"]["name"] = "gpu-staging"
     (tmp_path / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
@@ -405,11 +408,18 @@ def test_the_settings_step_fails_on_a_stack_file_without_region(project):
     assert outputs == {}
 
 
-def test_the_shipped_stacks_regions_come_from_their_files():
-    assert {s: deploy_settings(REPO, s)["region"] for s in ("dev", "prod")} == {
+def test_the_stacks_regions_come_from_their_files(project):
+    assert {s: deploy_settings(project, s)["region"] for s in discover(project)} == {
         "dev": "us-west-2",
         "prod": "us-east-1",
+        "staging": "eu-west-1",
     }
+
+
+@pytest.mark.parametrize("stack", USER_STACKS, ids=user_id)
+def test_every_user_stack_names_its_region(stack):
+    """The workflows take each stack's AWS region from its file (``settings``)."""
+    assert deploy_settings(REPO, stack)["region"]
 
 
 # --- every variable and secret is documented ---------------------------------------------------

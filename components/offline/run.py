@@ -49,7 +49,9 @@ def validate(stack: StackFile) -> PlatformConfig | None:
     if stack.project != PROJECT:
         return None
     # The raw value: ``aws:region: 5`` is a wrong region, not a missing one.
-    return PlatformConfig.load(stack_config_values(stack.config), stack.config.get("aws:region"))
+    return PlatformConfig.load(
+        stack_config_values(stack.config), stack.config.get("aws:region"), stack.config
+    )
 
 
 @contextlib.contextmanager

@@ -9,10 +9,25 @@ lines 27 and 115: ``yaml.Unmarshal``), whose decoder checks unique keys by defau
 with "line %d: mapping key %#v already defined at line %d" (go-yaml v3.0.1 decode.go line 776,
 ``decoder.mapping``). ``load`` refuses them too, naming every duplicated key (its path) and its
 lines in one error.
+
+Booleans are YAML 1.2's, as yaml.v3 resolves them: only ``true``/``True``/``TRUE`` and
+``false``/``False``/``FALSE`` (go-yaml v3.0.1 resolve.go lines 52-53, ``resolveMapList``); the
+YAML 1.1 words ``yes``/``no``/``on``/``off``/``y``/``n`` become booleans only when decoded into a
+typed Go ``bool`` (decode.go lines 683-693), and the CLI decodes a config value into ``any``:
+``config.Value.UnmarshalYAML`` -> ``object.UnmarshalYAML`` (pulumi/pulumi@1b5949891b3c
+sdk/go/common/resource/config/value.go line 238, object.go lines 455-462, ``unmarshal(&v)`` with
+``var v any``), whose ``unmarshalObject`` keeps a string a string (object.go line 488), and an
+object value reaches the program as JSON text (``MarshalString``, object.go line 403). So
+``cluster: {endpointPublicAccess: yes}`` hands the program ``{"endpointPublicAccess": "yes"}``:
+``load`` reads ``yes`` as the string ``"yes"`` too (PyYAML's YAML 1.1 resolver would make it
+``True``), and the configuration's bool check refuses it. Other YAML 1.1 forms PyYAML still
+resolves and yaml.v3 does not (base-60 numbers such as ``1:30``) are left as they were: no
+configuration key takes one.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -61,11 +76,31 @@ def _duplicates(node: yaml.Node, path: str, out: list[tuple[int, str]], seen: se
             _duplicates(value_node, where, out, seen)
 
 
+_BOOL_1_1 = "tag:yaml.org,2002:bool"
+# yaml.v3's booleans (resolve.go lines 52-53), the only plain scalars resolved as !!bool.
+_BOOL_1_2 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+
+
+def _yaml_1_2_booleans(loader: Any) -> Any:
+    """A subclass of ``loader`` whose implicit !!bool resolver is yaml.v3's: ``yes``, ``no``,
+    ``on``, ``off`` stay strings."""
+    resolvers = {
+        first: [(tag, regexp) for tag, regexp in entries if tag != _BOOL_1_1]
+        for first, entries in loader.yaml_implicit_resolvers.items()
+    }
+    for first in "tTfF":
+        resolvers.setdefault(first, []).insert(0, (_BOOL_1_1, _BOOL_1_2))
+    return type(f"YAML12{loader.__name__}", (loader,), {"yaml_implicit_resolvers": resolvers})
+
+
+_SAFE_LOADER = _yaml_1_2_booleans(yaml.SafeLoader)
+
+
 # libyaml's parser builds the same nodes (same classes, tags and marks) ten times faster: a stack
 # file of 500 pools parses in 40 ms instead of 270 ms. A document it rejects is parsed again by
 # the pure-Python parser, so an error reads the same with or without libyaml.
 _FAST_LOADER = (
-    getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+    _yaml_1_2_booleans(yaml.CSafeLoader) if getattr(yaml, "__with_libyaml__", False) else None
 )
 
 
@@ -79,7 +114,7 @@ def load(text: str) -> Any:
             raise
         except yaml.YAMLError:
             pass
-    return _load(text, yaml.SafeLoader)
+    return _load(text, _SAFE_LOADER)
 
 
 def _load(text: str, loader_class: Any) -> Any:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from scheduler.helpers import queue
+from stack_files import fixture_stack
 
 from eks_gpu_platform.budget import (
     AncestorCap,
@@ -16,7 +17,7 @@ from eks_gpu_platform.budget import (
     queue_plans,
     routing_problems,
 )
-from eks_gpu_platform.offline.run import load_stack_file, validate
+from eks_gpu_platform.offline.run import validate
 
 REPO = Path(__file__).resolve().parents[2]
 SPOT = PoolRouting(preemptible=True, gpu_cap=None)
@@ -27,7 +28,7 @@ def test_no_budget_under_devs_research_exceeds_its_limit_of_12():
     # dev: research (gpu.limit 12) <- research-batch (gpu-spot, limit 8), research-serving
     # (inference, quota 4), research-notebooks (notebooks, quota 2 slices of a 4-way L4).
     # Before: 8 + 4 + 1 = 13 physical GPUs for a parent that admits 12.
-    config = validate(load_stack_file(REPO, "dev", None))
+    config = validate(fixture_stack("dev"))
     limits = config.gpu_limits
     assert limits == {"gpu-spot": 6, "inference": 4, "notebooks": 1}
     assert sum(limits.values()) <= 12

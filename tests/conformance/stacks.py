@@ -3,8 +3,9 @@
 ``python tests/conformance/stacks.py OUT`` renders into ``OUT/renders/<stack>/`` (the offline
 render's usual output: ``manifests/``, ``helm/``, ``examples/``, ``capacity.json``):
 
-- every ``Pulumi.<stack>.yaml`` of the project (dev and prod, and any stack a user adds);
-- ``dev-1.35``: the dev stack at Kubernetes 1.35, where the do-not-disrupt policies are
+- every ``Pulumi.<stack>.yaml`` of the project (the user's stacks, whatever they are named);
+- ``dev-1.35``: the fixture dev stack (``tests/fixtures/stacks/Pulumi.dev.yaml``, present whatever
+  the user's stacks are) at Kubernetes 1.35, where the do-not-disrupt policies are
   ValidatingAdmissionPolicies (MutatingAdmissionPolicy v1 is served from 1.36);
 - ``gen-<seed>``: the generated configurations of the Python suite's capacity cases
   (``tests/capacity_cases.py``), the first ``GENERATED`` seeds that validate, in us-east-1, whose
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             stack if result.returncode == 0 else f"{stack}: {result.stderr.strip()[-400:]}"
         )
 
-    dev = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    dev = yaml.safe_load((REPO / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
     dev["config"][f"{PROJECT}:cluster"]["kubernetesVersion"] = "1.35"
     older = out / "stacks" / "Pulumi.dev-1.35.yaml"
     older.write_text(yaml.safe_dump(dev, sort_keys=False))

@@ -57,8 +57,10 @@ def test_prod_render_warns_about_the_spot_role(repo, caplog):
     """Issue 11, item 9 (fails on the old code: no warning; the first spot launch failed)."""
     import logging
 
-    from eks_gpu_platform.offline.render import load_stack_file, render
+    from stack_files import fixture_stack
+
+    from eks_gpu_platform.offline.render import render
 
     caplog.set_level(logging.WARNING)
-    render(repo, load_stack_file(repo, "prod", None))
+    render(repo, fixture_stack("prod"))
     assert SPOT_WARNING in caplog.text

@@ -17,10 +17,13 @@ from capacity_cases import (
     generated_values,
     stack_config,
     stack_render,
+    user_stack_config,
+    user_stack_render,
     values_render,
 )
 from kai_model import Kai, kai_units
 from karpenter_model import GPU, POOL_LABEL, Karpenter, Pod, Render, table
+from stack_files import USER_STACKS, fixture_stack_path
 
 from eks_gpu_platform.budget import capacity_plan, capacity_warnings
 from eks_gpu_platform.config import PlatformConfig
@@ -51,9 +54,13 @@ def _modes(config: PlatformConfig) -> set[str]:
 
 # Generated configurations rendered offline (0.45 s each): the first that validate.
 GENERATED_RENDERED = 10
-CONFIGS = [("dev", "dev"), ("prod", "prod")] + [
-    (f"generated-{i}", i) for i in range(GENERATED_RENDERED)
-]
+# The fixture stacks, the generated ones, and the user's stacks (the project root's
+# Pulumi.<stack>.yaml, whatever they hold: the invariants hold for every stack).
+CONFIGS = (
+    [("dev", "dev"), ("prod", "prod")]
+    + [(f"generated-{i}", i) for i in range(GENERATED_RENDERED)]
+    + [(f"user-{s}", ("user", s)) for s in USER_STACKS]
+)
 # p5e.48xlarge (H200) has no offering in us-east-1 in EC2's data (moto 5.2.5: tests/data/
 # advertised.yaml, zones) and no static price in Karpenter v1.14.1 (zz_generated.pricing_aws.go),
 # so a NodePool that only p5e can serve (the H200 MIG layouts all-1g.18gb, all-3g.71gb...) can
@@ -75,10 +82,14 @@ def _p5e_only_pools(config: PlatformConfig) -> set[str]:
 
 
 def _config_of(which) -> PlatformConfig:
+    if isinstance(which, tuple):
+        return user_stack_config(which[1])
     return stack_config(which) if isinstance(which, str) else GENERATED[which]
 
 
 def _config_and_render(which) -> tuple[PlatformConfig, Render]:
+    if isinstance(which, tuple):
+        return user_stack_config(which[1]), user_stack_render(which[1])
     if isinstance(which, str):
         return stack_config(which), stack_render(which)
     config = GENERATED[which]
@@ -176,7 +187,8 @@ def test_p5e_only_pools_buy_nothing_in_us_east_1(name, which):
 def test_the_p5e_finding_holds_for_some_generated_stacks_only():
     """The stacks the finding applies to (so the parametrization above is not empty and the main
     invariant still runs exactly on the others)."""
-    assert [n for n, w in CONFIGS if _p5e_only_pools(_config_of(w))] == [
+    found = [n for n, w in CONFIGS if not n.startswith("user-") and _p5e_only_pools(_config_of(w))]
+    assert found == [
         "generated-1",
         "generated-3",
         "generated-7",
@@ -190,10 +202,7 @@ def _modes_of(config: PlatformConfig, pool: str) -> str:
     return capacity_of(spec, config.gpu_operator).mode
 
 
-@pytest.mark.parametrize(
-    ("name", "which"),
-    [("dev", "dev"), ("prod", "prod")] + [(f"generated-{i}", i) for i in range(GENERATED_RENDERED)],
-)
+@pytest.mark.parametrize(("name", "which"), CONFIGS)
 def test_no_nodepool_ever_exceeds_its_limits(name, which):
     """Launch while usage + candidate <= limit: after any flood, every NodePool's usage (the
     advertised capacity of its initialized nodes) is within each limited resource."""
@@ -504,7 +513,18 @@ def test_the_render_writes_the_plan(tmp_path, capsys):
     from eks_gpu_platform.offline.render import main
 
     out = tmp_path / "dev"
-    assert main(["--stack", "dev", "--out", str(out), "--project-dir", str(REPO)]) == 0
+    fixture = str(fixture_stack_path("dev"))
+    args = [
+        "--stack",
+        "dev",
+        "--config-file",
+        fixture,
+        "--out",
+        str(out),
+        "--project-dir",
+        str(REPO),
+    ]
+    assert main(args) == 0
     written = json.loads((out / "capacity.json").read_text())
     assert written == capacity_document(stack_config("dev"))
     assert (out / "summary.md").read_text().endswith(capacity_markdown(stack_config("dev")))

@@ -3,9 +3,11 @@
 
 from pathlib import Path
 
+from stack_files import fixture_stack
+
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.capacity import capacity_markdown
-from eks_gpu_platform.offline.run import load_stack_file, validate
+from eks_gpu_platform.offline.run import validate
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -18,7 +20,7 @@ def tail(section: str) -> list[str]:
 
 
 def test_dev_summary_names_the_parent_that_cuts_the_budgets():
-    section = capacity_markdown(validate(load_stack_file(REPO, "dev", None)))
+    section = capacity_markdown(validate(fixture_stack("dev")))
     assert tail(section) == [
         f"- queue {q}: its pools' budgets are cut to the gpu.limit of research (12); effective "
         f"limit {limit}"
@@ -27,7 +29,7 @@ def test_dev_summary_names_the_parent_that_cuts_the_budgets():
 
 
 def test_prod_summary_shows_the_largest_gang_and_the_stranded_gpus():
-    section = capacity_markdown(validate(load_stack_file(REPO, "prod", None)))
+    section = capacity_markdown(validate(fixture_stack("prod")))
     assert tail(section) == [
         "- queue llm-training: largest gang 64 GPUs",
         "- warning: pool 'train-efa' offers h100 only on 8-GPU or larger nodes (p5.48xlarge): "

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from stack_files import fixture_stack_path
 
 from eks_gpu_platform.offline.plan import (
     changed_keys,
@@ -24,8 +25,8 @@ NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 
 
 def render_to(tmp: Path, name: str, change=None) -> Path:
-    """Render dev (its stack file changed by ``change``) into ``tmp/name``."""
-    document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    """Render the fixture dev stack (its file changed by ``change``) into ``tmp/name``."""
+    document = yaml.safe_load(fixture_stack_path("dev").read_text())
     if change:
         change(document["config"])
     path = tmp / f"{name}.yaml"

@@ -13,6 +13,7 @@ import pulumi
 import pytest
 import yaml
 from karpenter.upstream import UPSTREAM_POLICIES, upstream_actions
+from stack_files import USER_STACKS, fixture_stack_path, user_id
 
 from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.offline.render import default_out, iam_documents, main
@@ -48,9 +49,13 @@ def run_main(*argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory):
-    """The dev stack rendered once through the CLI entry point: (exit code, stdout, stderr, out)."""
+    """The fixture dev stack (tests/fixtures/stacks) rendered once through the CLI entry point:
+    (exit code, stdout, stderr, out)."""
     out = tmp_path_factory.mktemp("render") / "dev"
-    code, stdout, stderr = run_main("--stack", "dev", "--project-dir", str(REPO), "--out", str(out))
+    fixture = str(fixture_stack_path("dev"))
+    code, stdout, stderr = run_main(
+        "--stack", "dev", "--config-file", fixture, "--project-dir", str(REPO), "--out", str(out)
+    )
     return code, stdout, stderr, out
 
 
@@ -355,7 +360,10 @@ def test_config_file_and_out(tmp_path):
 def test_module_entry_point(tmp_path):
     out = tmp_path / "dev"
     proc = subprocess.run(
-        [str(PYTHON), "-m", "eks_gpu_platform.offline", "--stack", "dev", "--out", str(out)],
+        [
+            *(str(PYTHON), "-m", "eks_gpu_platform.offline", "--stack", "dev"),
+            *("--config-file", str(fixture_stack_path("dev")), "--out", str(out)),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -387,11 +395,11 @@ def test_module_entry_point_exit_code_for_bad_config(tmp_path):
 # --- strict mocks ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_shipped_stacks_use_only_modelled_types_and_invokes(stack, render_stack):
+@pytest.mark.parametrize("stack", USER_STACKS, ids=user_id)
+def test_user_stacks_use_only_modelled_types_and_invokes(stack, render_user_stack):
     """The render answers unmodelled types generically (for other projects' programs); this
     project's own stacks must use none, or their render would not be realistic."""
-    recording = render_stack(stack)
+    recording = render_user_stack(stack)
     assert recording.unmodelled == {}
     assert recording.notices == []
 

@@ -1,8 +1,9 @@
 """Replacement safety: every stack's URNs and replacement-forcing inputs are pinned.
 
-The stacks are the ``Pulumi.<stack>.yaml`` files (``stacks.discover``): a new stack file is
-checked as soon as it exists, and fails with one line naming ``make snapshot`` until its
-snapshot is recorded.
+The stacks are the user's ``Pulumi.<stack>.yaml`` files (``stacks.discover``): a new stack file
+is checked as soon as it exists, and fails with one line naming ``make snapshot`` until its
+snapshot is recorded. How ``make snapshot`` treats an added or deleted stack is tested on a copy
+of the project holding the fixture stacks (tests/fixtures/stacks), never on the repository.
 """
 
 import json
@@ -13,17 +14,18 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 import yaml
+from stack_files import FIXTURE_STACKS, USER_STACKS, fixture_stack_path, user_id
 
 from eks_gpu_platform.offline import snapshot as snap
 from eks_gpu_platform.offline.stacks import discover
 
 REPO = Path(__file__).resolve().parents[2]
-STACKS = discover(REPO)
+STACKS = USER_STACKS
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_stack_matches_its_snapshot(stack, render_stack):
-    problems = snap.check(REPO, stack, snap.snapshot(render_stack(stack)))
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
+def test_stack_matches_its_snapshot(stack, render_user_stack):
+    problems = snap.check(REPO, stack, snap.snapshot(render_user_stack(stack)))
     assert problems == [], "\n".join(problems)
 
 
@@ -31,7 +33,7 @@ def test_every_snapshot_belongs_to_a_stack():
     assert [snap.orphan_message(name) for name in snap.orphans(REPO, STACKS)] == []
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", FIXTURE_STACKS)
 def test_snapshot_covers_every_stateful_kind(stack, render_stack):
     kinds = {
         urn.split("::")[2].rsplit("$", 1)[-1]
@@ -50,25 +52,30 @@ def test_snapshot_covers_every_stateful_kind(stack, render_stack):
 # --- a stack added by dropping in its file (in a copy of the project, never the repo) ----------
 
 
-# The repo's stacks before `staging` is added (should the repo ever ship one, it is left out).
-BASE = [s for s in STACKS if s != "staging"]
+# The copy's stacks before `staging` is added: the fixture stacks.
+BASE = list(FIXTURE_STACKS)
 WITH_STAGING = sorted([*BASE, "staging"])
 
 
 @pytest.fixture
-def project_with_staging(tmp_path: Path, monkeypatch, shared_render) -> Path:
-    """The repo's program, stack files and snapshots, plus ``Pulumi.staging.yaml``: a copy of
-    dev with its own cluster name (``cp Pulumi.dev.yaml Pulumi.staging.yaml``, then edit).
+def project_with_staging(tmp_path: Path, monkeypatch, shared_render, capsys) -> Path:
+    """The repo's program with the fixture stacks and their snapshots (recorded by
+    ``snapshot.main``), plus ``Pulumi.staging.yaml``: a copy of dev with its own cluster name
+    (``cp Pulumi.dev.yaml Pulumi.staging.yaml``, then edit).
 
     ``snapshot.main`` renders through the session's shared renders: the copies render from the
-    same inputs as the repository's stacks, which other tests render already."""
+    same inputs as the fixture stacks, which other tests render already."""
     monkeypatch.setattr("eks_gpu_platform.offline.render.render", shared_render)
-    for name in ("Pulumi.yaml", "__main__.py", *(f"Pulumi.{s}.yaml" for s in BASE)):
+    for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(REPO / name, tmp_path / name)
-    (tmp_path / "snapshots").mkdir()
     for stack in BASE:
-        shutil.copy(snap.snapshot_path(REPO, stack), snap.snapshot_path(tmp_path, stack))
-    document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+        shutil.copy(fixture_stack_path(stack), tmp_path / f"Pulumi.{stack}.yaml")
+    assert snap.main(["--project-dir", str(tmp_path)]) == 0
+    (tmp_path / "recorded").mkdir()
+    for stack in BASE:
+        shutil.copy(snap.snapshot_path(tmp_path, stack), tmp_path / "recorded" / f"{stack}.json")
+    capsys.readouterr()
+    document = yaml.safe_load(fixture_stack_path("dev").read_text())
     document["config"]["eks-gpu-platform:cluster"]["name"] = "gpu-staging"
     (tmp_path / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
     return tmp_path
@@ -98,7 +105,7 @@ def test_make_snapshot_records_the_new_stack_then_every_check_passes(project_wit
     # The other stacks' snapshots are rewritten unchanged.
     for stack in BASE:
         assert (project_with_staging / "snapshots" / f"{stack}.json").read_text() == (
-            REPO / "snapshots" / f"{stack}.json"
+            project_with_staging / "recorded" / f"{stack}.json"
         ).read_text()
     assert snap.main(["--check", "--project-dir", str(project_with_staging)]) == 0
     assert capsys.readouterr().err == ""

@@ -1,4 +1,4 @@
-"""``pulumi destroy`` order (issue 11, item 3): computed from each shipped stack's recorded
+"""``pulumi destroy`` order (issue 11, item 3): computed from each user stack's recorded
 dependency graph (``eks_gpu_platform.offline.teardown``, the engine's ScheduleDeletes model),
 every NodePool, EC2NodeClass and NodeOverlay is deleted before anything the Karpenter
 controller needs to drain and terminate their nodes.
@@ -10,6 +10,7 @@ engine deleted them in the same antichain as (or before) the node pools."""
 from pathlib import Path
 
 import pytest
+from stack_files import USER_STACKS, user_id
 
 from eks_gpu_platform.offline.teardown import (
     delete_order,
@@ -23,9 +24,8 @@ KARPENTER_KINDS = ("karpenter.sh/v1:NodePool", "karpenter.k8s.aws/v1:EC2NodeClas
 
 
 def stacks() -> list[str]:
-    from eks_gpu_platform.offline.stacks import discover
-
-    return discover(REPO)
+    """The user's stacks (the project root's Pulumi.<stack>.yaml): the order holds for each."""
+    return USER_STACKS
 
 
 def is_karpenter_object(r) -> bool:
@@ -55,9 +55,9 @@ def controller_needs(rec) -> list:
     return [r for r in rec.resources if r.type in wanted and wanted[r.type](r)]
 
 
-@pytest.mark.parametrize("stack", stacks())
-def test_karpenter_objects_are_deleted_before_what_the_controller_needs(render_stack, stack):
-    rec = render_stack(stack)
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
+def test_karpenter_objects_are_deleted_before_what_the_controller_needs(render_user_stack, stack):
+    rec = render_user_stack(stack)
     resources = [r.to_json() for r in rec.resources]
     step = delete_step(resources)
     objects = [r for r in rec.resources if is_karpenter_object(r)]
@@ -81,13 +81,13 @@ def test_karpenter_objects_are_deleted_before_what_the_controller_needs(render_s
     assert late == []
 
 
-@pytest.mark.parametrize("stack", stacks())
-def test_a_failed_pool_delete_keeps_what_the_controller_needs(render_stack, stack):
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
+def test_a_failed_pool_delete_keeps_what_the_controller_needs(render_user_stack, stack):
     """A NodePool or EC2NodeClass whose delete fails (its finalizer outlasts the timeout) keeps
     its transitive dependencies; the engine goes on deleting everything else. So everything the
     controller needs must be among them, or a failed drain strands running GPU instances with
     no controller, network or permissions left to terminate them."""
-    rec = render_stack(stack)
+    rec = render_user_stack(stack)
     resources = [r.to_json() for r in rec.resources]
     missing = sorted(
         {
@@ -136,11 +136,11 @@ def test_delete_order_model():
     assert delete_order(res) == [["pool"], ["release"], ["route"], ["comp", "k8s", "vpc"]]
 
 
-@pytest.mark.parametrize("stack", stacks())
-def test_karpenter_objects_wait_for_the_drain(render_stack, stack):
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
+def test_karpenter_objects_wait_for_the_drain(render_user_stack, stack):
     """Fails on the old code (no custom timeouts: the provider's 10-minute default). Every
     NodePool and EC2NodeClass waits its pool's terminationGracePeriod plus 20 minutes."""
-    rec = render_stack(stack)
+    rec = render_user_stack(stack)
     timeouts = {
         r.name: (r.custom_timeouts or {}).get("delete")
         for r in rec.resources
@@ -182,15 +182,15 @@ def kubernetes_objects(rec) -> list:
     ]
 
 
-@pytest.mark.parametrize("stack", stacks())
-def test_every_kubernetes_resource_depends_on_every_admin_association(render_stack, stack):
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
+def test_every_kubernetes_resource_depends_on_every_admin_association(render_user_stack, stack):
     """Issue 21, point 1; fails on the old code: the Kubernetes provider depended only on the
     cluster, so no Kubernetes object reached the admins' entries or associations. A failed
     Kubernetes delete (a drain past its timeout, a Helm error) withholds only its transitive
     dependencies (pulumi/pulumi pkg/resource/deploy/deployment_executor.go L501-553,
     ``TransitiveDependenciesOf``: ``kept_if_delete_fails``): the admins' access must be among
     them, or the engine removes it and every retry by an admin gets 401/403."""
-    rec = render_stack(stack)
+    rec = render_user_stack(stack)
     resources = [r.to_json() for r in rec.resources]
     access = admin_access(rec)
     objects = kubernetes_objects(rec)
@@ -209,11 +209,11 @@ def test_every_kubernetes_resource_depends_on_every_admin_association(render_sta
     assert missing == []
 
 
-@pytest.mark.parametrize("stack", stacks())
-def test_every_kubernetes_delete_precedes_every_access_removal(render_stack, stack):
+@pytest.mark.parametrize("stack", stacks(), ids=user_id)
+def test_every_kubernetes_delete_precedes_every_access_removal(render_user_stack, stack):
     """Fails on the old code: the admin associations were deleted in the same antichain as
     five Kubernetes objects, and after the NodePools' (review F1)."""
-    rec = render_stack(stack)
+    rec = render_user_stack(stack)
     step = delete_step([r.to_json() for r in rec.resources])
     last_kubernetes = max(step[o.urn] for o in kubernetes_objects(rec))
     first_access = min(step[a.urn] for a in admin_access(rec))

@@ -22,10 +22,20 @@ def policy_repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def rendered_stack_resources(render_stack) -> Callable[[str], list[Any]]:
-    """``fn(stack)``: the shipped stack's recorded resources, from the suite's one render of
-    each stack per session (``render_stack`` in tests/conftest.py)."""
+    """``fn(stack)``: the fixture stack's recorded resources (tests/fixtures/stacks), from the
+    suite's one render of each stack per session (``render_stack`` in tests/conftest.py)."""
 
     def resources(stack: str) -> list[Any]:
         return list(render_stack(stack).resources)
+
+    return resources
+
+
+@pytest.fixture(scope="session")
+def rendered_user_stack_resources(render_user_stack) -> Callable[[str], list[Any]]:
+    """``fn(stack)``: the user's stack's recorded resources (``render_user_stack``)."""
+
+    def resources(stack: str) -> list[Any]:
+        return list(render_user_stack(stack).resources)
 
     return resources

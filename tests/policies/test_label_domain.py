@@ -141,16 +141,17 @@ def test_nodepool_manifest_annotates_only_a_custom_domain(domain, annotated):
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_shipped_stacks_with_a_custom_label_domain_render_clean(policy_repo_root, tmp_path, stack):
-    """The render CLI over the shipped stack with ``cluster.labelDomain`` set: exit 0, and the
+    """The render CLI over the fixture stack with ``cluster.labelDomain`` set: exit 0, and the
     pack (default config) finds nothing the shipped stack does not already show."""
     import contextlib
     import io
 
     import yaml
+    from stack_files import fixture_stack_path
 
     from eks_gpu_platform.offline.render import main
 
-    document = yaml.safe_load((policy_repo_root / f"Pulumi.{stack}.yaml").read_text())
+    document = yaml.safe_load(fixture_stack_path(stack).read_text())
     custom = copy.deepcopy(document)
     custom["config"]["eks-gpu-platform:cluster"]["labelDomain"] = CUSTOM
     lines = {}

@@ -1,18 +1,18 @@
-"""Every stack (each ``Pulumi.<stack>.yaml``, discovered), rendered offline, passes every mandatory
-policy; the shipped dev and prod stacks also cover every resource type the rules read."""
+"""Every user stack (each ``Pulumi.<stack>.yaml`` of the project root, discovered) and every
+fixture stack, rendered offline, passes every mandatory policy; the fixture dev and prod stacks
+(tests/fixtures/stacks) also cover every resource type the rules read."""
 
 import copy
-from pathlib import Path
 
 import pytest
 from pulumi_policy.proxy import unknown_checking_proxy
+from stack_files import FIXTURE_STACKS, USER_STACKS, user_id
 
-from eks_gpu_platform.offline.stacks import discover
 from eks_gpu_platform.policies.offline import evaluate, report
 from eks_gpu_platform.policies.rules import RULES
 
-STACKS = discover(Path(__file__).resolve().parents[2])
-SHIPPED = ("dev", "prod")
+STACKS = USER_STACKS
+SHIPPED = FIXTURE_STACKS
 # Resource types the rules read that each shipped stack registers: if a type token drifts,
 # the rules would silently check nothing.
 EXPECTED_TYPES = {
@@ -33,10 +33,16 @@ EXPECTED_TYPES = {
 STACK_RULE_TYPES = {"kubernetes:helm.sh/v3:Release", "kubernetes:scheduling.run.ai/v2:Queue"}
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_no_mandatory_violation(stack, rendered_stack_resources):
-    violations = evaluate(rendered_stack_resources(stack))
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
+def test_no_mandatory_violation(stack, rendered_user_stack_resources):
+    violations = evaluate(rendered_user_stack_resources(stack))
     lines, has_mandatory = report(violations)
+    assert not has_mandatory, "\n".join(lines)
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_no_mandatory_violation_in_the_fixture_stacks(stack, rendered_stack_resources):
+    lines, has_mandatory = report(evaluate(rendered_stack_resources(stack)))
     assert not has_mandatory, "\n".join(lines)
 
 
@@ -69,9 +75,9 @@ def test_prod_efa_pool_is_one_nodepool_that_holds_a_64_gpu_gang(rendered_stack_r
     assert p5_nodes * 8 <= int(pool["spec"]["limits"]["nvidia.com/gpu"])
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_same_verdicts_through_the_engines_proxies(stack, rendered_stack_resources):
-    resources = rendered_stack_resources(stack)
+@pytest.mark.parametrize("stack", STACKS, ids=user_id)
+def test_same_verdicts_through_the_engines_proxies(stack, rendered_user_stack_resources):
+    resources = rendered_user_stack_resources(stack)
     proxied = [
         {"type": r.type, "name": r.name, "urn": r.urn, "inputs": unknown_checking_proxy(r.inputs)}
         for r in resources

@@ -18,8 +18,8 @@ from pathlib import Path
 import celpy
 import pytest
 import yaml
+from stack_files import fixture_stack
 
-from eks_gpu_platform.offline.render import load_stack_file
 from eks_gpu_platform.offline.render import validate as validate_stack
 from eks_gpu_platform.scheduler import (
     SYSTEM_NAMESPACES,
@@ -60,7 +60,7 @@ MUST_NOT_MATCH = _load(FIXTURES / "kai-pods" / "must-not-match.yaml")
 def _renders() -> list[tuple[str, object]]:
     out = []
     for stack in ("dev", "prod"):
-        out.append((stack, validate_stack(load_stack_file(REPO, stack, None))))
+        out.append((stack, validate_stack(fixture_stack(stack))))
     dev = out[0][1]
     out.append(("dev-1.35", replace(dev, cluster=replace(dev.cluster, kubernetes_version="1.35"))))
     return out

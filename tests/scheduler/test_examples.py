@@ -18,10 +18,10 @@ import kubernetes_validate
 import pytest
 from crd_validation import validate as validate_custom
 from pod_security import pod_templates, violations
+from stack_files import fixture_stack
 
 from eks_gpu_platform import versions
 from eks_gpu_platform.offline.examples import example_workloads
-from eks_gpu_platform.offline.render import load_stack_file
 from eks_gpu_platform.offline.render import validate as validate_stack
 from eks_gpu_platform.scheduler import WorkloadTemplate, queue_namespace_manifests
 
@@ -34,7 +34,7 @@ HEADER = re.compile(r"^# pod-security: (restricted|baseline - \S.*)$")
 def shipped() -> list[tuple[str, str, WorkloadTemplate, str]]:
     out = []
     for stack in STACKS:
-        config = validate_stack(load_stack_file(REPO, stack, None))
+        config = validate_stack(fixture_stack(stack))
         for name, template in example_workloads(config).items():
             out.append((stack, name, template, config.cluster.kubernetes_version))
     return out
@@ -115,7 +115,7 @@ def test_only_the_nccl_test_is_baseline():
 def test_queue_templates_use_the_scheduler_namespaces(stack, name, template, version):
     """A queue's template runs in the namespace the scheduler component creates for the queue
     (issue 19); only an NCCL test brings its own Namespace, first, enforcing its level."""
-    config = validate_stack(load_stack_file(REPO, stack, None))
+    config = validate_stack(fixture_stack(stack))
     created = {
         m["metadata"]["name"]
         for m in queue_namespace_manifests(

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from pod_security import pod_templates
+from stack_files import fixture_stack
 
 from eks_gpu_platform.offline.examples import example_workloads
-from eks_gpu_platform.offline.render import load_stack_file
 from eks_gpu_platform.offline.render import validate as validate_stack
 from eks_gpu_platform.scheduler.spec import SchedulerSpec
 from eks_gpu_platform.spec import SpecError, load_spec
@@ -55,7 +55,7 @@ def test_every_pod_has_its_own_network_policy(stack, name, template, version):
 
 
 def _config(stack: str):
-    return validate_stack(load_stack_file(REPO, stack, None))
+    return validate_stack(fixture_stack(stack))
 
 
 def test_the_inference_template_admits_its_namespace_by_default():

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stack_files import fixture_stack
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.examples import example_workloads
-from eks_gpu_platform.offline.stackfile import load_stack_file
 from eks_gpu_platform.scheduler import gang_node_affinity, gang_placement
 from eks_gpu_platform.spec import SpecError
 
@@ -58,7 +58,7 @@ def test_gang_node_affinity_adds_one_zone_and_one_type_to_the_pool_term():
 
 
 def stack_config(stack: str, **queue_changes: Any) -> PlatformConfig:
-    loaded = load_stack_file(REPO, stack, None)
+    loaded = fixture_stack(stack)
     prefix = f"{loaded.project}:"
     values = copy.deepcopy(
         {k.removeprefix(prefix): v for k, v in loaded.config.items() if k.startswith(prefix)}

@@ -99,7 +99,8 @@ func Bad() (string, error) {
 }
 
 // renderDefaults runs `make render` for dev and prod and renders dev at Kubernetes 1.35 (a copy of
-// Pulumi.dev.yaml with cluster.kubernetesVersion "1.35", through --config-file), into <repo>/build.
+// the fixture stack tests/fixtures/stacks/Pulumi.dev.yaml with cluster.kubernetesVersion "1.35",
+// through --config-file), into <repo>/build.
 // A lock file serialises the packages' test binaries, which go test runs in parallel.
 func renderDefaults() (string, []string, error) {
 	repo, err := Repo()
@@ -121,7 +122,7 @@ func renderDefaults() (string, []string, error) {
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
 
 	stackFile := filepath.Join(build, "Pulumi."+Older+".yaml")
-	if err := writeOlderStack(filepath.Join(repo, "Pulumi.dev.yaml"), stackFile); err != nil {
+	if err := writeOlderStack(filepath.Join(repo, "tests", "fixtures", "stacks", "Pulumi.dev.yaml"), stackFile); err != nil {
 		return "", nil, err
 	}
 	runs := [][]string{

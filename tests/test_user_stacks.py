@@ -1,0 +1,132 @@
+"""The user's stacks are theirs (issue 23, point 1): editing them and running ``make snapshot``
+keeps ``make test`` green.
+
+Exact expectations live on the fixture stacks (tests/fixtures/stacks, ``stack_files``); the
+project root's ``Pulumi.<stack>.yaml`` files get invariants only, in the tests whose ids start
+with ``user-`` (``stack_files.user_id``): they render, the policy pack passes, their snapshot
+holds, the capacity invariants hold, the destroy order and the component contracts hold.
+
+The exercise below runs on a copy of the project whose stacks are the fixture stacks (so it does
+not depend on what the user's stacks hold today): dev gets another VPC CIDR and public access
+CIDR, a new pool and queue, a renamed pool; a new ``Pulumi.staging.yaml`` appears; the snapshot
+command (``make snapshot``) records them; then every ``user-`` test passes on the copy. On the old
+suite the same edits failed 7 tests, 6 of them still after ``make snapshot`` (issue 23).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from stack_files import FIXTURE_STACKS, REPO, USER_STACKS, fixture_stack_path, user_id
+
+from eks_gpu_platform.offline.render import main as render_main
+
+PREFIX = "eks-gpu-platform:"
+# What the copy leaves out: virtualenvs, caches and outputs (none is an input of a test).
+IGNORED = shutil.ignore_patterns(
+    ".git", ".venv*", "build", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache", ".bin"
+)
+
+
+@pytest.mark.parametrize("stack", USER_STACKS, ids=user_id)
+def test_user_stack_renders_through_the_cli(stack, tmp_path):
+    """``make render STACK=<stack>``: exit 0 (valid configuration, no mandatory policy
+    violation), no traceback."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = render_main(["--stack", stack, "--project-dir", str(REPO), "--out", str(tmp_path)])
+    assert code == 0, err.getvalue()
+    assert "Traceback" not in err.getvalue()
+
+
+def user_stack_test_files() -> list[str]:
+    """Every test module that holds tests of the user's stacks (it uses ``USER_STACKS``)."""
+    return sorted(
+        str(p.relative_to(REPO))
+        for p in (REPO / "tests").rglob("test_*.py")
+        if "conformance" not in p.parts and "USER_STACKS" in p.read_text()
+    )
+
+
+def edit_dev(config: dict) -> None:
+    """The issue's edits: the CIDRs, one more pool and queue, a renamed pool."""
+    cluster = config[f"{PREFIX}cluster"]
+    cluster["publicAccessCidrs"] = ["52.10.20.0/24"]
+    config[f"{PREFIX}vpc"]["cidr"] = "10.42.0.0/16"
+    pools = config[f"{PREFIX}nodePools"]
+    for pool in pools:
+        if pool["name"] == "notebooks":
+            pool["name"] = "notebooks-l4"
+    pools.insert(
+        -1, {"name": "train-h100", "kind": "gpu", "gpus": ["h100"], "capacityTypes": ["on-demand"]}
+    )
+    queues = config[f"{PREFIX}scheduler"]["queues"]
+    for queue in queues:
+        if queue.get("nodePools") == ["notebooks"]:
+            queue["nodePools"] = ["notebooks-l4"]
+        if queue["name"] == "research":
+            queue["gpu"] = {"quota": 10, "limit": 14, "overQuotaWeight": 1}
+    queues.append(
+        {
+            "name": "research-train",
+            "parent": "research",
+            "gpu": {"quota": 2, "limit": 8, "overQuotaWeight": 1},
+            "cpu": {"quota": 8, "limit": 64, "overQuotaWeight": 1},
+            "memory": {"quota": 32, "limit": 256, "overQuotaWeight": 1},
+            "nodePools": ["train-h100"],
+        }
+    )
+
+
+def test_editing_and_adding_stacks_then_make_snapshot_keeps_the_suite_green(tmp_path):
+    copy = tmp_path / "project"
+    shutil.copytree(REPO, copy, ignore=IGNORED, symlinks=True)
+    for path in copy.glob("Pulumi.*.yaml"):
+        path.unlink()
+    shutil.rmtree(copy / "snapshots")
+    for stack in FIXTURE_STACKS:
+        shutil.copy(fixture_stack_path(stack), copy / f"Pulumi.{stack}.yaml")
+    dev = yaml.safe_load((copy / "Pulumi.dev.yaml").read_text())
+    edit_dev(dev["config"])
+    (copy / "Pulumi.dev.yaml").write_text(yaml.safe_dump(dev, sort_keys=False))
+    staging = yaml.safe_load((copy / "Pulumi.dev.yaml").read_text())
+    staging["config"][f"{PREFIX}cluster"]["name"] = "gpu-staging"
+    staging["config"][f"{PREFIX}tags"]["environment"] = "staging"
+    (copy / "Pulumi.staging.yaml").write_text(yaml.safe_dump(staging, sort_keys=False))
+
+    python = sys.executable
+    snapshot = subprocess.run(
+        [python, "-m", "eks_gpu_platform.offline.snapshot"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert snapshot.returncode == 0, snapshot.stderr
+    assert [line.split(" (")[0] for line in snapshot.stdout.splitlines()] == [
+        f"wrote snapshots/{s}.json" for s in ("dev", "prod", "staging")
+    ]
+
+    files = user_stack_test_files()
+    assert "tests/test_user_stacks.py" in files and len(files) >= 8, files
+    run = subprocess.run(
+        [python, "-m", "pytest", "-vv", "-n", "0", "-p", "no:randomly", "-k", "user-", *files],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    tail = "\n".join(run.stdout.splitlines()[-40:])
+    assert run.returncode == 0, tail
+    # The user's tests ran, and passed, for each of the three stacks (their ids name the stack).
+    passed = [line for line in run.stdout.splitlines() if " PASSED" in line]
+    for stack in ("dev", "prod", "staging"):
+        assert len([line for line in passed if f"user-{stack}" in line]) >= 15, (stack, run.stdout)
