@@ -643,7 +643,7 @@ def test_inference_deployment_is_protected_from_consolidation(prod_examples):
 def test_dev_notebook_takes_one_time_slice_on_the_notebooks_queue(repo):
     """Issue 23, point 6: the notebooks queue (routed to the time-sliced pool) gets the notebook,
     in its own namespace and on its own queue, asking for one of the pool's slices."""
-    pod = example_workloads(stack_config(repo, "dev"))["notebook-research-notebooks"].kind("Pod")
+    pod = example_workloads(stack_config("dev"))["notebook-research-notebooks"].kind("Pod")
     assert pod == {
         "apiVersion": "v1",
         "kind": "Pod",
