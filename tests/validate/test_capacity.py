@@ -136,13 +136,26 @@ def test_the_run_total_counts_against_the_cost_cap():
     )
 
 
+def test_a_price_option_lets_an_unpriced_region_launch_and_says_so():
+    clock = Clock()
+    kube = g6_cluster(clock)
+    user = {"g6.xlarge": 0.81, "g6.12xlarge": 4.61}
+    [res] = run(kube, g6_render(region="us-west-2"), clock, prices=user)
+    assert res.status == "pass", res
+    assert res.details[0] == (
+        "cost estimate: $0.41 = 1 node(s) x $0.8100/h (g6.xlarge, us-west-2, user-supplied "
+        "(--price)) x 30 min"
+    )
+
+
 def test_no_price_refuses_to_launch():
     clock = Clock()
     kube = g6_cluster(clock)
     [res] = run(kube, g6_render(region="us-west-2"), clock)
     assert (res.status, res.reason) == (
         "fail",
-        f"no price for g6.xlarge, g6.12xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE})"
+        f"no price for g6.xlarge, g6.12xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE}; "
+        "--price INSTANCE_TYPE=USD_PER_HOUR supplies one)"
         ": the cost cap cannot be checked; nothing created",
     )
     assert [c for c in kube.calls if c[0] == "create"] == []
@@ -333,10 +346,8 @@ def test_the_margin_is_karpenters_delays_plus_the_poll():
 
 
 def test_a_check_left_out_by_checks_creates_nothing():
-    # Context.wants (--checks) comes with the validate branch's core; set on the instance here
     clock = Clock()
     kube = g6_cluster(clock)
-    ctx = context(kube, g6_render(), clock, pools=("inference",))
-    ctx.wants = lambda check: check != "inference"
+    ctx = context(kube, g6_render(), clock, pools=("inference",), checks=("other",))
     assert capacity.run(ctx) == []
     assert [c for c in kube.calls if c[0] == "create"] == []
