@@ -163,13 +163,17 @@ class Context:
     # The estimates of the checks that created something so far, summed over the run's phases:
     # --cost-cap-usd bounds this total plus the next check's estimate, not each check alone.
     committed_usd: float = 0.0
+    # The phase running (set by the runner), for ``wants``'s ``<phase>/<name>`` globs.
+    phase: str = ""
 
     def wants(self, check: str) -> bool:
         """Whether ``--checks`` selects ``check`` (the check's name within its phase, e.g.
-        ``objects-match-render/NodePool``). A phase asks before running a check that creates
-        objects or launches nodes; the runner also drops the results ``--checks`` leaves out."""
+        ``objects-match-render/NodePool``), by its name or by ``<phase>/<name>`` (the phase
+        running, ``self.phase``), as the runner filters the results. A phase asks before
+        running a check that creates objects or launches nodes."""
+        names = (check, f"{self.phase}/{check}") if self.phase else (check,)
         return not self.options.checks or any(
-            fnmatch.fnmatchcase(check, glob) for glob in self.options.checks
+            fnmatch.fnmatchcase(name, glob) for glob in self.options.checks for name in names
         )
 
     @property
