@@ -277,6 +277,7 @@ def print_plan(ctx: Context, phases: Sequence[ModuleType], out: TextIO) -> float
     total: float | None = 0.0
     for module in phases:
         print("", file=out)
+        ctx.phase = module.NAME
         planned = [
             p for p in module.planned(ctx) if runner.selected(ctx.options.checks, p.phase, p.check)
         ]

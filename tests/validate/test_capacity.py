@@ -345,6 +345,25 @@ def test_the_margin_is_karpenters_delays_plus_the_poll():
     assert capacity.CONSOLIDATION_MARGIN_S == 40.0
 
 
+@pytest.mark.parametrize(
+    ("glob", "runs"),
+    [
+        ("inference", True),
+        ("capacity/inference", True),
+        ("capacity/*", True),
+        ("performance/*", False),
+    ],
+)
+def test_checks_select_by_name_or_phase_and_name(glob, runs):
+    # as the runner sets it before the phase runs, and filters the results (runner.selected)
+    clock = Clock()
+    kube = g6_cluster(clock)
+    ctx = context(kube, g6_render(), clock, pools=("inference",), checks=(glob,))
+    ctx.phase = "capacity"
+    assert [r.name for r in capacity.run(ctx)] == (["inference"] if runs else [])
+    assert bool([c for c in kube.calls if c[0] == "create"]) is runs
+
+
 def test_a_check_left_out_by_checks_creates_nothing():
     clock = Clock()
     kube = g6_cluster(clock)
