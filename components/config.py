@@ -72,6 +72,7 @@ from .spec import (
     load_value,
     show,
 )
+from .validate.spec import ValidationSpec
 
 # The configuration namespaces something reads, besides the project's own (the program reads
 # ``<project>:<key>``). The engine hands a provider of package ``pkg`` exactly the stack's keys of
@@ -180,6 +181,11 @@ class PlatformConfig(Spec):
     tags: Mapping[str, str] = doc(
         text="Tags on every AWS resource (and on Karpenter's instances).", default_factory=dict
     )
+    validation: ValidationSpec = doc(
+        ValidationSpec(),
+        "The validation the deploy workflow runs after `pulumi up` (docs/validation.md); off "
+        "unless afterDeploy lists phases.",
+    )
 
     @property
     def pools(self) -> tuple[NodePoolSpec, ...]:
@@ -280,6 +286,8 @@ class PlatformConfig(Spec):
             )
         if "node_pools" in valid:
             out += self._pool_problems(valid)
+        if {"node_pools", "validation"} <= valid:
+            out += self._validation_problems()
         if "scheduler" in valid:
             out += self._scheduler_problems(valid)
         if {"node_pools", "gpu_operator"} <= valid:
@@ -298,6 +306,19 @@ class PlatformConfig(Spec):
         if "region" in valid:
             out += kms_problems(keys, self.region, self.partition)
         return out
+
+    def _validation_problems(self) -> list[Problem]:
+        """``validation.pools`` against the stack's GPU pools (what ``--pool`` accepts)."""
+        names = [p.name for p in self.gpu_pools]
+        return [
+            (
+                ("validation", "pools", i),
+                f"{show(pool)} is not a GPU pool of this stack; expected one of "
+                f"{', '.join(names) or '(none)'}{did_you_mean(pool, names)}",
+            )
+            for i, pool in enumerate(self.validation.pools)
+            if pool not in names
+        ]
 
     def _pool_problems(self, valid: frozenset[str]) -> list[Problem]:
         out: list[Problem] = []

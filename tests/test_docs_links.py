@@ -30,9 +30,6 @@ REPO = Path(__file__).resolve().parents[1]
 # code blocks: 300 lines, at most.
 README_MAX_LINES = 300
 
-# Written by the `validate` branch (issue 24), merged after this one: remove at merge.
-PENDING_TARGETS = {"docs/validation.md"}
-
 # Unicode general categories github-slugger removes (script/generate-regex.js); ``-`` and the
 # space are kept, and so is any alphabetic character whatever its category.
 _REMOVED = {"No", "Pe", "Pf", "Pi", "Ps", "Po", "Pd", "Sm", "Sc", "Sk", "So"}
@@ -123,7 +120,7 @@ def pages(root: Path) -> list[Path]:
     return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
 
 
-def broken_links(root: Path, pending: set[str] = frozenset()) -> list[str]:
+def broken_links(root: Path) -> list[str]:
     """One line per link of ``pages(root)`` that does not resolve: page, line, target, why."""
     problems = []
     cache: dict[Path, set[str]] = {}
@@ -140,8 +137,6 @@ def broken_links(root: Path, pending: set[str] = frozenset()) -> list[str]:
                 problems.append(f"{where}: outside the repository")
                 continue
             if not dest.exists():
-                if relative in pending:
-                    continue
                 problems.append(f"{where}: no such file")
                 continue
             if not anchor:
@@ -223,7 +218,7 @@ def test_the_checker_reports_each_broken_link(tmp_path):
     (tmp_path / "examples").mkdir()
     (tmp_path / "README.md").write_text(
         "# Guide\n\n## Setup\n\n[ok](#setup) [bad](#set-up) [page](docs/a.md#part-two)\n"
-        "[gone](docs/missing.md) [pending](docs/validation.md) [dir](examples)\n"
+        "[gone](docs/missing.md) [dir](examples)\n"
         "```\n[in code](nowhere.md)\n```\n`[span](nowhere.md)` [web](https://example.com/x#y)\n"
     )
     (tmp_path / "docs" / "a.md").write_text(
@@ -232,20 +227,19 @@ def test_the_checker_reports_each_broken_link(tmp_path):
     )
     (tmp_path / "docs" / "README.md").write_text("# Docs\n\n[A](a.md)\n")
     (tmp_path / "docs" / "_changes" / "draft.md").write_text("[unchecked](nowhere.md)\n")
-    assert broken_links(tmp_path, {"docs/validation.md"}) == [
+    assert broken_links(tmp_path) == [
         "README.md:5: #set-up: no heading with this anchor in README.md",
         "README.md:6: docs/missing.md: no such file",
         "docs/a.md:8: ../../outside.md: outside the repository",
         "docs/a.md:8: ../examples#x: an anchor into a file that is not markdown",
     ]
-    assert broken_links(tmp_path)[2] == "README.md:6: docs/validation.md: no such file"
     assert unlinked_pages(tmp_path) == []
     (tmp_path / "docs" / "b.md").write_text("# B\n")
     assert unlinked_pages(tmp_path) == ["docs/b.md"]
 
 
 def test_every_relative_link_and_anchor_resolves():
-    assert broken_links(REPO, PENDING_TARGETS) == []
+    assert broken_links(REPO) == []
 
 
 def test_every_docs_page_is_linked_from_the_readme_or_the_docs_index():

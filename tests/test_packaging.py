@@ -66,6 +66,7 @@ def test_package_schema_publishes_the_platform_component() -> None:
         "scheduler",
         "systemNodeGroup",
         "tags",
+        "validation",
         "vpc",
     ]
     assert resource["requiredInputs"] == ["cluster"]  # region falls back to aws:region

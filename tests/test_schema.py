@@ -242,7 +242,8 @@ def test_input_descriptions_are_the_field_docs_of_the_configuration_reference(sc
 def test_every_literal_field_is_an_enum_of_exactly_its_values(schema) -> None:
     types = schema["types"]
     fields = list(literal_fields())
-    assert len(fields) == 10  # + VpcSpec.subnet_tagging (issue 11), QueueSpec.workload_kind
+    assert len(fields) == 11  # + VpcSpec.subnet_tagging (issue 11), QueueSpec.workload_kind,
+    # ValidationSpec.after_deploy
     for type_name, prop_name, values, is_list in fields:
         prop = types[f"{TOKEN}{type_name}"]["properties"][prop_name]
         if is_list:
@@ -283,6 +284,13 @@ def test_every_literal_field_is_an_enum_of_exactly_its_values(schema) -> None:
             ("Training", "training"),
             ("Inference", "inference"),
             ("Notebook", "notebook"),
+        ],
+        "ValidationAfterDeploy": [
+            ("Deployment", "deployment"),
+            ("Capacity", "capacity"),
+            ("Scheduling", "scheduling"),
+            ("Performance", "performance"),
+            ("Security", "security"),
         ],
     }
     pool = types[f"{TOKEN}NodePoolInputs"]["properties"]

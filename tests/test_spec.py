@@ -747,6 +747,7 @@ def test_exactly_the_fields_of_other_resources_accept_outputs():
         "SchedulerSpec",
         "SystemNodeGroupSpec",
         "TaintSpec",
+        "ValidationSpec",
         "VpcSpec",
     ]
 

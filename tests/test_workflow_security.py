@@ -68,7 +68,6 @@ EXPECTED = {
                 "PULUMI_ORG",
                 "PULUMI_DEPLOY_TEAM",
                 "PULUMI_BACKEND_URL",
-                "VALIDATE_PHASES",
             },
             set(),
         )

@@ -74,8 +74,8 @@ def test_workflows_validate_against_the_github_schema(workflow: Path) -> None:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """The program, the fixture stack files, ``Pulumi.staging.yaml`` (dev with its own cluster
-    name and region) and the stacks module at its path; ``.venv`` links to the repo's
-    virtualenv."""
+    name and region, and no validation after deploy) and the stacks module at its path;
+    ``.venv`` links to the repo's virtualenv."""
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(REPO / name, tmp_path / name)
     for stack in BASE:
@@ -86,6 +86,7 @@ def project(tmp_path: Path) -> Path:
     document = yaml.safe_load(fixture_stack_path("dev").read_text())
     document["config"]["aws:region"] = "eu-west-1"
     document["config"]["eks-gpu-platform:cluster"]["name"] = "gpu-staging"
+    document["config"].pop("eks-gpu-platform:validation")
     (tmp_path / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
     return tmp_path
 
@@ -353,6 +354,10 @@ def test_preview_needs_credentials_for_either_backend_and_skips_forks():
         assert spec["if"].startswith("env.CAN_PREVIEW == 'true'"), spec
 
 
+# A stack file without eks-gpu-platform:validation: no validation after `pulumi up`.
+NO_VALIDATION = {"validate-phases": "", "validate-args": ""}
+
+
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
@@ -362,15 +367,26 @@ def test_preview_needs_credentials_for_either_backend_and_skips_forks():
                 "region": "eu-west-1",
                 "stack-name": "acme/eks-gpu-platform/staging",
                 "backend": "pulumi-cloud",
+                **NO_VALIDATION,
             },
         ),
         (
             {"PULUMI_BACKEND_URL": "", "PULUMI_ORG": ""},
-            {"region": "eu-west-1", "stack-name": "staging", "backend": "pulumi-cloud"},
+            {
+                "region": "eu-west-1",
+                "stack-name": "staging",
+                "backend": "pulumi-cloud",
+                **NO_VALIDATION,
+            },
         ),
         (
             {"PULUMI_BACKEND_URL": "s3://acme-pulumi-state", "PULUMI_ORG": "acme"},
-            {"region": "eu-west-1", "stack-name": "staging", "backend": "self-managed"},
+            {
+                "region": "eu-west-1",
+                "stack-name": "staging",
+                "backend": "self-managed",
+                **NO_VALIDATION,
+            },
         ),
         (
             {"PULUMI_BACKEND_URL": "https://api.pulumi.acme.example", "PULUMI_ORG": "acme"},
@@ -378,6 +394,7 @@ def test_preview_needs_credentials_for_either_backend_and_skips_forks():
                 "region": "eu-west-1",
                 "stack-name": "acme/eks-gpu-platform/staging",
                 "backend": "pulumi-cloud",
+                **NO_VALIDATION,
             },
         ),
     ],
@@ -389,6 +406,48 @@ def test_the_settings_step_reads_the_region_from_the_stack_file(project, env, ex
     )
     assert process.returncode == 0, process.stderr
     assert outputs == expected
+
+
+def test_the_settings_step_reads_the_validation_of_the_stack_file(project):
+    document = yaml.safe_load((project / "Pulumi.staging.yaml").read_text())
+    document["config"]["eks-gpu-platform:validation"] = {
+        "afterDeploy": ["deployment", "capacity"],
+        "pools": ["gpu-a", "gpu-b"],
+        "costCapUsd": 5,
+        "timeCapMinutes": 12.5,
+    }
+    (project / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document))
+    process, outputs = run_step(
+        step(MAIN["jobs"]["up-first"], "settings"),
+        project,
+        {"STACK": "staging", "PULUMI_BACKEND_URL": "", "PULUMI_ORG": ""},
+    )
+    assert process.returncode == 0, process.stderr
+    assert outputs == {
+        "region": "eu-west-1",
+        "stack-name": "staging",
+        "backend": "pulumi-cloud",
+        "validate-phases": "deployment,capacity",
+        "validate-args": "--pool gpu-a --pool gpu-b --cost-cap-usd 5 --time-cap-minutes 12.5",
+    }
+
+
+def test_the_settings_step_fails_on_a_bad_validation_setting(project):
+    document = yaml.safe_load((project / "Pulumi.staging.yaml").read_text())
+    document["config"]["eks-gpu-platform:validation"] = {"afterDeploy": ["deploy"]}
+    (project / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document))
+    process, outputs = run_step(
+        step(MAIN["jobs"]["up-first"], "settings"),
+        project,
+        {"STACK": "staging", "PULUMI_BACKEND_URL": "", "PULUMI_ORG": ""},
+    )
+    assert process.returncode == 2
+    assert process.stderr == (
+        "error: Pulumi.staging.yaml: validation.afterDeploy[0]: 'deploy' is not allowed; expected "
+        "one of deployment, capacity, scheduling, performance, security; did you mean "
+        "'deployment'?\n"
+    )
+    assert outputs == {}
 
 
 def test_the_settings_step_fails_on_a_stack_file_without_region(project):
@@ -422,6 +481,18 @@ def test_every_user_stack_names_its_region(stack):
     assert deploy_settings(REPO, stack)["region"]
 
 
+def test_dev_validates_after_deploy_and_prod_does_not(project):
+    """Issue 24: the deploy workflow runs the deployment and scheduling phases after
+    `pulumi up` on dev, switchable per stack (the stack files' eks-gpu-platform:validation; the
+    fixture copies of dev and prod, and staging without the key)."""
+    settings = {s: deploy_settings(project, s) for s in ("dev", "prod", "staging")}
+    assert {s: (v["validate-phases"], v["validate-args"]) for s, v in settings.items()} == {
+        "dev": ("deployment,scheduling", ""),
+        "prod": ("", ""),
+        "staging": ("", ""),
+    }
+
+
 # --- every variable and secret is documented ---------------------------------------------------
 
 
@@ -444,7 +515,6 @@ def header(path: Path) -> str:
                 "PULUMI_ORG",
                 "PULUMI_DEPLOY_TEAM",
                 "PULUMI_BACKEND_URL",
-                "VALIDATE_PHASES",
             },
         ),
     ],
@@ -741,7 +811,9 @@ exit "$FAKE_STATUS"
 """
 
 
-def run_validate_step(tmp_path: Path, status: int) -> tuple[subprocess.CompletedProcess, Path]:
+def run_validate_step(
+    tmp_path: Path, status: int, args: str = ""
+) -> tuple[subprocess.CompletedProcess, Path]:
     bin_dir, calls, work, temp = (tmp_path / d for d in ("bin", "calls", "work", "temp"))
     for d in (bin_dir, calls, work / ".venv" / "bin", temp):
         d.mkdir(parents=True)
@@ -759,6 +831,7 @@ def run_validate_step(tmp_path: Path, status: int) -> tuple[subprocess.Completed
         "STACK": "dev",
         "STACK_NAME": "acme/eks-gpu-platform/dev",
         "VALIDATE_PHASES": "deployment,scheduling",
+        "VALIDATE_ARGS": args,
     }
     proc = subprocess.run(
         [*BASH, VALIDATE["run"]], cwd=work, env=env, capture_output=True, text=True, timeout=60
@@ -766,10 +839,11 @@ def run_validate_step(tmp_path: Path, status: int) -> tuple[subprocess.Completed
     return proc, tmp_path
 
 
-def test_the_validation_step_is_switched_per_stack_by_its_environment_variable():
-    assert VALIDATE["if"] == "vars.VALIDATE_PHASES != ''"
+def test_the_validation_step_is_switched_per_stack_by_its_stack_file():
+    assert VALIDATE["if"] == "steps.settings.outputs.validate-phases != ''"
     assert VALIDATE["env"] == {
-        "VALIDATE_PHASES": "${{ vars.VALIDATE_PHASES }}",
+        "VALIDATE_PHASES": "${{ steps.settings.outputs.validate-phases }}",
+        "VALIDATE_ARGS": "${{ steps.settings.outputs.validate-args }}",
         "STACK_NAME": "${{ steps.settings.outputs.stack-name }}",
     }
     assert "${{" not in VALIDATE["run"]
@@ -800,3 +874,14 @@ def test_the_validation_step_runs_the_cli_with_the_stack_output_kubeconfig(tmp_p
     assert not kubeconfig.exists()  # deleted when the step ends, whatever the result
     # The report goes to the job's summary also when a check failed.
     assert (root / "summary.md").read_text() == "before\ndev: 3 passed, 1 failed, 0 skipped\n"
+
+
+def test_the_validation_step_passes_the_stack_files_pools_and_caps(tmp_path):
+    proc, root = run_validate_step(tmp_path, 0, "--pool gpu-spot --cost-cap-usd 5")
+    assert proc.returncode == 0, proc.stderr
+    kubeconfig = root / "temp" / "kubeconfig.json"
+    assert (root / "calls" / "python").read_text() == (
+        "-m eks_gpu_platform.validate --stack dev --phases deployment,scheduling --pool gpu-spot "
+        f"--cost-cap-usd 5 --kubeconfig {kubeconfig} --report-dir build/validate/dev "
+        "--delete-leftovers\n"
+    )

@@ -19,8 +19,11 @@ The GitHub workflows call this module as a command:
 - ``python -m eks_gpu_platform.offline.stacks settings STACK``: what ``pulumi preview`` /
   ``pulumi up`` need for the stack: ``region`` (``aws:region`` from the stack file),
   ``stack-name`` (``org/project/stack`` on Pulumi Cloud, plain ``stack`` on a self-managed
-  backend) and ``backend``. Needs the installed package (it reads the stack file the way the
-  offline render does).
+  backend) and ``backend``; and what the deploy job validates after ``pulumi up``, from the
+  stack setting ``eks-gpu-platform:validation``: ``validate-phases`` (comma-separated, empty:
+  no validation) and ``validate-args`` (``--pool``, ``--cost-cap-usd``, ``--time-cap-minutes``
+  where set). Needs the installed package (it reads the stack file the way the offline render
+  does).
 
 Exit codes: 0 done; 2 a problem with the stack files or the arguments (one line on stderr).
 """
@@ -124,11 +127,28 @@ def deploy_settings(
         )
     cloud = not backend_url or backend_url.startswith(CLOUD_SCHEMES)
     qualified = f"{org}/{loaded.project}/{stack}" if cloud and org else stack
+    phases, args = validation_settings(stack_file(project_dir, stack).name, loaded.config)
     return {
         "region": loaded.region,
         "stack-name": qualified,
         "backend": "pulumi-cloud" if cloud else "self-managed",
+        "validate-phases": phases,
+        "validate-args": args,
     }
+
+
+def validation_settings(file_name: str, config: dict) -> tuple[str, str]:
+    """``--phases`` and the other options of the validation after ``pulumi up``, from the
+    stack setting ``eks-gpu-platform:validation`` (``validate.spec``); ("", "") when unset."""
+    from ..naming import PROJECT
+    from ..spec import SpecError, load_value
+    from ..validate.spec import ValidationSpec, validate_args
+
+    try:
+        spec = load_value(ValidationSpec, config.get(f"{PROJECT}:validation"), "validation")
+    except SpecError as err:
+        raise StackFileError(f"{file_name}: {'; '.join(err.lines)}") from None
+    return validate_args(spec)
 
 
 def _fence(text: str) -> str:

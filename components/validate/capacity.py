@@ -2,7 +2,7 @@
 routed to the pool proves that Karpenter launches a node of an allowed type, that the node
 advertises what ``capacity.json`` says, that ``nvidia-smi`` sees the pool's GPU, and that the
 node is consolidated away afterwards. Runs only on a real cluster with GPU capacity; costs money
-(bounded before anything is created by ``--cost-cap-usd`` and ``--time-cap-s``).
+(bounded before anything is created by ``--cost-cap-usd`` and ``--time-cap-minutes``).
 
 One check per pool, named after the pool (``capacity/<pool>``); its details list every step.
 """
@@ -57,15 +57,10 @@ def job_name(pool: str) -> str:
     return f"validate-capacity-{pool}"[:63].rstrip("-")
 
 
-def _namespace_name(ctx: Context, queue: str) -> str:
-    # the name Context.queue_namespace gives (core.py), for the dry-run, which creates nothing
-    return f"validate-{ctx.run_id}-{queue}"[:63].rstrip("-")
-
-
 def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
     queue = pool.queues[0] if pool.queues else "<no queue>"
-    namespace = _namespace_name(ctx, queue)
-    itype, unpriced = gpu_specs.cheapest_type(pool, region or "")
+    namespace = ctx.queue_namespace_name(queue)
+    itype, unpriced = gpu_specs.cheapest_type(pool, region or "", ctx.options.prices)
     types = (itype,) if itype else tuple(unpriced or pool.instance_types)
     return Planned(
         phase=NAME,
@@ -80,34 +75,28 @@ def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
 
 def planned(ctx: Context) -> list[Planned]:
     """One node of the pool's cheapest priced type for at most the time cap, per opted-in pool."""
-    region = gpu_specs.region(ctx.render)
+    region = ctx.render.region
     pools = gpu_specs.pools(ctx.render.capacity, ctx.render.manifests)
     return [_plan(ctx, p, region) for p in pools.values() if p.name in ctx.options.pools]
 
 
 def run(ctx: Context) -> list[Result]:
-    region = gpu_specs.region(ctx.render)
+    region = ctx.render.region
     results: list[Result] = []
     for pool in gpu_specs.pools(ctx.render.capacity, ctx.render.manifests).values():
         if pool.name not in ctx.options.pools:
             results.append(skip(NAME, pool.name, f"not opted in (--pool {pool.name})"))
             continue
-        if not _wanted(ctx, pool.name):
+        if not ctx.wants(pool.name):
             continue  # left out by --checks: nothing created, no result
         start = ctx.clock()
         try:
-            outcome, cost = _check(ctx, pool, region, prices.committed_usd(ctx))
+            outcome, cost = _check(ctx, pool, region, ctx.committed_usd)
         except Exception as exc:  # a check never raises to the runner
             outcome, cost = result(NAME, pool.name, False, f"unexpected error: {exc!r}"), 0.0
-        prices.commit_usd(ctx, cost)
+        ctx.committed_usd += cost
         results.append(dataclasses.replace(outcome, seconds=ctx.clock() - start))
     return results
-
-
-def _wanted(ctx: Context, check: str) -> bool:
-    # ``Context.wants`` (--checks), where the core provides it
-    wants = getattr(ctx, "wants", None)
-    return wants(check) if wants is not None else True
 
 
 def _fail(pool: gpu_specs.Pool, reason: str, details: list[str]) -> Result:
@@ -143,15 +132,15 @@ def _check(
     # 1. the cost, before anything is created
     if region is None:
         return _fail(pool, "the render names no AWS region (outputs.json clusterEndpoint)", []), 0
-    itype, unpriced = gpu_specs.cheapest_type(pool, region)
+    itype, unpriced = gpu_specs.cheapest_type(pool, region, ctx.options.prices)
     if itype is None:
         if unpriced:
-            reason = prices.describe(_plan(ctx, pool, region), region)
+            reason = prices.describe(_plan(ctx, pool, region), region, ctx.options.prices)
             return _fail(pool, f"{reason}: the cost cap cannot be checked; nothing created", []), 0
         return _fail(pool, "no instance type of the pool advertises a GPU in capacity.json", []), 0
     plan = _plan(ctx, pool, region)
-    estimate = prices.estimate_usd(plan, region) or 0.0
-    details.append(f"cost estimate: {prices.describe(plan, region)}")
+    estimate = prices.estimate_usd(plan, region, ctx.options.prices) or 0.0
+    details.append(f"cost estimate: {prices.describe(plan, region, ctx.options.prices)}")
     if spent + estimate > ctx.options.cost_cap_usd:
         return _fail(
             pool,

@@ -9,6 +9,7 @@ kubeconfig or a missing Kubernetes client.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import secrets
 import sys
@@ -18,6 +19,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
+from .. import catalog
+from ..errors import did_you_mean
+from . import prices as prices_mod
 from . import render as render_mod
 from . import report, runner
 from .core import PHASES, Context, KubeError, Options, Render
@@ -65,6 +69,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cost-cap-usd", default="20", help="the most the run may spend on nodes")
     p.add_argument("--time-cap-minutes", default="30", help="the longest any one check may wait")
     p.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="INSTANCE_TYPE=USD_PER_HOUR",
+        help="the hourly price of a type the price table has none for in the stack's region "
+        "(repeatable); reported as user-supplied",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="change nothing: print what each phase would create and what it could cost",
@@ -100,6 +112,46 @@ def _number(problems: list[str], option: str, text: str, minimum: float, strict:
         problems.append(f"{option}: {text!r} is not a number {bound}")
         return 0.0
     return value
+
+
+def user_prices(problems: list[str], given: Sequence[str], region: str | None) -> dict[str, float]:
+    """``--price INSTANCE_TYPE=USD_PER_HOUR`` options: a catalog type, a finite number > 0, each
+    type once, and only a type the table has no price for in ``region`` (a table price is
+    never overridden)."""
+    out: dict[str, float] = {}
+    for text in given:
+        itype, sep, usd = (part.strip() for part in text.partition("="))
+        if not sep or not itype or not usd:
+            problems.append(
+                f"--price: {text!r} is not INSTANCE_TYPE=USD_PER_HOUR, e.g. g6.xlarge=0.81"
+            )
+            continue
+        if itype not in catalog.INSTANCE_TYPES:
+            problems.append(
+                f"--price: {itype!r} is not a GPU instance type of the catalog"
+                f"{did_you_mean(itype, catalog.INSTANCE_TYPES)}"
+            )
+            continue
+        try:
+            value = float(usd)
+        except ValueError:
+            value = float("nan")
+        if not math.isfinite(value) or value <= 0:
+            problems.append(f"--price: {itype}: {usd!r} is not a number of US dollars per hour > 0")
+            continue
+        if itype in out:
+            problems.append(f"--price: {itype} is given more than once")
+            continue
+        table = prices_mod.hourly_usd(region or "", itype)
+        if table is not None:
+            problems.append(
+                f"--price: {itype}: the price table has ${table:g}/h for it in {region} "
+                f"(retrieved {prices_mod.RETRIEVED}); --price is only for a type it has no "
+                "price for"
+            )
+            continue
+        out[itype] = value
+    return out
 
 
 def gpu_pools(render: Render) -> list[str]:
@@ -149,6 +201,7 @@ def check_args(ns: argparse.Namespace) -> Args:
                     f"--pool: {pool!r} is not a GPU pool of {ns.stack}; allowed: "
                     f"{', '.join(allowed) or 'none'}"
                 )
+        supplied = user_prices(problems, ns.price, loaded.region)
     if problems or loaded is None:
         raise UsageError(problems)
     options = Options(
@@ -159,6 +212,7 @@ def check_args(ns: argparse.Namespace) -> Args:
         time_cap_s=minutes * 60.0,
         dry_run=ns.dry_run,
         checks=tuple(ns.checks),
+        prices=supplied,
     )
     return Args(
         options=options,
@@ -205,21 +259,25 @@ def _money(value: float) -> str:
     return f"${value:,.2f}"
 
 
-def print_plan(
-    ctx: Context, phases: Sequence[ModuleType], prices: ModuleType | None, out: TextIO
-) -> float | None:
+def print_plan(ctx: Context, phases: Sequence[ModuleType], out: TextIO) -> float | None:
     """The dry run: per phase what ``planned(ctx)`` would create and the nodes it may launch,
-    with the price estimate of each (``prices.estimate_usd``) and the total against the cost
-    cap. Returns the total (None when a price is unknown)."""
+    with the price estimate of each (``prices.estimate_usd``, with the ``--price`` prices where
+    the table has none, marked user-supplied) and the total against the cost cap. Returns the
+    total (None when a price is unknown)."""
     region = ctx.render.region or "unknown"
+    user = ctx.options.prices
     print(f"Dry run of {ctx.options.stack} (run {ctx.run_id}): nothing is created.", file=out)
-    if prices is not None:
-        print(f"Prices: {prices.SOURCE} (retrieved {prices.RETRIEVED}), region {region}.", file=out)
-    else:
-        print("Prices: no price table (eks_gpu_platform.validate.prices) installed.", file=out)
+    print(
+        f"Prices: {prices_mod.SOURCE} (retrieved {prices_mod.RETRIEVED}), region {region}.",
+        file=out,
+    )
+    if user:
+        listed = ", ".join(f"{t} ${usd:g}/h" for t, usd in user.items())
+        print(f"User-supplied prices (--price), where the table has none: {listed}.", file=out)
     total: float | None = 0.0
     for module in phases:
         print("", file=out)
+        ctx.phase = module.NAME
         planned = [
             p for p in module.planned(ctx) if runner.selected(ctx.options.checks, p.phase, p.check)
         ]
@@ -241,15 +299,20 @@ def print_plan(
             line = (
                 f"    launches up to {p.nodes} node(s) of {types} for up to {p.max_minutes:g} min"
             )
-            cost = prices.estimate_usd(p, region) if prices is not None else None
+            cost = prices_mod.estimate_usd(p, region, user)
             if cost is None:
-                why = getattr(prices, "unpriced_reason", None)
-                reasons = [why(region, t) for t in p.instance_types] if why else []
+                reasons = [
+                    prices_mod.unpriced_reason(region, t)
+                    for t in p.instance_types
+                    if prices_mod.hourly_usd(region, t, user) is None
+                ]
                 reason = next((r for r in reasons if r), None)
                 line += f": no price ({reason})" if reason else ": no price"
                 total = None
             else:
                 line += f": at most {_money(cost)}"
+                if any(prices_mod.user_supplied(region, t, user) for t in p.instance_types):
+                    line += " (user-supplied price)"
                 total = None if total is None else total + cost
             print(line, file=out)
     cap = ctx.options.cost_cap_usd
@@ -263,12 +326,13 @@ def print_plan(
     return total
 
 
-def _prices() -> ModuleType | None:
-    try:
-        from . import prices
-    except ImportError:
-        return None
-    return prices
+def price_notes(ctx: Context) -> list[str]:
+    """The report's record of the ``--price`` prices (none when not given)."""
+    return [
+        f"Price of {itype} in {ctx.render.region or 'unknown'}: ${usd:g}/h, user-supplied "
+        f"(--price); the table ({prices_mod.RETRIEVED}) has none"
+        for itype, usd in ctx.options.prices.items()
+    ]
 
 
 def _load(names: Sequence[str], importer) -> list[ModuleType]:
@@ -309,10 +373,12 @@ def main(argv: Sequence[str] | None = None, *, importer=None, kube=None, out=Non
         namespace=runner.run_namespace(args.run_id),
     )
     if args.options.dry_run:
-        print_plan(ctx, phases, _prices(), out)
+        print_plan(ctx, phases, out)
         return 0
     results = runner.run(ctx, phases, delete_leftovers=args.delete_leftovers)
-    xml_path, md_path = report.write(args.report_dir, args.options.stack, args.run_id, results)
+    xml_path, md_path = report.write(
+        args.report_dir, args.options.stack, args.run_id, results, price_notes(ctx)
+    )
     print(report.headline(args.options.stack, results), file=out)
     for r in results:
         if r.status != "pass":

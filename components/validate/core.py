@@ -18,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -115,6 +115,9 @@ class Options:
     time_cap_s: float = 1800.0  # the longest any one check may wait
     dry_run: bool = False
     checks: tuple[str, ...] = ()  # --checks: fnmatch globs over check names; empty = every check
+    # --price: user-supplied hourly USD by instance type, used only where the price table has no
+    # price for the type in the stack's region (prices.hourly_usd)
+    prices: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -157,13 +160,20 @@ class Context:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     created: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    # The estimates of the checks that created something so far, summed over the run's phases:
+    # --cost-cap-usd bounds this total plus the next check's estimate, not each check alone.
+    committed_usd: float = 0.0
+    # The phase running (set by the runner), for ``wants``'s ``<phase>/<name>`` globs.
+    phase: str = ""
 
     def wants(self, check: str) -> bool:
         """Whether ``--checks`` selects ``check`` (the check's name within its phase, e.g.
-        ``objects-match-render/NodePool``). A phase asks before running a check that creates
-        objects or launches nodes; the runner also drops the results ``--checks`` leaves out."""
+        ``objects-match-render/NodePool``), by its name or by ``<phase>/<name>`` (the phase
+        running, ``self.phase``), as the runner filters the results. A phase asks before
+        running a check that creates objects or launches nodes."""
+        names = (check, f"{self.phase}/{check}") if self.phase else (check,)
         return not self.options.checks or any(
-            fnmatch.fnmatchcase(check, glob) for glob in self.options.checks
+            fnmatch.fnmatchcase(name, glob) for glob in self.options.checks for name in names
         )
 
     @property

@@ -34,8 +34,6 @@ pkg/controllers/provisioning/scheduling/events.go L35-50).
 
 from __future__ import annotations
 
-import importlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +41,7 @@ from pathlib import Path
 import yaml
 
 from ..scheduler.constants import GPU_RESOURCE, PREEMPTIBILITY_LABEL
+from . import prices
 from .core import Context, Planned, Result, result, skip
 from .probes import (
     INSTANCE_TYPE_LABEL,
@@ -209,28 +208,6 @@ def over_limit_choice(
     )
 
 
-_REGION = re.compile(r"\b([a-z]{2}(?:-[a-z]+)+-\d)\b")
-
-
-def render_region(ctx: Context) -> str | None:
-    """The stack's region: the render's, else the one in its outputs (cluster endpoint, OIDC
-    provider ARN)."""
-    region = getattr(ctx.render, "region", None)
-    if region:
-        return region
-    for key in ("oidcProviderArn", "clusterEndpoint"):
-        match = _REGION.search(str(ctx.render.outputs.get(key, "")))
-        if match:
-            return match.group(1)
-    return None
-
-
-def estimate_usd(planned: Planned, region: str) -> float | None:
-    """``prices.estimate_usd`` (the vgpu branch's cited, dated price table)."""
-    prices = importlib.import_module(f"{__package__}.prices")
-    return prices.estimate_usd(planned, region)
-
-
 def _gang_group(ctx: Context) -> str:
     return f"validate-{ctx.run_id}-gang"[:63].rstrip("-")
 
@@ -269,27 +246,29 @@ def choose_gang(ctx: Context) -> tuple[GangPlan, Planned, float] | str:
             f"no GPU pool{opted} holds a gang of {GANG_SIZE} one-GPU pods for a queue routed to "
             "it (share, limit or nodes below 2)"
         )
-    region = render_region(ctx)
+    region = ctx.render.region
     if region is None:
         return "the render names no region: the cost cap cannot be held"
     priced = []
     for plan in candidates:
         planned = _gang_planned(ctx, plan)
-        try:
-            cost = estimate_usd(planned, region)
-        except ImportError:
-            return "no price table (validate/prices.py): the cost cap cannot be held"
+        cost = prices.estimate_usd(planned, region, ctx.options.prices)
         if cost is not None:
             priced.append((cost, plan, planned))
     if not priced:
         types = sorted({t for p in candidates for t in p.instance_types})
-        return f"no price for {', '.join(types)} in {region}: the cost cap cannot be held"
+        return (
+            f"no price for {', '.join(types)} in {region}: the cost cap cannot be held "
+            "(--price INSTANCE_TYPE=USD_PER_HOUR supplies one)"
+        )
     cost, plan, planned = min(priced, key=lambda x: x[0])
-    if cost > ctx.options.cost_cap_usd:
+    if ctx.committed_usd + cost > ctx.options.cost_cap_usd:
+        # the cap bounds the run: the capacity phase's checks ran before this one
+        so_far = f" (${ctx.committed_usd + cost:.2f} for the run)" if ctx.committed_usd else ""
         return (
             f"the cheapest gang ({GANG_SIZE} x {'/'.join(plan.instance_types)} in pool "
-            f"{plan.pool} for up to {planned.max_minutes:g} min) is estimated at ${cost:.2f}, "
-            f"over the cost cap ${ctx.options.cost_cap_usd:.2f}"
+            f"{plan.pool} for up to {planned.max_minutes:g} min) is estimated at ${cost:.2f}"
+            f"{so_far}, over the cost cap ${ctx.options.cost_cap_usd:.2f}"
         )
     return plan, planned, cost
 
@@ -338,6 +317,7 @@ def gang_check(ctx: Context) -> Result:
         tolerations=nodepool_tolerations(ctx.render.manifests, _pool_nodepools(ctx, plan.pool)),
     )
     names = [p["metadata"]["name"] for p in pods]
+    ctx.committed_usd += cost
     ctx.create(pod_group(name=group, namespace=namespace, queue=plan.queue, min_member=GANG_SIZE))
     for pod in pods:
         ctx.create(pod)

@@ -7,6 +7,7 @@ Plain data in, dicts out; no API calls.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,24 +115,6 @@ def pools(capacity: dict, manifests) -> dict[str, Pool]:
     return out
 
 
-_REGION = re.compile(r"\b([a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d)\.")
-
-
-def region(render) -> str | None:
-    """The stack's AWS region: ``render.region`` when the loader provides it, else read from the
-    stack outputs (the EKS endpoint ``https://<id>.<x>.<region>.eks.amazonaws.com`` or the OIDC
-    provider ``oidc.eks.<region>.amazonaws.com``)."""
-    explicit = getattr(render, "region", None)
-    if explicit:
-        return explicit
-    outputs = render.outputs or {}
-    for key in ("clusterEndpoint", "oidcProviderArn"):
-        match = _REGION.search(str(outputs.get(key, "")))
-        if match:
-            return match.group(1)
-    return None
-
-
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
 _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
@@ -158,15 +141,18 @@ def unit_resource(advertised: dict[str, int]) -> str | None:
     return GPU_RESOURCE if advertised.get(GPU_RESOURCE) else None
 
 
-def cheapest_type(pool: Pool, region_name: str) -> tuple[str | None, list[str]]:
-    """The pool's cheapest instance type in the region that advertises a GPU unit, and the
-    types left out for want of a price (so a caller can say why there is none)."""
+def cheapest_type(
+    pool: Pool, region_name: str, user: Mapping[str, float] | None = None
+) -> tuple[str | None, list[str]]:
+    """The pool's cheapest instance type in the region that advertises a GPU unit (priced by the
+    table, else by ``user``, the ``--price`` prices), and the types left out for want of a
+    price (so a caller can say why there is none)."""
     candidates = [t for t in pool.instance_types if unit_resource(pool.advertised.get(t, {}))]
-    priced = [t for t in candidates if prices.hourly_usd(region_name, t) is not None]
+    priced = [t for t in candidates if prices.hourly_usd(region_name, t, user) is not None]
     unpriced = [t for t in candidates if t not in priced]
     if not priced:
         return None, unpriced
-    return min(priced, key=lambda t: prices.hourly_usd(region_name, t)), unpriced
+    return min(priced, key=lambda t: prices.hourly_usd(region_name, t, user)), unpriced
 
 
 def is_mig(resource: str) -> bool:
@@ -341,6 +327,5 @@ __all__ = [
     "parse_smi_csv",
     "parse_smi_list",
     "pools",
-    "region",
     "unit_resource",
 ]

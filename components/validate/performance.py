@@ -64,7 +64,7 @@ def _max_minutes(ctx: Context, pool: gpu_specs.Pool) -> float:
 
 
 def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
-    itype, unpriced = gpu_specs.cheapest_type(pool, region or "")
+    itype, unpriced = gpu_specs.cheapest_type(pool, region or "", ctx.options.prices)
     ns = namespace_name(ctx)
     return Planned(
         phase=NAME,
@@ -79,7 +79,7 @@ def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
 
 def planned(ctx: Context) -> list[Planned]:
     """Two nodes of the pool's cheapest priced EFA type, per opted-in EFA pool."""
-    region = gpu_specs.region(ctx.render)
+    region = ctx.render.region
     return [_plan(ctx, p, region) for p in _efa_pools(ctx) if p.name in ctx.options.pools]
 
 
@@ -87,13 +87,13 @@ def run(ctx: Context) -> list[Result]:
     pools = _efa_pools(ctx)
     if not pools:
         return [skip(NAME, NO_EFA_CHECK, "the render has no EFA pool")]
-    region = gpu_specs.region(ctx.render)
+    region = ctx.render.region
     results: list[Result] = []
     for pool in pools:
         if pool.name not in ctx.options.pools:
             results.append(skip(NAME, pool.name, f"not opted in (--pool {pool.name})"))
             continue
-        if not _wanted(ctx, pool.name):
+        if not ctx.wants(pool.name):
             continue  # left out by --checks: nothing created, no result
         if not ctx.kube.served(nccl.MPIJOB_API, nccl.MPIJOB_KIND):
             results.append(
@@ -107,18 +107,12 @@ def run(ctx: Context) -> list[Result]:
             continue
         start = ctx.clock()
         try:
-            outcome, cost = _check(ctx, pool, region, prices.committed_usd(ctx))
+            outcome, cost = _check(ctx, pool, region, ctx.committed_usd)
         except Exception as exc:  # a check never raises to the runner
             outcome, cost = result(NAME, pool.name, False, f"unexpected error: {exc!r}"), 0.0
-        prices.commit_usd(ctx, cost)
+        ctx.committed_usd += cost
         results.append(dataclasses.replace(outcome, seconds=ctx.clock() - start))
     return results
-
-
-def _wanted(ctx: Context, check: str) -> bool:
-    # ``Context.wants`` (--checks), where the core provides it
-    wants = getattr(ctx, "wants", None)
-    return wants(check) if wants is not None else True
 
 
 def _fail(pool: gpu_specs.Pool, reason: str, details: list[str]) -> Result:
@@ -158,12 +152,13 @@ def _check(
     if region is None:
         return _fail(pool, "the render names no AWS region (outputs.json clusterEndpoint)", []), 0
     plan = _plan(ctx, pool, region)
-    estimate = prices.estimate_usd(plan, region)
-    details.append(f"cost estimate: {prices.describe(plan, region)}")
+    estimate = prices.estimate_usd(plan, region, ctx.options.prices)
+    described = prices.describe(plan, region, ctx.options.prices)
+    details.append(f"cost estimate: {described}")
     if estimate is None:
         return _fail(
             pool,
-            f"{prices.describe(plan, region)}: the cost cap cannot be checked; nothing created",
+            f"{described}: the cost cap cannot be checked; nothing created",
             details,
         ), 0.0
     if spent + estimate > ctx.options.cost_cap_usd:

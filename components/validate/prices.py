@@ -15,13 +15,17 @@ list bulk files could not be fetched from the machine that generated this table
 (``pricing.us-east-1.amazonaws.com`` does not resolve there; checked again 2026-11-25), so every
 other region is unpriced, on purpose: a price is
 never guessed, and a type without one makes the estimate ``None`` ("no price" in the dry-run),
-which the phases treat as a refusal to launch (the cost cap cannot be checked).
+which the phases treat as a refusal to launch (the cost cap cannot be checked), unless the user
+supplies its price (``--price INSTANCE_TYPE=USD_PER_HOUR``, ``Options.prices``): used only where
+the table has none, and named "user-supplied" wherever an estimate is shown.
 
 Regenerate with ``python tests/gen_prices.py`` (tests/validate/test_prices.py checks the table
 against the Go module cache when it holds Karpenter v1.14.1).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from .core import Planned
 
@@ -104,9 +108,24 @@ UNPRICED: dict[tuple[str, str], str] = {
 # END GENERATED
 
 
-def hourly_usd(region: str, instance_type: str) -> float | None:
-    """The on-demand Linux hourly price of ``instance_type`` in ``region``; None when unpriced."""
-    return HOURLY_USD.get(region, {}).get(instance_type)
+USER_SUPPLIED = "user-supplied (--price)"
+
+
+def hourly_usd(
+    region: str, instance_type: str, user: Mapping[str, float] | None = None
+) -> float | None:
+    """The on-demand Linux hourly price of ``instance_type`` in ``region``: the table's, else the
+    user-supplied one (``--price``, ``Options.prices``) when the table has none; None when
+    neither has one."""
+    table = HOURLY_USD.get(region, {}).get(instance_type)
+    if table is not None:
+        return table
+    return (user or {}).get(instance_type)
+
+
+def user_supplied(region: str, instance_type: str, user: Mapping[str, float] | None) -> bool:
+    """Whether the price ``hourly_usd`` gives for the type comes from ``--price``."""
+    return hourly_usd(region, instance_type) is None and instance_type in (user or {})
 
 
 def unpriced_reason(region: str, instance_type: str) -> str | None:
@@ -114,43 +133,35 @@ def unpriced_reason(region: str, instance_type: str) -> str | None:
     return UNPRICED.get((region, instance_type)) or UNPRICED.get((region, "*"))
 
 
-def estimate_usd(planned: Planned, region: str) -> float | None:
+def estimate_usd(
+    planned: Planned, region: str, user: Mapping[str, float] | None = None
+) -> float | None:
     """``planned.nodes`` x the highest hourly price among ``planned.instance_types`` x
     ``planned.max_minutes / 60``; None when any of the types has no price (0.0 when the check
     launches nothing)."""
     if planned.nodes == 0 or not planned.instance_types:
         return 0.0
-    hourly = [hourly_usd(region, t) for t in planned.instance_types]
+    hourly = [hourly_usd(region, t, user) for t in planned.instance_types]
     if any(price is None for price in hourly):
         return None
     return planned.nodes * max(hourly) * planned.max_minutes / 60.0
 
 
-# The estimates of the checks that created something in this run, summed across phases (capacity
-# then performance), kept on the run's Context so the cost cap bounds the run, not each phase.
-_COMMITTED_ATTR = "_validate_committed_usd"
-
-
-def committed_usd(ctx) -> float:
-    """What the run's earlier checks were estimated to cost (0.0 before any)."""
-    return getattr(ctx, _COMMITTED_ATTR, 0.0)
-
-
-def commit_usd(ctx, usd: float) -> None:
-    """Add a check's estimate to the run's total once it created something."""
-    setattr(ctx, _COMMITTED_ATTR, committed_usd(ctx) + usd)
-
-
-def describe(planned: Planned, region: str) -> str:
-    """The estimate as a report line: figures, or "no price" naming the unpriced types."""
-    estimate = estimate_usd(planned, region)
+def describe(planned: Planned, region: str, user: Mapping[str, float] | None = None) -> str:
+    """The estimate as a report line: figures and where the price comes from (the table and its
+    date, or ``--price``), or "no price" naming the unpriced types."""
+    estimate = estimate_usd(planned, region, user)
     if estimate is None:
-        missing = [t for t in planned.instance_types if hourly_usd(region, t) is None]
-        return f"no price for {', '.join(missing)} in {region} (table of {RETRIEVED}, {SOURCE})"
+        missing = [t for t in planned.instance_types if hourly_usd(region, t, user) is None]
+        return (
+            f"no price for {', '.join(missing)} in {region} (table of {RETRIEVED}, {SOURCE}; "
+            "--price INSTANCE_TYPE=USD_PER_HOUR supplies one)"
+        )
     if planned.nodes == 0:
         return "launches no node: $0.00"
-    top = max(planned.instance_types, key=lambda t: hourly_usd(region, t) or 0.0)
+    top = max(planned.instance_types, key=lambda t: hourly_usd(region, t, user) or 0.0)
+    where = USER_SUPPLIED if user_supplied(region, top, user) else f"on-demand, {RETRIEVED}"
     return (
-        f"${estimate:.2f} = {planned.nodes} node(s) x ${hourly_usd(region, top):.4f}/h "
-        f"({top}, {region}, on-demand, {RETRIEVED}) x {planned.max_minutes:g} min"
+        f"${estimate:.2f} = {planned.nodes} node(s) x ${hourly_usd(region, top, user):.4f}/h "
+        f"({top}, {region}, {where}) x {planned.max_minutes:g} min"
     )

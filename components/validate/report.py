@@ -3,9 +3,10 @@ deploy job's ``$GITHUB_STEP_SUMMARY`` or a pull-request comment).
 
 JUnit: one ``<testsuite>`` per phase (in run order), one ``<testcase>`` per check;
 ``<failure message=reason>`` or ``<skipped message=reason>``, the details in ``<system-out>``.
-Markdown: the headline (``dev: 14 passed, 1 failed, 3 skipped``), then per phase a table of
-check, status and reason, and the details of every check that did not pass as an indented
-(code) block under its name.
+Markdown: the headline (``dev: 14 passed, 1 failed, 3 skipped``), the run's notes (the prices
+given with ``--price``, "user-supplied"; in JUnit the first suite's ``<properties>``), then per
+phase a table of check, status and reason, and the details of every check that did not pass as
+an indented (code) block under its name.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _seconds(results: Sequence[Result]) -> str:
     return f"{sum(r.seconds for r in results):.3f}"
 
 
-def junit_xml(stack: str, run_id: str, results: Sequence[Result]) -> str:
+def junit_xml(stack: str, run_id: str, results: Sequence[Result], notes: Sequence[str] = ()) -> str:
     root = ET.Element(
         "testsuites",
         {
@@ -53,7 +54,7 @@ def junit_xml(stack: str, run_id: str, results: Sequence[Result]) -> str:
             "time": _seconds(results),
         },
     )
-    for phase, checks in _phases(results).items():
+    for index, (phase, checks) in enumerate(_phases(results).items()):
         suite = ET.SubElement(
             root,
             "testsuite",
@@ -66,6 +67,11 @@ def junit_xml(stack: str, run_id: str, results: Sequence[Result]) -> str:
                 "time": _seconds(checks),
             },
         )
+        if notes and index == 0:
+            # the run's notes (user-supplied prices) as properties of the first suite (preflight)
+            props = ET.SubElement(suite, "properties")
+            for number, note in enumerate(notes, 1):
+                ET.SubElement(props, "property", {"name": f"note.{number}", "value": note})
         for r in checks:
             case = ET.SubElement(
                 suite,
@@ -88,8 +94,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(stack: str, run_id: str, results: Sequence[Result]) -> str:
+def markdown(stack: str, run_id: str, results: Sequence[Result], notes: Sequence[str] = ()) -> str:
     lines = [f"### Validation of `{stack}` (run `{run_id}`)", "", headline(stack, results)]
+    if notes:
+        lines += ["", *(f"- {_cell(note)}" for note in notes)]
     for phase, checks in _phases(results).items():
         lines += ["", f"#### {phase}", "", "| check | status | reason |", "|---|---|---|"]
         lines += [f"| {_cell(r.name)} | {r.status} | {_cell(r.reason)} |" for r in checks]
@@ -101,12 +109,17 @@ def markdown(stack: str, run_id: str, results: Sequence[Result]) -> str:
 
 
 def write(
-    directory: str | Path, stack: str, run_id: str, results: Sequence[Result]
+    directory: str | Path,
+    stack: str,
+    run_id: str,
+    results: Sequence[Result],
+    notes: Sequence[str] = (),
 ) -> tuple[Path, Path]:
-    """Write both reports into ``directory`` (created); returns their paths."""
+    """Write both reports into ``directory`` (created); returns their paths. ``notes`` (the
+    user-supplied prices) go under the markdown headline and into the JUnit properties."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     xml_path, md_path = out / XML_NAME, out / MD_NAME
-    xml_path.write_text(junit_xml(stack, run_id, results))
-    md_path.write_text(markdown(stack, run_id, results))
+    xml_path.write_text(junit_xml(stack, run_id, results, notes))
+    md_path.write_text(markdown(stack, run_id, results, notes))
     return xml_path, md_path

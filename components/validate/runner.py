@@ -156,6 +156,7 @@ def preflight_leftovers(ctx: Context, delete: bool) -> Result:
 
 def _run_phase(ctx: Context, module: ModuleType) -> list[Result]:
     phase = module.NAME
+    ctx.phase = phase
     start = time.monotonic()
     results = [r for r in module.run(ctx) if selected(ctx.options.checks, phase, r.name)]
     elapsed = time.monotonic() - start

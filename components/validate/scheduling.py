@@ -24,7 +24,7 @@ from ..scheduler.constants import (
 from . import gangs
 from .core import Context, KubeError, Planned, Result, result, skip
 from .probes import disruption_policy, probe_pod, queue_namespaces, vap_denial
-from .workspace import first_listed, queue_workspace, timed, wants, workspace_objects
+from .workspace import first_listed, queue_workspace, timed, workspace_objects
 
 NAME = "scheduling"
 # KAI v0.16.8's binder creates its GPU reservation pods with the annotation itself
@@ -197,7 +197,7 @@ def run(ctx: Context) -> list[Result]:
     policy = disruption_policy(ctx.render.manifests)
     for queue, _, _ in queue_namespaces(ctx.render.manifests):
         check = f"do-not-disrupt/{queue}"
-        if not wants(ctx, check):
+        if not ctx.wants(check):
             continue
         if policy is None:
             out.append(skip(NAME, check, "the render has no do-not-disrupt admission policy"))
@@ -208,7 +208,7 @@ def run(ctx: Context) -> list[Result]:
         (gangs.GANG_CHECK, lambda: gangs.gang_check(ctx)),
         (gangs.OVER_LIMIT_CHECK, lambda: gangs.over_limit_check(ctx)),
     ):
-        if wants(ctx, check):
+        if ctx.wants(check):
             out.append(timed(ctx, NAME, check, fn))
     return out
 

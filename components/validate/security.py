@@ -40,7 +40,7 @@ from .probes import (
     toleration_policy,
     vap_denial,
 )
-from .workspace import queue_workspace, timed, wants, workspace_objects
+from .workspace import queue_workspace, timed, workspace_objects
 
 NAME = "security"
 NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
@@ -261,7 +261,7 @@ def run(ctx: Context) -> list[Result]:
                 lambda q=queue, n=namespace, lb=labels: _pod_security_check(ctx, q, n, lb),
             )
         )
-    return [timed(ctx, NAME, name, fn) for name, fn in checks if wants(ctx, name)]
+    return [timed(ctx, NAME, name, fn) for name, fn in checks if ctx.wants(name)]
 
 
 def _dry(namespace: str, name: str) -> str:

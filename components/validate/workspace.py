@@ -49,10 +49,3 @@ def first_listed(planned: list[Planned]) -> list[Planned]:
             Planned(p.phase, p.check, objects, p.pool, p.instance_types, p.nodes, p.max_minutes)
         )
     return out
-
-
-def wants(ctx: Context, check: str) -> bool:
-    """Whether ``--checks`` selects ``check`` (``Context.wants``, on the validate branch); a
-    check left out is not run, so it creates nothing and launches no node."""
-    selected = getattr(ctx, "wants", None)
-    return True if selected is None else bool(selected(check))

@@ -136,13 +136,26 @@ def test_the_run_total_counts_against_the_cost_cap():
     )
 
 
+def test_a_price_option_lets_an_unpriced_region_launch_and_says_so():
+    clock = Clock()
+    kube = g6_cluster(clock)
+    user = {"g6.xlarge": 0.81, "g6.12xlarge": 4.61}
+    [res] = run(kube, g6_render(region="us-west-2"), clock, prices=user)
+    assert res.status == "pass", res
+    assert res.details[0] == (
+        "cost estimate: $0.41 = 1 node(s) x $0.8100/h (g6.xlarge, us-west-2, user-supplied "
+        "(--price)) x 30 min"
+    )
+
+
 def test_no_price_refuses_to_launch():
     clock = Clock()
     kube = g6_cluster(clock)
     [res] = run(kube, g6_render(region="us-west-2"), clock)
     assert (res.status, res.reason) == (
         "fail",
-        f"no price for g6.xlarge, g6.12xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE})"
+        f"no price for g6.xlarge, g6.12xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE}; "
+        "--price INSTANCE_TYPE=USD_PER_HOUR supplies one)"
         ": the cost cap cannot be checked; nothing created",
     )
     assert [c for c in kube.calls if c[0] == "create"] == []
@@ -352,11 +365,28 @@ def test_the_margin_is_karpenters_delays_plus_the_poll():
     assert capacity.CONSOLIDATION_MARGIN_S == 30.0
 
 
-def test_a_check_left_out_by_checks_creates_nothing():
-    # Context.wants (--checks) comes with the validate branch's core; set on the instance here
+@pytest.mark.parametrize(
+    ("glob", "runs"),
+    [
+        ("inference", True),
+        ("capacity/inference", True),
+        ("capacity/*", True),
+        ("performance/*", False),
+    ],
+)
+def test_checks_select_by_name_or_phase_and_name(glob, runs):
+    # as the runner sets it before the phase runs, and filters the results (runner.selected)
     clock = Clock()
     kube = g6_cluster(clock)
-    ctx = context(kube, g6_render(), clock, pools=("inference",))
-    ctx.wants = lambda check: check != "inference"
+    ctx = context(kube, g6_render(), clock, pools=("inference",), checks=(glob,))
+    ctx.phase = "capacity"
+    assert [r.name for r in capacity.run(ctx)] == (["inference"] if runs else [])
+    assert bool([c for c in kube.calls if c[0] == "create"]) is runs
+
+
+def test_a_check_left_out_by_checks_creates_nothing():
+    clock = Clock()
+    kube = g6_cluster(clock)
+    ctx = context(kube, g6_render(), clock, pools=("inference",), checks=("other",))
     assert capacity.run(ctx) == []
     assert [c for c in kube.calls if c[0] == "create"] == []

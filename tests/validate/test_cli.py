@@ -4,13 +4,14 @@ prices, a full run's reports and exit codes (fake phase modules, FakeKube)."""
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import sys
 import types
 
 import pytest
 
-from eks_gpu_platform.validate import cli
+from eks_gpu_platform.validate import cli, prices
 from eks_gpu_platform.validate.core import Planned, Result
 
 from .fake_kube import FakeKube
@@ -189,20 +190,8 @@ def test_a_run_with_every_check_passing_exits_0(render_dir, tmp_path, capsys):
     assert code == 0
 
 
-class Prices:
-    SOURCE = "https://example.test/prices.json"
-    RETRIEVED = "2026-07-06"
-
-    @staticmethod
-    def estimate_usd(planned, region):
-        hourly = {"g6.xlarge": 0.8048, "g6.2xlarge": 0.9776}
-        if any(t not in hourly for t in planned.instance_types) or region != "us-west-2":
-            return None
-        return (
-            planned.nodes
-            * max(hourly[t] for t in planned.instance_types)
-            * (planned.max_minutes / 60)
-        )
+# dev is us-west-2, where the price table (prices.py) has no price: these are given with --price
+PRICE_ARGS = ["--price", "g6.xlarge=0.8048", "--price", "g6.2xlarge=0.9776"]
 
 
 PLANNED = [
@@ -228,8 +217,7 @@ PLANNED = [
 ]
 
 
-def dry_run(render_dir, capsys, monkeypatch, prices, extra=(), planned=PLANNED):
-    monkeypatch.setattr(cli, "_prices", lambda: prices)
+def dry_run(render_dir, capsys, extra=PRICE_ARGS, planned=PLANNED):
     kube = FakeKube()
     phases = importer_of(fake_phase("deployment"), fake_phase("capacity", planned=planned))
     code, out, err = run(
@@ -254,11 +242,13 @@ def dry_run(render_dir, capsys, monkeypatch, prices, extra=(), planned=PLANNED):
     return out
 
 
-def test_dry_run_prints_the_plan_with_prices_and_the_total(render_dir, capsys, monkeypatch):
-    out = dry_run(render_dir, capsys, monkeypatch, Prices)
+def test_dry_run_prints_the_plan_with_prices_and_the_total(render_dir, capsys):
+    out = dry_run(render_dir, capsys)
     assert out == (
         "Dry run of dev (run 0a1b2c3d): nothing is created.\n"
-        "Prices: https://example.test/prices.json (retrieved 2026-07-06), region us-west-2.\n"
+        f"Prices: {prices.SOURCE} (retrieved 2026-07-06), region us-west-2.\n"
+        "User-supplied prices (--price), where the table has none: g6.xlarge $0.8048/h, "
+        "g6.2xlarge $0.9776/h.\n"
         "\n"
         "deployment: reads only, creates nothing\n"
         "\n"
@@ -266,35 +256,121 @@ def test_dry_run_prints_the_plan_with_prices_and_the_total(render_dir, capsys, m
         "  gpu-spot (pool gpu-spot):\n"
         "    creates Namespace validate-0a1b2c3d-research-batch\n"
         "    creates Job validate-0a1b2c3d-research-batch/smi\n"
-        "    launches up to 1 node(s) of g6.xlarge, g6.2xlarge for up to 30 min: at most $0.49\n"
+        "    launches up to 1 node(s) of g6.xlarge, g6.2xlarge for up to 30 min: at most $0.49 "
+        "(user-supplied price)\n"
         "  notebooks (pool notebooks):\n"
         "    creates Job validate-0a1b2c3d-research-notebooks/smi\n"
-        "    launches up to 2 node(s) of g6.xlarge for up to 15 min: at most $0.40\n"
+        "    launches up to 2 node(s) of g6.xlarge for up to 15 min: at most $0.40 "
+        "(user-supplied price)\n"
         "  listing: reads only\n"
         "\n"
         "Total: at most $0.89, within the cost cap of $20.00\n"
     )
 
 
-def test_dry_run_over_the_cap_and_filtered_by_checks(render_dir, capsys, monkeypatch):
+def test_dry_run_over_the_cap_and_filtered_by_checks(render_dir, capsys):
     out = dry_run(
-        render_dir, capsys, monkeypatch, Prices, ["--cost-cap-usd", "0.45", "--checks", "notebooks"]
+        render_dir, capsys, [*PRICE_ARGS, "--cost-cap-usd", "0.45", "--checks", "notebooks"]
     )
     assert "  gpu-spot (pool gpu-spot):\n" not in out
     assert out.endswith("Total: at most $0.40, within the cost cap of $0.45\n")
-    out = dry_run(render_dir, capsys, monkeypatch, Prices, ["--cost-cap-usd", "0.25"])
+    out = dry_run(render_dir, capsys, [*PRICE_ARGS, "--cost-cap-usd", "0.25"])
     assert out.endswith("Total: at most $0.89, over the cost cap of $0.25\n")
 
 
-def test_dry_run_with_an_unpriced_type_or_no_price_table(render_dir, capsys, monkeypatch):
+def test_dry_run_with_an_unpriced_type(render_dir, capsys):
     planned = [*PLANNED, Planned("capacity", "p5", (), "train", ("p5.48xlarge",), 1, 10)]
-    out = dry_run(render_dir, capsys, monkeypatch, Prices, planned=planned)
-    assert "    launches up to 1 node(s) of p5.48xlarge for up to 10 min: no price\n" in out
+    out = dry_run(render_dir, capsys, planned=planned)
+    assert (
+        "    launches up to 1 node(s) of p5.48xlarge for up to 10 min: no price (the source "
+        "holds us-east-1 prices only and the AWS price list could not be fetched)\n"
+    ) in out
     assert out.endswith("Total: unknown (a type has no price in us-west-2); cost cap $20.00\n")
-    out = dry_run(render_dir, capsys, monkeypatch, None)
-    assert out.splitlines()[1] == (
-        "Prices: no price table (eks_gpu_platform.validate.prices) installed."
+    # without --price, dev's region has no price at all
+    out = dry_run(render_dir, capsys, [])
+    assert "User-supplied" not in out
+    assert "    launches up to 2 node(s) of g6.xlarge for up to 15 min: no price (" in out
+
+
+def test_bad_price_options_exit_2_with_every_problem(render_dir, capsys):
+    code, out, err = run(
+        [
+            "--stack",
+            "dev",
+            "--render",
+            str(render_dir("dev")),
+            "--dry-run",
+            "--price",
+            "g6.xlarge",
+            "--price",
+            "g6.xlargee=1",
+            "--price",
+            "m5.large=0.1",
+            "--price",
+            "g6.2xlarge=-1",
+            "--price",
+            "g6.4xlarge=nan",
+            "--price",
+            "g6.12xlarge=4.6",
+            "--price",
+            "g6.12xlarge=4.7",
+        ],
+        capsys,
     )
+    assert (code, out) == (2, "")
+    prefix = "eks-gpu-platform-validate: --price: "
+    assert err.splitlines() == [
+        f"{prefix}'g6.xlarge' is not INSTANCE_TYPE=USD_PER_HOUR, e.g. g6.xlarge=0.81",
+        f"{prefix}'g6.xlargee' is not a GPU instance type of the catalog; did you mean "
+        "'g6.xlarge'?",
+        f"{prefix}'m5.large' is not a GPU instance type of the catalog; did you mean 'g5.xlarge'?",
+        f"{prefix}g6.2xlarge: '-1' is not a number of US dollars per hour > 0",
+        f"{prefix}g6.4xlarge: 'nan' is not a number of US dollars per hour > 0",
+        f"{prefix}g6.12xlarge is given more than once",
+    ]
+
+
+def test_a_price_the_table_has_is_not_overridden(render_dir, capsys, tmp_path):
+    render = tmp_path / "dev"
+    shutil.copytree(render_dir("dev"), render)
+    outputs = render / "outputs.json"
+    outputs.write_text(outputs.read_text().replace("us-west-2", "us-east-1"))
+    code, out, err = run(
+        ["--stack", "dev", "--render", str(render), "--dry-run", "--price", "g6.xlarge=0.5"],
+        capsys,
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "eks-gpu-platform-validate: --price: g6.xlarge: the price table has $0.8048/h for it in "
+        "us-east-1 (retrieved 2026-07-06); --price is only for a type it has no price for\n"
+    )
+
+
+def test_a_run_records_the_user_supplied_prices_in_both_reports(render_dir, tmp_path, capsys):
+    phases = importer_of(
+        fake_phase("deployment", [Result("deployment", "crds-served", "pass", "ok")])
+    )
+    argv = ["--stack", "dev", "--render", str(render_dir("dev")), "--phases", "deployment"]
+    code, _, _ = run(
+        [*argv, "--report-dir", str(tmp_path), "--price", "g6.xlarge=0.81"],
+        capsys,
+        importer=phases,
+        kube=FakeKube(),
+    )
+    assert code == 0
+    note = (
+        "Price of g6.xlarge in us-west-2: $0.81/h, user-supplied (--price); the table "
+        "(2026-07-06) has none"
+    )
+    assert f"\n- {note}\n" in (tmp_path / "validate.md").read_text()
+    assert f'<property name="note.1" value="{note}" />' in (tmp_path / "validate.xml").read_text()
+
+
+def test_prices_reach_the_options(render_dir):
+    ns = cli.parser().parse_args(
+        ["--stack", "dev", "--render", str(render_dir("dev")), *PRICE_ARGS]
+    )
+    assert cli.check_args(ns).options.prices == {"g6.xlarge": 0.8048, "g6.2xlarge": 0.9776}
 
 
 @pytest.mark.parametrize("value", ["0", "2.5"])

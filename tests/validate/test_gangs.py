@@ -4,7 +4,6 @@ written into the fake. The capacity literals are dev's build/dev/capacity.json, 
 
 from __future__ import annotations
 
-import sys
 import types
 
 import pytest
@@ -165,7 +164,7 @@ def prices(monkeypatch):
     module = types.ModuleType("eks_gpu_platform.validate.prices")
     table = dict(PRICES)
 
-    def estimate_usd(planned, region):
+    def estimate_usd(planned, region, user=None):
         assert region == "us-west-2"
         if any(t not in table for t in planned.instance_types):
             return None
@@ -174,7 +173,7 @@ def prices(monkeypatch):
         )
 
     module.estimate_usd = estimate_usd
-    monkeypatch.setitem(sys.modules, "eks_gpu_platform.validate.prices", module)
+    monkeypatch.setattr(gangs, "prices", module)
     return table
 
 
@@ -404,12 +403,13 @@ def test_gang_picks_the_cheapest_pool(prices, render_dir):
     assert r.details[0] == "pool inference, queue research-serving, estimated at most $0.45"
 
 
-def test_gang_skips_without_prices_or_pools(render_dir, monkeypatch):
-    monkeypatch.setitem(sys.modules, "eks_gpu_platform.validate.prices", None)
+def test_gang_skips_without_prices_or_pools(render_dir):
+    # the real price table (prices.py) has no us-west-2 price
     r = gang_result(FakeKube([]), render_dir)
     assert (r.status, r.reason) == (
         "skip",
-        "no price table (validate/prices.py): the cost cap cannot be held",
+        "no price for g6.12xlarge, g6.2xlarge, g6.48xlarge, g6.xlarge in us-west-2: the cost cap "
+        "cannot be held (--price INSTANCE_TYPE=USD_PER_HOUR supplies one)",
     )
     r = gang_result(FakeKube([]), render_dir, pools=("notebooks",))
     assert (r.status, r.reason) == (
@@ -419,6 +419,33 @@ def test_gang_skips_without_prices_or_pools(render_dir, monkeypatch):
     )
     r = gangs.gang_check(ctx_for(FakeKube([]), render_dir, capacity={"pools": [], "queues": []}))
     assert (r.status, r.reason) == ("skip", "the render has no GPU pool")
+
+
+def test_a_gang_that_starts_commits_its_estimate_to_the_run(prices, render_dir):
+    kube = FakeKube([node("n1"), node("n2")])
+    placing(kube, ["n1", "n2"])
+    ctx = ctx_for(kube, render_dir)
+    assert gangs.gang_check(ctx).status == "pass"
+    assert round(ctx.committed_usd, 4) == 0.8048  # 2 x $0.8048/h x 30 min
+
+
+def test_gang_priced_by_price_options_and_bounded_with_the_run(render_dir):
+    # --price (Options.prices) prices what the real table lacks in us-west-2
+    user = {"g6.xlarge": 0.81, "g6.2xlarge": 0.98, "g6.12xlarge": 4.61, "g6.48xlarge": 13.36}
+    plan, planned, cost = gangs.choose_gang(ctx_for(FakeKube([]), render_dir, prices=user))
+    assert (plan.pool, planned.instance_types, planned.nodes, cost) == (
+        "gpu-spot",
+        ("g6.xlarge",),
+        2,
+        0.81,  # 2 x $0.81/h x 30 min
+    )
+    # the cost cap bounds the run: what the capacity phase committed before counts
+    ctx = ctx_for(FakeKube([]), render_dir, prices=user)
+    ctx.committed_usd = 19.5
+    assert gangs.choose_gang(ctx) == (
+        "the cheapest gang (2 x g6.xlarge in pool gpu-spot for up to 30 min) is estimated at "
+        "$0.81 ($20.31 for the run), over the cost cap $20.00"
+    )
 
 
 # --- over-limit-stays-pending -------------------------------------------------------------------

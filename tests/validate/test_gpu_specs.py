@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from eks_gpu_platform.validate import gpu_specs, nccl
@@ -56,29 +54,6 @@ def test_pools_read_capacity_json_and_the_rendered_nodepools():
             efa=False,
         ),
     }
-
-
-@pytest.mark.parametrize(
-    ("outputs", "region"),
-    [
-        ({"clusterEndpoint": "https://24AF.gr7.us-east-1.eks.amazonaws.com"}, "us-east-1"),
-        (
-            {
-                "oidcProviderArn": "arn:aws:iam::123456789012:oidc-provider/"
-                "oidc.eks.us-west-2.amazonaws.com/id/24AF"
-            },
-            "us-west-2",
-        ),
-        ({"clusterEndpoint": "https://24AF.gr7.us-gov-west-1.eks.amazonaws.com"}, "us-gov-west-1"),
-        ({}, None),
-    ],
-)
-def test_region_from_the_stack_outputs(outputs, region):
-    assert gpu_specs.region(SimpleNamespace(outputs=outputs)) == region
-
-
-def test_region_prefers_the_loaders_own():
-    assert gpu_specs.region(SimpleNamespace(region="eu-west-1", outputs={})) == "eu-west-1"
 
 
 @pytest.mark.parametrize(

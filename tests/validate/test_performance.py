@@ -192,8 +192,8 @@ def test_no_price_refuses():
     [res] = run(kube, clock, efa_render("us-west-2"))
     assert (res.status, res.reason) == (
         "fail",
-        f"no price for p5.48xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE}): the cost "
-        "cap cannot be checked; nothing created",
+        f"no price for p5.48xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE}; --price "
+        "INSTANCE_TYPE=USD_PER_HOUR supplies one): the cost cap cannot be checked; nothing created",
     )
 
 
@@ -276,8 +276,9 @@ def test_the_mpijob_is_the_platform_s_reference_test_for_the_pool():
 def test_a_check_left_out_by_checks_creates_nothing():
     clock = Clock()
     kube = cluster(clock, EFA_LOG)
-    ctx = context(kube, efa_render(), clock, pools=("train-efa",), cost_cap_usd=200.0)
-    ctx.wants = lambda check: check != "train-efa"
+    ctx = context(
+        kube, efa_render(), clock, pools=("train-efa",), cost_cap_usd=200.0, checks=("other",)
+    )
     assert performance.run(ctx) == []
     assert [c for c in kube.calls if c[0] == "create"] == []
 
@@ -286,7 +287,7 @@ def test_what_earlier_phases_committed_counts_against_the_cost_cap():
     clock = Clock()
     kube = cluster(clock, EFA_LOG)
     ctx = context(kube, efa_render(), clock, pools=("train-efa",), cost_cap_usd=64.5)
-    prices.commit_usd(ctx, 0.4024)  # the capacity phase's g6.xlarge check, earlier in the run
+    ctx.committed_usd = 0.4024  # the capacity phase's g6.xlarge check, earlier in the run
     [res] = performance.run(ctx)
     assert (res.status, res.reason) == (
         "fail",
@@ -302,7 +303,7 @@ def test_a_check_that_ran_commits_its_estimate_to_the_run():
         cluster(clock, EFA_LOG), efa_render(), clock, pools=("train-efa",), cost_cap_usd=200.0
     )
     performance.run(ctx)
-    assert round(prices.committed_usd(ctx), 2) == 64.21
+    assert round(ctx.committed_usd, 2) == 64.21
 
 
 def test_the_p6_b200_reference_says_its_collective_is_not_stated():

@@ -127,5 +127,28 @@ def test_describe():
         "$0.20 = 1 node(s) x $0.8048/h (g6.xlarge, us-east-1, on-demand, 2026-07-06) x 15 min"
     )
     assert prices.describe(planned(["g6.xlarge"]), "us-west-2") == (
-        f"no price for g6.xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE})"
+        f"no price for g6.xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE}; "
+        "--price INSTANCE_TYPE=USD_PER_HOUR supplies one)"
+    )
+
+
+def test_a_price_option_fills_only_what_the_table_lacks():
+    user = {"g6.xlarge": 0.81, "p5e.48xlarge": 60.0}
+    assert prices.hourly_usd("us-west-2", "g6.xlarge", user) == 0.81  # no us-west-2 table
+    assert prices.hourly_usd("us-east-1", "g6.xlarge", user) == 0.8048  # the table wins
+    assert prices.hourly_usd("us-east-1", "p5e.48xlarge", user) == 60.0  # unpriced there
+    assert prices.hourly_usd("us-west-2", "g6.2xlarge", user) is None
+    assert prices.user_supplied("us-west-2", "g6.xlarge", user) is True
+    assert prices.user_supplied("us-east-1", "g6.xlarge", user) is False
+    assert prices.estimate_usd(planned(["g6.xlarge"], 2), "us-west-2", user) == 0.81
+    assert prices.estimate_usd(planned(["g6.xlarge", "g6.2xlarge"]), "us-west-2", user) is None
+
+
+def test_describe_names_a_user_supplied_price():
+    user = {"g6.xlarge": 0.81}
+    assert prices.describe(planned(["g6.xlarge"], 1, 15.0), "us-west-2", user) == (
+        "$0.20 = 1 node(s) x $0.8100/h (g6.xlarge, us-west-2, user-supplied (--price)) x 15 min"
+    )
+    assert prices.describe(planned(["g6.xlarge"], 1, 15.0), "us-east-1", user) == (
+        "$0.20 = 1 node(s) x $0.8048/h (g6.xlarge, us-east-1, on-demand, 2026-07-06) x 15 min"
     )

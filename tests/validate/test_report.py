@@ -109,3 +109,22 @@ def test_write_puts_both_files_in_the_report_dir(tmp_path) -> None:
     assert (xml_path.name, md_path.name) == ("validate.xml", "validate.md")
     assert xml_path.read_text() == XML
     assert md_path.read_text() == MARKDOWN
+
+
+def test_notes_go_under_the_headline_and_into_the_first_suites_properties() -> None:
+    notes = ["Price of g6.xlarge in us-west-2: $0.81/h, user-supplied (--price)"]
+    assert report.markdown("dev", "0a1b2c3d", RESULTS, notes) == MARKDOWN.replace(
+        "dev: 2 passed, 2 failed, 1 skipped\n",
+        "dev: 2 passed, 2 failed, 1 skipped\n\n"
+        "- Price of g6.xlarge in us-west-2: $0.81/h, user-supplied (--price)\n",
+    )
+    assert report.junit_xml("dev", "0a1b2c3d", RESULTS, notes) == XML.replace(
+        '  <testsuite name="preflight" tests="1" failures="0" errors="0" skipped="0" '
+        'time="0.000">\n',
+        '  <testsuite name="preflight" tests="1" failures="0" errors="0" skipped="0" '
+        'time="0.000">\n'
+        "    <properties>\n"
+        '      <property name="note.1" value="Price of g6.xlarge in us-west-2: $0.81/h, '
+        'user-supplied (--price)" />\n'
+        "    </properties>\n",
+    )

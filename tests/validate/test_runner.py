@@ -115,6 +115,24 @@ def test_the_checks_filter_keeps_matching_results_by_name_or_phase_slash_name() 
     ]
 
 
+def test_a_phase_asks_wants_with_the_same_globs_before_it_creates() -> None:
+    def asking(name):
+        def body(ctx: Context):
+            return [Result(name, c, "pass", "ok") for c in ("one", "two") if ctx.wants(c)]
+
+        return phase(name, body)
+
+    results = runner.run(
+        context(FakeKube(), checks=["two", "scheduling/one"]),
+        [asking("deployment"), asking("scheduling")],
+    )
+    assert [(r.phase, r.name) for r in results[2:-1]] == [
+        ("deployment", "two"),
+        ("scheduling", "one"),
+        ("scheduling", "two"),
+    ]
+
+
 def test_a_failing_phase_fails_the_run_and_still_cleans_up() -> None:
     kube = FakeKube()
     failing = phase("capacity", lambda ctx: [Result("capacity", "gpu-spot", "fail", "no node")])
