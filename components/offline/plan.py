@@ -77,6 +77,33 @@ NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 CLUSTER = "eks:index:Cluster"
 ADDON = "aws:eks/addon:Addon"
+# Inputs of a stateful resource that ``snapshot.REPLACE_INPUTS`` guards but whose change is no
+# replacement: the provider plans an in-place update that AWS refuses or never applies, so
+# ``pulumi up`` fails (or leaves the old value) instead of recreating the resource. The plan
+# reports them as refused, and a replacement does not carry on through them.
+# - ``vpcId``: pulumi-eks gives it to the cluster security group only (nodejs/eks/cluster/
+#   cluster.ts, ``eksClusterSecurityGroup``); the aws:eks/cluster:Cluster gets the new group and
+#   subnets in ``vpcConfig``, whose ``subnetIds`` and ``securityGroupIds`` are not ForceNew
+#   (hashicorp/terraform-provider-aws internal/service/eks/cluster.go, ``vpc_config``; updated
+#   through UpdateClusterConfig, ``resourceClusterUpdate``), and EKS takes only subnets "in the
+#   same VPC as the original subnets" (EKS User Guide, network-reqs.adoc, "VPC requirements and
+#   considerations"): a cluster cannot move to another VPC.
+# - ``encryptionConfigKeyArn``: ``encryption_config`` forces a new cluster only when it is
+#   removed (cluster.go ``CustomizeDiff``, ``ForceNewIfChange``); the update associates a key
+#   only when there was none, so another key is never applied (``resourceClusterUpdate``).
+REFUSED_INPUTS: dict[str, dict[str, str]] = {
+    CLUSTER: {
+        "vpcId": (
+            "EKS keeps a cluster in the VPC it was created in, so `pulumi up` fails at the "
+            "cluster's update (its subnets must stay in the original VPC); to move, create a "
+            "new cluster (a new `cluster.name`) and move the workloads"
+        ),
+        "encryptionConfigKeyArn": (
+            "EKS cannot change a cluster's secrets encryption key, and the provider only "
+            "associates a key with a cluster that has none: the update never applies it"
+        ),
+    },
+}
 # A minor upgrade's chain, each step at most its provider's default timeout
 # (hashicorp/terraform-provider-aws internal/service/eks: cluster.go Update 60m, addon.go Update
 # 20m, node_group.go Update 60m): the control plane, then vpc-cni, kube-proxy and
@@ -224,7 +251,7 @@ def replacing_keys(
     reg: mocks.Registration, old: mocks.Registration, changed: list[str]
 ) -> list[str]:
     """The changed keys that force a replacement."""
-    keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
+    keys = _replace_keys(reg)
     if reg.type.startswith("kubernetes:") and reg.type != "kubernetes:helm.sh/v3:Release":
         keys |= set(KUBERNETES_IDENTITY)
         before = (
@@ -242,6 +269,13 @@ def replacing_keys(
     if reg.type == "kubernetes:helm.sh/v3:Release":
         keys |= {"name", "namespace"}
     return [k for k in changed if k in keys or "*" in reg.replace_on_changes]
+
+
+def _replace_keys(reg: mocks.Registration) -> set[str]:
+    """The provider's replace-on-change inputs and the resource's ``replaceOnChanges``, less
+    the inputs whose change is refused rather than replaced (``REFUSED_INPUTS``)."""
+    keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
+    return keys - set(REFUSED_INPUTS.get(reg.type, {}))
 
 
 def delete_before_replace(reg: mocks.Registration) -> bool:
@@ -401,6 +435,8 @@ def plan(
         if action == "replace":
             row["deleteBeforeReplace"] = delete_before_replace(reg)
             row["replacedBy"] = replacing
+        if refused := [k for k in changed if k in REFUSED_INPUTS.get(reg.type, {})]:
+            row["refused"] = {k: [] for k in refused}
         if changed and rolls_nodes(reg, previous, changed):
             row["rollsNodes"] = True
         if minor and reg.type == NODECLASS and (alias := ami_alias(reg)):
@@ -443,16 +479,39 @@ def _cascade(
             row = by_urn[urn]
             if row["action"] not in ("same", "update"):
                 continue
-            keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
-            sources = {
+            keys = _replace_keys(reg)
+            refusing = REFUSED_INPUTS.get(reg.type, {})
+            from_replaced = {
                 key: sorted({new_urns[d] for d in deps if new_urns.get(d) in replaced})
                 for key, deps in sorted(reg.property_dependencies.items())
-                if key in keys or "*" in keys
             }
-            sources = {key: found for key, found in sources.items() if found}
+            previous = old_by[row.get("aliasOf") or urn]
+            refused = {
+                k: [_short(u) for u in found]
+                for k, found in from_replaced.items()
+                if found and k in refusing
+            }
+            refused = {k: v for k, v in refused.items() if row.get("refused", {}).get(k) != v}
+            if refused:
+                # An update the provider plans and AWS refuses: no replacement follows it.
+                fields = row.setdefault("fields", [])
+                for key in refused:
+                    if not any(f[0] == key or f[0].startswith(key + ".") for f in fields):
+                        fields.append([key, show(previous.inputs.get(key)), AFTER_REPLACEMENT])
+                fields.sort(key=lambda f: f[0])
+                row.update(
+                    action="update" if row["action"] == "same" else row["action"],
+                    changed=sorted(set(row["changed"]) | set(refused)),
+                    refused={**row.get("refused", {}), **refused},
+                )
+                grew = True
+            sources = {
+                key: found
+                for key, found in from_replaced.items()
+                if found and (key in keys or "*" in keys) and key not in refusing
+            }
             if not sources:
                 continue
-            previous = old_by[row.get("aliasOf") or urn]
             fields = row.setdefault("fields", [])
             for key in sources:
                 if not any(f[0] == key or f[0].startswith(key + ".") for f in fields):
@@ -486,6 +545,12 @@ PROTECTED = "protected: `pulumi up` refuses this until `protect` is lifted"
 CLUSTER_COST = (
     "the cluster and everything on it is recreated: a new control plane (new endpoint and "
     "certificate authority), every node, add-on, Helm release and workload"
+)
+# A replaced network does not recreate the cluster in it (REFUSED_INPUTS, ``vpcId``): the old
+# VPC and subnets stay in use by the cluster and its nodes.
+NETWORK_COST = (
+    "EKS keeps a cluster in the VPC and the Availability Zones it was created in, so the "
+    "cluster's update fails and the old network stays in use"
 )
 DRIFT_COST = (
     "Karpenter drifts every node of the pool: each is cordoned, drained and replaced, within "
@@ -535,6 +600,21 @@ def headline(
                     f"- **Kubernetes {version[1]} -> {version[2]}** ({what}): the control "
                     "plane, the add-ons and the system nodes are upgraded in turn, and every "
                     "Karpenter node whose AMI alias follows the minor is replaced.",
+                )
+            )
+        for key, sources in (r.get("refused") or {}).items():
+            source = (
+                f" from the replaced {', '.join(f'`{u}`' for u in sources)}"
+                if sources
+                else " changed"
+            )
+            name = (reg.inputs.get("name") if reg else None) or _short(r["urn"])
+            out.append(
+                (
+                    0,
+                    f"- **EKS cluster `{name}` cannot take this change** (`{key}`{source}): "
+                    f"{what}; "
+                    f"{REFUSED_INPUTS[r['type']][key]}.",
                 )
             )
         if action not in ("replace", "delete") and not r.get("rollsNodes"):
@@ -588,13 +668,16 @@ def headline(
                 )
             )
     cluster_gone = any(r["type"] in CLUSTERS and r["action"] in ("replace", "delete") for r in rows)
+    cluster_refused = any(r["type"] in CLUSTERS and r.get("refused") for r in rows)
     for (typ, action, because, protected), names in network.items():
         label = NETWORK[typ][0].upper() + NETWORK[typ][1:] + ("s" if len(names) > 1 else "")
         guard = f"; {PROTECTED}" if protected else ""
         cost = (
             "the EKS cluster in the network goes with it (above)"
             if cluster_gone
-            else f"the EKS cluster in the network goes with it, and {CLUSTER_COST}"
+            else "the EKS cluster in the network cannot move with it (above)"
+            if cluster_refused
+            else f"an EKS cluster in the network cannot move with it: {NETWORK_COST}"
         )
         out.append(
             (
@@ -646,6 +729,8 @@ def _change_lines(r: Mapping[str, Any]) -> list[str]:
         notes.append("**rolls nodes**")
     if r.get("minorDrift"):
         notes.append(r["minorDrift"])
+    if r.get("refused"):
+        notes.append("**refused by EKS** (" + ", ".join(f"`{k}`" for k in r["refused"]) + ")")
     if r.get("version"):
         notes.append(f"version {r['version'][0]} -> {r['version'][1]}")
     if r.get("aliasOf"):
