@@ -288,9 +288,12 @@ def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[
     if reg.type == NODECLASS:
         return "spec" in changed
     if reg.type == NODEPOOL:
-        return (reg.inputs.get("spec") or {}).get("template") != (old.inputs.get("spec") or {}).get(
-            "template"
-        )
+        # Karpenter's static drift hashes spec.template without its requirements (kubernetes-
+        # sigs/karpenter v1.14.1 pkg/apis/v1/nodepool.go L234 `hash:"ignore"`, Hash L336-341;
+        # pkg/controllers/nodeclaim/disruption/drift.go areStaticFieldsDrifted L154-168): every
+        # node of the pool drifts. A requirements change alone drifts only the nodes whose
+        # labels no longer satisfy them (areRequirementsDrifted L170-180): requirements_drift.
+        return _template(reg, drop_requirements=True) != _template(old, drop_requirements=True)
     if reg.type == "aws:eks/nodeGroup:NodeGroup":
         # A replaced group (any ForceNew input) brings new nodes as much as a new version does.
         rolling = {"launchTemplate", "version", "releaseVersion", "amiType"}
@@ -298,6 +301,26 @@ def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[
     if reg.type == "aws:ec2/launchTemplate:LaunchTemplate":
         return bool(set(changed) - {"tags", "description"})
     return False
+
+
+def _template(reg: mocks.Registration, drop_requirements: bool = False) -> Any:
+    template = (reg.inputs.get("spec") or {}).get("template")
+    if not drop_requirements or not isinstance(template, dict):
+        return template
+    spec = template.get("spec")
+    if not isinstance(spec, dict):
+        return template
+    return {**template, "spec": {k: v for k, v in spec.items() if k != "requirements"}}
+
+
+def requirements_drift(reg: mocks.Registration, old: mocks.Registration) -> bool:
+    """A NodePool whose template changed only in its requirements: Karpenter drifts the nodes
+    whose labels no longer satisfy the new requirements, not the others (``rolls_nodes``)."""
+    return (
+        reg.type == NODEPOOL
+        and _template(reg) != _template(old)
+        and _template(reg, drop_requirements=True) == _template(old, drop_requirements=True)
+    )
 
 
 def roll_reason(reg: mocks.Registration, row: Mapping[str, Any]) -> str:
@@ -439,6 +462,8 @@ def plan(
             row["refused"] = {k: [] for k in refused}
         if changed and rolls_nodes(reg, previous, changed):
             row["rollsNodes"] = True
+        elif changed and requirements_drift(reg, previous):
+            row["requirementsDrift"] = True
         if minor and reg.type == NODECLASS and (alias := ami_alias(reg)):
             row["rollsNodes"] = True
             row["minorDrift"] = (
@@ -556,6 +581,10 @@ DRIFT_COST = (
     "Karpenter drifts every node of the pool: each is cordoned, drained and replaced, within "
     "the pool's disruption budgets"
 )
+REQUIREMENTS_DRIFT_COST = (
+    "Karpenter drifts only the nodes whose labels no longer satisfy the new requirements "
+    "(`RequirementsDrifted`); nodes that still satisfy them stay"
+)
 # A NodePool owns its NodeClaims (ownerReference with blockOwnerDeletion: kubernetes-sigs/
 # karpenter pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go L157-165, v1.14.1): the
 # garbage collector deletes them with the pool and their termination drains the nodes.
@@ -615,6 +644,14 @@ def headline(
                     f"- **EKS cluster `{name}` cannot take this change** (`{key}`{source}): "
                     f"{what}; "
                     f"{REFUSED_INPUTS[r['type']][key]}.",
+                )
+            )
+        if r.get("requirementsDrift") and action == "update":
+            out.append(
+                (
+                    4,
+                    f"- **Nodes may roll** in pool `{_object_name(reg)}` (NodePool requirements"
+                    f"{_fields_brief(r)}): {REQUIREMENTS_DRIFT_COST}.",
                 )
             )
         if action not in ("replace", "delete") and not r.get("rollsNodes"):
@@ -727,6 +764,8 @@ def _change_lines(r: Mapping[str, Any]) -> list[str]:
         )
     if r.get("rollsNodes"):
         notes.append("**rolls nodes**")
+    if r.get("requirementsDrift"):
+        notes.append("rolls the nodes outside the new requirements")
     if r.get("minorDrift"):
         notes.append(r["minorDrift"])
     if r.get("refused"):

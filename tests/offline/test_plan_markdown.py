@@ -391,3 +391,38 @@ def test_a_new_vpc_cidr_in_a_real_render(tmp_path):
     assert "replacedWith" not in rows["platform-cluster-eks"]
     # The system node group's subnetIds are ForceNew (node_group.go): it is replaced.
     assert rows["platform-cluster-system"]["action"] == "replace"
+
+
+def test_a_requirements_change_rolls_only_the_nodes_outside_them():
+    """Karpenter hashes a NodePool's template without its requirements (kubernetes-sigs/
+    karpenter v1.14.1 pkg/apis/v1/nodepool.go `hash:"ignore"`); a requirements change drifts
+    only the nodes whose labels no longer satisfy them (disruption/drift.go
+    areRequirementsDrifted). Fails on the old code, which said every node of the pool rolls."""
+    req = {"key": "karpenter.k8s.aws/instance-family", "operator": "In"}
+
+    def pool(families, taint="gpu"):
+        spec = {"requirements": [{**req, "values": families}], "taints": [{"key": taint}]}
+        return nodepool(template={"spec": spec})
+
+    assert text([pool(["p5"])], [pool(["p5", "p5e"])]) == (
+        "# Plan\n"
+        "\n"
+        "0 to create, 1 to update, 0 to replace, 0 to delete, 0 unchanged\n"
+        "\n"
+        "## Destructive and disruptive changes\n"
+        "\n"
+        "- **Nodes may roll** in pool `gpu` (NodePool requirements: "
+        "`spec.template.spec.requirements[key=karpenter.k8s.aws/instance-family].values`): "
+        "Karpenter drifts only the nodes whose labels no longer satisfy the new requirements "
+        "(`RequirementsDrifted`); nodes that still satisfy them stay.\n"
+        "\n"
+        "## Changes\n"
+        "\n"
+        "- update `kubernetes:karpenter.sh/v1:NodePool pool-gpu`: rolls the nodes outside the "
+        "new requirements\n"
+        "  - `spec.template.spec.requirements[key=karpenter.k8s.aws/instance-family].values`: "
+        '`["p5"]` -> `["p5", "p5e"]`\n'
+    )
+    # A hashed template field (here a taint) still drifts every node of the pool.
+    rows = plan([pool(["p5"])], [pool(["p5", "p5e"], taint="other")])
+    assert [(r.get("rollsNodes"), r.get("requirementsDrift")) for r in rows] == [(True, None)]
