@@ -77,6 +77,33 @@ NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 CLUSTER = "eks:index:Cluster"
 ADDON = "aws:eks/addon:Addon"
+# Inputs of a stateful resource that ``snapshot.REPLACE_INPUTS`` guards but whose change is no
+# replacement: the provider plans an in-place update that AWS refuses or never applies, so
+# ``pulumi up`` fails (or leaves the old value) instead of recreating the resource. The plan
+# reports them as refused, and a replacement does not carry on through them.
+# - ``vpcId``: pulumi-eks gives it to the cluster security group only (nodejs/eks/cluster/
+#   cluster.ts, ``eksClusterSecurityGroup``); the aws:eks/cluster:Cluster gets the new group and
+#   subnets in ``vpcConfig``, whose ``subnetIds`` and ``securityGroupIds`` are not ForceNew
+#   (hashicorp/terraform-provider-aws internal/service/eks/cluster.go, ``vpc_config``; updated
+#   through UpdateClusterConfig, ``resourceClusterUpdate``), and EKS takes only subnets "in the
+#   same VPC as the original subnets" (EKS User Guide, network-reqs.adoc, "VPC requirements and
+#   considerations"): a cluster cannot move to another VPC.
+# - ``encryptionConfigKeyArn``: ``encryption_config`` forces a new cluster only when it is
+#   removed (cluster.go ``CustomizeDiff``, ``ForceNewIfChange``); the update associates a key
+#   only when there was none, so another key is never applied (``resourceClusterUpdate``).
+REFUSED_INPUTS: dict[str, dict[str, str]] = {
+    CLUSTER: {
+        "vpcId": (
+            "EKS keeps a cluster in the VPC it was created in, so `pulumi up` fails at the "
+            "cluster's update (its subnets must stay in the original VPC); to move, create a "
+            "new cluster (a new `cluster.name`) and move the workloads"
+        ),
+        "encryptionConfigKeyArn": (
+            "EKS cannot change a cluster's secrets encryption key, and the provider only "
+            "associates a key with a cluster that has none: the update never applies it"
+        ),
+    },
+}
 # A minor upgrade's chain, each step at most its provider's default timeout
 # (hashicorp/terraform-provider-aws internal/service/eks: cluster.go Update 60m, addon.go Update
 # 20m, node_group.go Update 60m): the control plane, then vpc-cni, kube-proxy and
@@ -224,7 +251,7 @@ def replacing_keys(
     reg: mocks.Registration, old: mocks.Registration, changed: list[str]
 ) -> list[str]:
     """The changed keys that force a replacement."""
-    keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
+    keys = _replace_keys(reg)
     if reg.type.startswith("kubernetes:") and reg.type != "kubernetes:helm.sh/v3:Release":
         keys |= set(KUBERNETES_IDENTITY)
         before = (
@@ -244,6 +271,13 @@ def replacing_keys(
     return [k for k in changed if k in keys or "*" in reg.replace_on_changes]
 
 
+def _replace_keys(reg: mocks.Registration) -> set[str]:
+    """The provider's replace-on-change inputs and the resource's ``replaceOnChanges``, less
+    the inputs whose change is refused rather than replaced (``REFUSED_INPUTS``)."""
+    keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
+    return keys - set(REFUSED_INPUTS.get(reg.type, {}))
+
+
 def delete_before_replace(reg: mocks.Registration) -> bool:
     """The resource option, else the bridge's rule for an explicitly set auto-named input."""
     return reg.delete_before_replace or AUTONAMED.get(reg.type, "\0") in reg.inputs
@@ -254,9 +288,12 @@ def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[
     if reg.type == NODECLASS:
         return "spec" in changed
     if reg.type == NODEPOOL:
-        return (reg.inputs.get("spec") or {}).get("template") != (old.inputs.get("spec") or {}).get(
-            "template"
-        )
+        # Karpenter's static drift hashes spec.template without its requirements (kubernetes-
+        # sigs/karpenter v1.14.1 pkg/apis/v1/nodepool.go L234 `hash:"ignore"`, Hash L336-341;
+        # pkg/controllers/nodeclaim/disruption/drift.go areStaticFieldsDrifted L154-168): every
+        # node of the pool drifts. A requirements change alone drifts only the nodes whose
+        # labels no longer satisfy them (areRequirementsDrifted L170-180): requirements_drift.
+        return _template(reg, drop_requirements=True) != _template(old, drop_requirements=True)
     if reg.type == "aws:eks/nodeGroup:NodeGroup":
         # A replaced group (any ForceNew input) brings new nodes as much as a new version does.
         rolling = {"launchTemplate", "version", "releaseVersion", "amiType"}
@@ -264,6 +301,26 @@ def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[
     if reg.type == "aws:ec2/launchTemplate:LaunchTemplate":
         return bool(set(changed) - {"tags", "description"})
     return False
+
+
+def _template(reg: mocks.Registration, drop_requirements: bool = False) -> Any:
+    template = (reg.inputs.get("spec") or {}).get("template")
+    if not drop_requirements or not isinstance(template, dict):
+        return template
+    spec = template.get("spec")
+    if not isinstance(spec, dict):
+        return template
+    return {**template, "spec": {k: v for k, v in spec.items() if k != "requirements"}}
+
+
+def requirements_drift(reg: mocks.Registration, old: mocks.Registration) -> bool:
+    """A NodePool whose template changed only in its requirements: Karpenter drifts the nodes
+    whose labels no longer satisfy the new requirements, not the others (``rolls_nodes``)."""
+    return (
+        reg.type == NODEPOOL
+        and _template(reg) != _template(old)
+        and _template(reg, drop_requirements=True) == _template(old, drop_requirements=True)
+    )
 
 
 def roll_reason(reg: mocks.Registration, row: Mapping[str, Any]) -> str:
@@ -401,8 +458,12 @@ def plan(
         if action == "replace":
             row["deleteBeforeReplace"] = delete_before_replace(reg)
             row["replacedBy"] = replacing
+        if refused := [k for k in changed if k in REFUSED_INPUTS.get(reg.type, {})]:
+            row["refused"] = {k: [] for k in refused}
         if changed and rolls_nodes(reg, previous, changed):
             row["rollsNodes"] = True
+        elif changed and requirements_drift(reg, previous):
+            row["requirementsDrift"] = True
         if minor and reg.type == NODECLASS and (alias := ami_alias(reg)):
             row["rollsNodes"] = True
             row["minorDrift"] = (
@@ -443,16 +504,39 @@ def _cascade(
             row = by_urn[urn]
             if row["action"] not in ("same", "update"):
                 continue
-            keys = set(REPLACE_INPUTS.get(reg.type, ())) | set(reg.replace_on_changes)
-            sources = {
+            keys = _replace_keys(reg)
+            refusing = REFUSED_INPUTS.get(reg.type, {})
+            from_replaced = {
                 key: sorted({new_urns[d] for d in deps if new_urns.get(d) in replaced})
                 for key, deps in sorted(reg.property_dependencies.items())
-                if key in keys or "*" in keys
             }
-            sources = {key: found for key, found in sources.items() if found}
+            previous = old_by[row.get("aliasOf") or urn]
+            refused = {
+                k: [_short(u) for u in found]
+                for k, found in from_replaced.items()
+                if found and k in refusing
+            }
+            refused = {k: v for k, v in refused.items() if row.get("refused", {}).get(k) != v}
+            if refused:
+                # An update the provider plans and AWS refuses: no replacement follows it.
+                fields = row.setdefault("fields", [])
+                for key in refused:
+                    if not any(f[0] == key or f[0].startswith(key + ".") for f in fields):
+                        fields.append([key, show(previous.inputs.get(key)), AFTER_REPLACEMENT])
+                fields.sort(key=lambda f: f[0])
+                row.update(
+                    action="update" if row["action"] == "same" else row["action"],
+                    changed=sorted(set(row["changed"]) | set(refused)),
+                    refused={**row.get("refused", {}), **refused},
+                )
+                grew = True
+            sources = {
+                key: found
+                for key, found in from_replaced.items()
+                if found and (key in keys or "*" in keys) and key not in refusing
+            }
             if not sources:
                 continue
-            previous = old_by[row.get("aliasOf") or urn]
             fields = row.setdefault("fields", [])
             for key in sources:
                 if not any(f[0] == key or f[0].startswith(key + ".") for f in fields):
@@ -487,9 +571,19 @@ CLUSTER_COST = (
     "the cluster and everything on it is recreated: a new control plane (new endpoint and "
     "certificate authority), every node, add-on, Helm release and workload"
 )
+# A replaced network does not recreate the cluster in it (REFUSED_INPUTS, ``vpcId``): the old
+# VPC and subnets stay in use by the cluster and its nodes.
+NETWORK_COST = (
+    "EKS keeps a cluster in the VPC and the Availability Zones it was created in, so the "
+    "cluster's update fails and the old network stays in use"
+)
 DRIFT_COST = (
     "Karpenter drifts every node of the pool: each is cordoned, drained and replaced, within "
     "the pool's disruption budgets"
+)
+REQUIREMENTS_DRIFT_COST = (
+    "Karpenter drifts only the nodes whose labels no longer satisfy the new requirements "
+    "(`RequirementsDrifted`); nodes that still satisfy them stay"
 )
 # A NodePool owns its NodeClaims (ownerReference with blockOwnerDeletion: kubernetes-sigs/
 # karpenter pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go L157-165, v1.14.1): the
@@ -535,6 +629,29 @@ def headline(
                     f"- **Kubernetes {version[1]} -> {version[2]}** ({what}): the control "
                     "plane, the add-ons and the system nodes are upgraded in turn, and every "
                     "Karpenter node whose AMI alias follows the minor is replaced.",
+                )
+            )
+        for key, sources in (r.get("refused") or {}).items():
+            source = (
+                f" from the replaced {', '.join(f'`{u}`' for u in sources)}"
+                if sources
+                else " changed"
+            )
+            name = (reg.inputs.get("name") if reg else None) or _short(r["urn"])
+            out.append(
+                (
+                    0,
+                    f"- **EKS cluster `{name}` cannot take this change** (`{key}`{source}): "
+                    f"{what}; "
+                    f"{REFUSED_INPUTS[r['type']][key]}.",
+                )
+            )
+        if r.get("requirementsDrift") and action == "update":
+            out.append(
+                (
+                    4,
+                    f"- **Nodes may roll** in pool `{_object_name(reg)}` (NodePool requirements"
+                    f"{_fields_brief(r)}): {REQUIREMENTS_DRIFT_COST}.",
                 )
             )
         if action not in ("replace", "delete") and not r.get("rollsNodes"):
@@ -588,13 +705,16 @@ def headline(
                 )
             )
     cluster_gone = any(r["type"] in CLUSTERS and r["action"] in ("replace", "delete") for r in rows)
+    cluster_refused = any(r["type"] in CLUSTERS and r.get("refused") for r in rows)
     for (typ, action, because, protected), names in network.items():
         label = NETWORK[typ][0].upper() + NETWORK[typ][1:] + ("s" if len(names) > 1 else "")
         guard = f"; {PROTECTED}" if protected else ""
         cost = (
             "the EKS cluster in the network goes with it (above)"
             if cluster_gone
-            else f"the EKS cluster in the network goes with it, and {CLUSTER_COST}"
+            else "the EKS cluster in the network cannot move with it (above)"
+            if cluster_refused
+            else f"an EKS cluster in the network cannot move with it: {NETWORK_COST}"
         )
         out.append(
             (
@@ -644,8 +764,12 @@ def _change_lines(r: Mapping[str, Any]) -> list[str]:
         )
     if r.get("rollsNodes"):
         notes.append("**rolls nodes**")
+    if r.get("requirementsDrift"):
+        notes.append("rolls the nodes outside the new requirements")
     if r.get("minorDrift"):
         notes.append(r["minorDrift"])
+    if r.get("refused"):
+        notes.append("**refused by EKS** (" + ", ".join(f"`{k}`" for k in r["refused"]) + ")")
     if r.get("version"):
         notes.append(f"version {r['version'][0]} -> {r['version'][1]}")
     if r.get("aliasOf"):

@@ -83,7 +83,41 @@ def test_secrets_stay_masked_on_both_sides():
 
 
 def test_cluster_replace_heads_the_plan_with_its_cost():
-    """Fails on the old code: a cluster replacement was one table row among the others."""
+    """Fails on the old code: a cluster replacement was one table row among the others. A new
+    name replaces the cluster (terraform-provider-aws internal/service/eks/cluster.go: `name`
+    is ForceNew)."""
+
+    def cluster(name):
+        inputs = {"name": name, "vpcId": "vpc-1", "version": "1.36"}
+        return res("eks:index:Cluster", "cluster-eks", inputs, custom=False, protect=True)
+
+    old, new = [cluster("gpu-prod"), nodepool()], [cluster("gpu-prod2"), nodepool()]
+    assert text(old, new) == (
+        "# Plan\n"
+        "\n"
+        "0 to create, 0 to update, 1 to replace, 0 to delete, 1 unchanged\n"
+        "\n"
+        "## Destructive and disruptive changes\n"
+        "\n"
+        "- **EKS cluster `gpu-prod2` replaced** (`name` changed): "
+        "`eks:index:Cluster cluster-eks`; the cluster and everything on it is recreated: a new "
+        "control plane (new endpoint and certificate authority), every node, add-on, Helm "
+        "release and workload; protected: `pulumi up` refuses this until `protect` is lifted.\n"
+        "\n"
+        "## Changes\n"
+        "\n"
+        "- replace `eks:index:Cluster cluster-eks`: creates the new one before deleting the "
+        "old one\n"
+        "  - `name`: `gpu-prod` -> `gpu-prod2`\n"
+    )
+
+
+def test_a_new_vpc_id_is_refused_not_a_cluster_replacement():
+    """pulumi-eks gives `vpcId` to the cluster security group; the aws:eks/cluster:Cluster's
+    `vpcConfig.subnetIds` and `securityGroupIds` are updated in place (not ForceNew in
+    terraform-provider-aws internal/service/eks/cluster.go), and EKS takes only subnets of the
+    original VPC (EKS User Guide, network-reqs.adoc). Fails on the old code, which planned a
+    cluster replacement."""
 
     def cluster(vpc):
         inputs = {"name": "gpu-prod", "vpcId": vpc, "version": "1.36"}
@@ -93,20 +127,40 @@ def test_cluster_replace_heads_the_plan_with_its_cost():
     assert text(old, new) == (
         "# Plan\n"
         "\n"
-        "0 to create, 0 to update, 1 to replace, 0 to delete, 1 unchanged\n"
+        "0 to create, 1 to update, 0 to replace, 0 to delete, 1 unchanged\n"
         "\n"
         "## Destructive and disruptive changes\n"
         "\n"
-        "- **EKS cluster `gpu-prod` replaced** (`vpcId` changed): "
-        "`eks:index:Cluster cluster-eks`; the cluster and everything on it is recreated: a new "
-        "control plane (new endpoint and certificate authority), every node, add-on, Helm "
-        "release and workload; protected: `pulumi up` refuses this until `protect` is lifted.\n"
+        "- **EKS cluster `gpu-prod` cannot take this change** (`vpcId` changed): "
+        "`eks:index:Cluster cluster-eks`; EKS keeps a cluster in the VPC it was created in, so "
+        "`pulumi up` fails at the cluster's update (its subnets must stay in the original VPC); "
+        "to move, create a new cluster (a new `cluster.name`) and move the workloads.\n"
         "\n"
         "## Changes\n"
         "\n"
-        "- replace `eks:index:Cluster cluster-eks`: creates the new one before deleting the "
-        "old one\n"
+        "- update `eks:index:Cluster cluster-eks`: **refused by EKS** (`vpcId`)\n"
         "  - `vpcId`: `vpc-1` -> `vpc-2`\n"
+    )
+
+
+def test_a_new_encryption_key_is_refused_not_a_cluster_replacement():
+    """`encryption_config` forces a new cluster only when removed (cluster.go CustomizeDiff
+    ForceNewIfChange); the update associates a key only with a cluster that has none. Fails on
+    the old code, which planned a cluster replacement."""
+
+    def cluster(key):
+        inputs = {"name": "gpu-prod", "encryptionConfigKeyArn": key}
+        return res("eks:index:Cluster", "cluster-eks", inputs, custom=False)
+
+    rows = plan([cluster("arn:k1")], [cluster("arn:k2")])
+    assert [(r["action"], r.get("refused")) for r in rows] == [
+        ("update", {"encryptionConfigKeyArn": []})
+    ]
+    assert text([cluster("arn:k1")], [cluster("arn:k2")]).splitlines()[6] == (
+        "- **EKS cluster `gpu-prod` cannot take this change** (`encryptionConfigKeyArn` "
+        "changed): `eks:index:Cluster cluster-eks`; EKS cannot change a cluster's secrets "
+        "encryption key, and the provider only associates a key with a cluster that has none: "
+        "the update never applies it."
     )
 
 
@@ -118,10 +172,10 @@ def test_vpc_replace_heads_the_plan():
     assert lines[4:7] == [
         "## Destructive and disruptive changes",
         "",
-        "- **VPC replaced** (`cidrBlock` changed): `aws:ec2/vpc:Vpc vpc`; the EKS cluster in "
-        "the network goes with it, and the cluster and everything on it is recreated: a new "
-        "control plane (new endpoint and certificate authority), every node, add-on, Helm "
-        "release and workload.",
+        "- **VPC replaced** (`cidrBlock` changed): `aws:ec2/vpc:Vpc vpc`; an EKS cluster in "
+        "the network cannot move with it: EKS keeps a cluster in the VPC and the Availability "
+        "Zones it was created in, so the cluster's update fails and the old network stays in "
+        "use.",
     ]
 
 
@@ -256,10 +310,11 @@ def test_long_values_are_cut_in_the_middle():
 
 
 def test_a_replacement_replaces_what_takes_a_forcenew_input_from_it():
-    """The VPC's new CIDR replaces it; the subnet's vpcId and the cluster's vpcId come from it
-    (recorded property dependencies), and both are replace-on-change inputs, so both are
-    replaced too: the offline ids do not change, the dependencies show it. Fails on the old
-    code, which planned the subnet and the cluster as unchanged."""
+    """The VPC's new CIDR replaces it; the subnet's vpcId comes from it (a recorded property
+    dependency) and is ForceNew, so the subnet is replaced too: the offline ids do not change,
+    the dependencies show it. The cluster's vpcId comes from it as well, but a cluster cannot
+    move to another VPC: its update is refused, and nothing is replaced through it. Fails on
+    the old code, which planned the subnet as unchanged (and then the cluster as replaced)."""
 
     def vpc(cidr):
         return res("aws:ec2/vpc:Vpc", "vpc", {"cidrBlock": cidr})
@@ -282,18 +337,20 @@ def test_a_replacement_replaces_what_takes_a_forcenew_input_from_it():
     assert text(old, new) == (
         "# Plan\n"
         "\n"
-        "0 to create, 0 to update, 3 to replace, 0 to delete, 0 unchanged\n"
+        "0 to create, 1 to update, 2 to replace, 0 to delete, 0 unchanged\n"
         "\n"
         "## Destructive and disruptive changes\n"
         "\n"
-        "- **EKS cluster `gpu` replaced** (`vpcId` from the replaced `aws:ec2/vpc:Vpc vpc`): "
-        "`eks:index:Cluster cluster-eks`; the cluster and everything on it is recreated: a new "
-        "control plane (new endpoint and certificate authority), every node, add-on, Helm "
-        "release and workload.\n"
+        "- **EKS cluster `gpu` cannot take this change** (`vpcId` from the replaced "
+        "`aws:ec2/vpc:Vpc vpc`): `eks:index:Cluster cluster-eks`; EKS keeps a cluster in the "
+        "VPC it was created in, so `pulumi up` fails at the cluster's update (its subnets must "
+        "stay in the original VPC); to move, create a new cluster (a new `cluster.name`) and "
+        "move the workloads.\n"
         "- **VPC replaced** (`cidrBlock` changed): `aws:ec2/vpc:Vpc vpc`; the EKS cluster in the "
-        "network goes with it (above).\n"
+        "network cannot move with it (above).\n"
         "- **Subnet replaced** (`vpcId` from the replaced `aws:ec2/vpc:Vpc vpc`): "
-        "`aws:ec2/subnet:Subnet subnet-a`; the EKS cluster in the network goes with it (above).\n"
+        "`aws:ec2/subnet:Subnet subnet-a`; the EKS cluster in the network cannot move with it "
+        "(above).\n"
         "\n"
         "## Changes\n"
         "\n"
@@ -302,15 +359,14 @@ def test_a_replacement_replaces_what_takes_a_forcenew_input_from_it():
         "  - `vpcId`: `vpc-1` -> `(new after the replacement)`\n"
         "- replace `aws:ec2/vpc:Vpc vpc`: creates the new one before deleting the old one\n"
         "  - `cidrBlock`: `10.0.0.0/16` -> `10.1.0.0/16`\n"
-        "- replace `eks:index:Cluster cluster-eks`: creates the new one before deleting the "
-        "old one\n"
+        "- update `eks:index:Cluster cluster-eks`: **refused by EKS** (`vpcId`)\n"
         "  - `vpcId`: `vpc-1` -> `(new after the replacement)`\n"
     )
 
 
-def test_a_new_vpc_cidr_replaces_the_cluster_in_a_real_render(tmp_path):
-    """The program's own recorded dependencies carry the replacement to the cluster and the
-    system node group (a stack written here, not a shipped one)."""
+def test_a_new_vpc_cidr_in_a_real_render(tmp_path):
+    """The program's own recorded dependencies carry the replacement to the system node group
+    and mark the cluster's update refused (a stack written here, not a shipped one)."""
     from pathlib import Path
 
     from eks_gpu_platform.offline.render import load_stack_file, render, write_state
@@ -328,8 +384,45 @@ def test_a_new_vpc_cidr_replaces_the_cluster_in_a_real_render(tmp_path):
         write_state(render(repo, load_stack_file(repo, "mini", stack)), outs[-1])
     old, new = (json.loads((o / "resources.json").read_text()) for o in outs)
     rows = {r["urn"].rsplit("::", 1)[1]: r for r in plan(old, new)}
-    assert rows["platform-cluster-eks"]["action"] == "replace"
-    assert rows["platform-cluster-eks"]["replacedWith"] == {
+    assert rows["platform-cluster-eks"]["action"] == "update"
+    assert rows["platform-cluster-eks"]["refused"] == {
         "vpcId": ["aws:ec2/vpc:Vpc platform-network-vpc"]
     }
+    assert "replacedWith" not in rows["platform-cluster-eks"]
+    # The system node group's subnetIds are ForceNew (node_group.go): it is replaced.
     assert rows["platform-cluster-system"]["action"] == "replace"
+
+
+def test_a_requirements_change_rolls_only_the_nodes_outside_them():
+    """Karpenter hashes a NodePool's template without its requirements (kubernetes-sigs/
+    karpenter v1.14.1 pkg/apis/v1/nodepool.go `hash:"ignore"`); a requirements change drifts
+    only the nodes whose labels no longer satisfy them (disruption/drift.go
+    areRequirementsDrifted). Fails on the old code, which said every node of the pool rolls."""
+    req = {"key": "karpenter.k8s.aws/instance-family", "operator": "In"}
+
+    def pool(families, taint="gpu"):
+        spec = {"requirements": [{**req, "values": families}], "taints": [{"key": taint}]}
+        return nodepool(template={"spec": spec})
+
+    assert text([pool(["p5"])], [pool(["p5", "p5e"])]) == (
+        "# Plan\n"
+        "\n"
+        "0 to create, 1 to update, 0 to replace, 0 to delete, 0 unchanged\n"
+        "\n"
+        "## Destructive and disruptive changes\n"
+        "\n"
+        "- **Nodes may roll** in pool `gpu` (NodePool requirements: "
+        "`spec.template.spec.requirements[key=karpenter.k8s.aws/instance-family].values`): "
+        "Karpenter drifts only the nodes whose labels no longer satisfy the new requirements "
+        "(`RequirementsDrifted`); nodes that still satisfy them stay.\n"
+        "\n"
+        "## Changes\n"
+        "\n"
+        "- update `kubernetes:karpenter.sh/v1:NodePool pool-gpu`: rolls the nodes outside the "
+        "new requirements\n"
+        "  - `spec.template.spec.requirements[key=karpenter.k8s.aws/instance-family].values`: "
+        '`["p5"]` -> `["p5", "p5e"]`\n'
+    )
+    # A hashed template field (here a taint) still drifts every node of the pool.
+    rows = plan([pool(["p5"])], [pool(["p5", "p5e"], taint="other")])
+    assert [(r.get("rollsNodes"), r.get("requirementsDrift")) for r in rows] == [(True, None)]
