@@ -173,13 +173,16 @@ def _system_pods_check(ctx: Context) -> Result:
         # credentials cannot see): a skip, never a pass. A real cluster always runs some.
         return skip(NAME, name, "no pod of a system namespace, DaemonSet or mirror pod to inspect")
     if problems:
+        # One line per pod in the details (a node's worth of pods in one reason is unreadable);
+        # the pods their own controller marked follow them.
         return result(
             NAME,
             name,
             False,
-            f"{len(problems)} pod(s) the platform must never mark carry the annotation, so "
-            "Karpenter never disrupts their nodes: " + "; ".join(problems),
-            details,
+            f"{len(problems)} of {scope} system, DaemonSet and mirror pods carry "
+            f"{DO_NOT_DISRUPT_ANNOTATION} from something other than their own controller, so "
+            "Karpenter never disrupts their nodes",
+            [*problems, *details],
         )
     return result(
         NAME,

@@ -249,13 +249,39 @@ def test_system_pods_annotated_fail():
     )
     assert system_pods(kube) == (
         "fail",
-        "4 pod(s) the platform must never mark carry the annotation, so Karpenter never "
-        "disrupts their nodes: mirror pod default/kube-proxy-static carries "
-        "karpenter.sh/do-not-disrupt: 'true'; system pod kai-scheduler/x carries "
-        "karpenter.sh/do-not-disrupt: 'true'; system pod kube-system/coredns-1 carries "
-        "karpenter.sh/do-not-disrupt: 'true'; DaemonSet pod research-batch/logs-agent-x carries "
-        "karpenter.sh/do-not-disrupt: 'true'",
-        (),
+        "4 of 4 system, DaemonSet and mirror pods carry karpenter.sh/do-not-disrupt from "
+        "something other than their own controller, so Karpenter never disrupts their nodes",
+        (
+            "mirror pod default/kube-proxy-static carries karpenter.sh/do-not-disrupt: 'true'",
+            "system pod kai-scheduler/x carries karpenter.sh/do-not-disrupt: 'true'",
+            "system pod kube-system/coredns-1 carries karpenter.sh/do-not-disrupt: 'true'",
+            "DaemonSet pod research-batch/logs-agent-x carries karpenter.sh/do-not-disrupt: 'true'",
+        ),
+    )
+
+
+def test_system_pods_annotated_lists_the_marked_then_the_exempt():
+    kube = FakeKube(
+        [
+            pod("kube-system", "aws-node-abcde", annotations=DND, owner=("DaemonSet", "aws-node")),
+            pod("kube-system", "kube-proxy-x", owner=("DaemonSet", "kube-proxy")),
+            pod(
+                "kai-resource-reservation",
+                "gpu-reservation-node-a-x1",
+                annotations=DND,
+                labels={"app": "kai-resource-reservation", "runai-gpu-group": "g1"},
+            ),
+        ]
+    )
+    assert system_pods(kube) == (
+        "fail",
+        "1 of 3 system, DaemonSet and mirror pods carry karpenter.sh/do-not-disrupt from "
+        "something other than their own controller, so Karpenter never disrupts their nodes",
+        (
+            "DaemonSet pod kube-system/aws-node-abcde carries karpenter.sh/do-not-disrupt: 'true'",
+            "kai-resource-reservation/gpu-reservation-node-a-x1: 'true', set by KAI's binder "
+            "(a GPU reservation pod)",
+        ),
     )
 
 

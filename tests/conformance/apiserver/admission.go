@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"eks-gpu-platform.local/conformance/internal/render"
@@ -226,7 +227,13 @@ func (e *Env) activePolicies(ctx context.Context, r *render.Render, mode Mode, p
 			policies = append(policies, d)
 		}
 	}
-	err := Poll(ctx, PolicyTimeout, func() error {
+	return policies, e.policiesAct(ctx, mode, probe)
+}
+
+// policiesAct waits until the API server's policy informer has loaded the applied policies: the
+// probe pod is annotated (Mutate) or denied by a policy (Deny).
+func (e *Env) policiesAct(ctx context.Context, mode Mode, probe *unstructured.Unstructured) error {
+	return Poll(ctx, PolicyTimeout, func() error {
 		o := e.admit(ctx, probe, podAnnotations...)
 		switch {
 		case mode == Mutate && o.added:
@@ -236,7 +243,87 @@ func (e *Env) activePolicies(ctx context.Context, r *render.Render, mode Mode, p
 		}
 		return fmt.Errorf("the render's %s policies never acted on the probe pod %s/%s (%+v)", mode, probe.GetNamespace(), probe.GetName(), o)
 	})
-	return policies, err
+}
+
+// PoliciesActive waits until r's do-not-disrupt policies, already applied with the rest of the
+// render (as `pulumi up` applies it), act on the probe pod (the first must-match KAI pod, in the
+// render's first leaf-queue namespace, dry-run), so what is created next is judged by them.
+func (e *Env) PoliciesActive(ctx context.Context, r *render.Render, fx *Fixtures) error {
+	mode, err := PolicyMode(r)
+	if err != nil {
+		return err
+	}
+	queueNamespaces := QueueNamespaces(r)
+	if len(queueNamespaces) == 0 {
+		return fmt.Errorf("render %s: no leaf queue has a namespace", r.Stack)
+	}
+	return e.policiesAct(ctx, mode, kaiPod(fx.MustMatch[0], queueNamespaces))
+}
+
+// nvidiaRuntimeClass is the RuntimeClass the GPU Operator's operands name: runtimeClassName
+// nvidia, a class the operator creates (reference/gpu-operator/chart-values-v26.7.0.yaml
+// operator.runtimeClass: nvidia); the RuntimeClass admission plugin rejects a pod naming a
+// missing class.
+func nvidiaRuntimeClass() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+		"metadata": map[string]any{"name": "nvidia"}, "handler": "nvidia",
+	}}
+}
+
+// CreateSystemPods creates the system pods of fx for real (not dry-run), through whatever
+// admission policies the API server holds, as their controllers create them on a node, after
+// what admission needs for them: each pod's namespace (created bare if missing), the RuntimeClass
+// nvidia and the ServiceAccounts the pods name. envtest disables the ServiceAccount admission
+// plugin (controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go defaultArgs),
+// but on a cluster it refuses a pod whose ServiceAccount is missing (kubernetes v1.36.3
+// plugin/pkg/admission/serviceaccount/admission.go Admit), so they are created as a cluster has
+// them. It returns every object it created, as stored (pods with what admission did to them), in
+// creation order, also when it fails part way, so the caller can delete them; the namespaces and
+// any object that already existed are not among them.
+func (e *Env) CreateSystemPods(ctx context.Context, fx *Fixtures) ([]*unstructured.Unstructured, error) {
+	var created []*unstructured.Unstructured
+	create := func(obj *unstructured.Unstructured, what string) error {
+		stored, err := e.Create(ctx, obj)
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			return nil
+		case err != nil:
+			return fmt.Errorf("%s: %s", what, errorText(err))
+		}
+		created = append(created, stored)
+		return nil
+	}
+	if err := create(nvidiaRuntimeClass(), "RuntimeClass nvidia"); err != nil {
+		return created, err
+	}
+	accounts := map[string]bool{}
+	for _, d := range fx.System {
+		ns := d.Object.GetNamespace()
+		if err := e.EnsureNamespace(ctx, ns); err != nil {
+			return created, fmt.Errorf("namespace %s: %w", ns, err)
+		}
+		name, _, _ := unstructured.NestedString(d.Object.Object, "spec", "serviceAccountName")
+		if name == "" || accounts[ns+"/"+name] {
+			continue
+		}
+		accounts[ns+"/"+name] = true
+		sa := &unstructured.Unstructured{}
+		sa.SetAPIVersion("v1")
+		sa.SetKind("ServiceAccount")
+		sa.SetNamespace(ns)
+		sa.SetName(name)
+		if err := create(sa, fmt.Sprintf("ServiceAccount %s/%s", ns, name)); err != nil {
+			return created, err
+		}
+	}
+	for _, d := range fx.System {
+		pod := d.Object.DeepCopy()
+		if err := create(pod, "system "+describe(d, pod)); err != nil {
+			return created, err
+		}
+	}
+	return created, nil
 }
 
 // removePolicies deletes the policies and waits until the probe pod is admitted untouched, so
@@ -274,14 +361,7 @@ func (e *Env) prepareNamespaces(ctx context.Context, r *render.Render, fx *Fixtu
 	if err := e.ResetNamespaces(ctx, keep); err != nil {
 		return err
 	}
-	// The GPU Operator's operands run with runtimeClassName nvidia, a RuntimeClass the operator
-	// creates (reference/gpu-operator/chart-values-v26.7.0.yaml operator.runtimeClass: nvidia);
-	// the RuntimeClass admission plugin rejects a pod naming a missing class.
-	nvidia := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-		"metadata": map[string]any{"name": "nvidia"}, "handler": "nvidia",
-	}}
-	if _, err := e.Apply(ctx, nvidia); err != nil {
+	if _, err := e.Apply(ctx, nvidiaRuntimeClass()); err != nil {
 		return fmt.Errorf("RuntimeClass nvidia: %s", errorText(err))
 	}
 	for _, set := range [][]render.Doc{fx.System, fx.MustMatch, fx.MustNotMatch} {

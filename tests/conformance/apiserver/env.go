@@ -87,6 +87,17 @@ func Start(repo string) (*Env, error) {
 		return nil, fmt.Errorf("envtest (KUBEBUILDER_ASSETS holds kube-apiserver and etcd; "+
 			"make conformance-bins builds them into tests/conformance/.bin/envtest): %w", err)
 	}
+	e, err := NewEnv(repo, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.testEnv = te
+	return e, nil
+}
+
+// NewEnv is an Env on an API server another package started (cfg: its admin config); Stop leaves
+// that server running.
+func NewEnv(repo string, cfg *rest.Config) (*Env, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 500, 1000
 	dyn, err := dynamic.NewForConfig(cfg)
@@ -98,11 +109,16 @@ func Start(repo string) (*Env, error) {
 		return nil, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	return &Env{Repo: repo, Config: cfg, Dynamic: dyn, Discover: disc, Mapper: mapper, testEnv: te}, nil
+	return &Env{Repo: repo, Config: cfg, Dynamic: dyn, Discover: disc, Mapper: mapper}, nil
 }
 
-// Stop stops the API server and etcd.
-func (e *Env) Stop() error { return e.testEnv.Stop() }
+// Stop stops the API server and etcd Start started.
+func (e *Env) Stop() error {
+	if e.testEnv == nil {
+		return nil
+	}
+	return e.testEnv.Stop()
+}
 
 // Lock serialises scenarios on the shared API server; the returned func unlocks.
 func (e *Env) Lock() func() {
@@ -137,6 +153,16 @@ func (e *Env) Apply(ctx context.Context, obj *unstructured.Unstructured) (*unstr
 		return nil, err
 	}
 	return res.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+}
+
+// Create creates obj for real (every admission step runs, the object is stored) and returns it as
+// stored.
+func (e *Env) Create(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	res, err := e.Resource(obj)
+	if err != nil {
+		return nil, err
+	}
+	return res.Create(ctx, obj.DeepCopy(), metav1.CreateOptions{FieldManager: FieldManager})
 }
 
 // DryRunCreate creates obj with dryRun=All (every admission step runs, nothing is stored) and

@@ -138,7 +138,14 @@ func deploy(t *testing.T, stack string) *deployed {
 	if !found {
 		t.Fatalf("renders: no stack %s in %s (has %s)", stack, dir, strings.Join(stacks, ", "))
 	}
-	r, err := LoadRender(stack, filepath.Join(dir, stack))
+	return deployRender(t, stack, filepath.Join(dir, stack))
+}
+
+// deployRender is deploy of the render in dir (a known-bad copy of stack's render, say).
+func deployRender(t *testing.T, stack, dir string) *deployed {
+	t.Helper()
+	requireSetup(t)
+	r, err := LoadRender(stack, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,13 +191,16 @@ func deploy(t *testing.T, stack string) *deployed {
 	return d
 }
 
-// remove deletes what deploy applied and seeded except namespaces (envtest runs no namespace
-// controller) and the CRDs, then the Karpenter objects' finalizers (cleanAPIServer).
+// remove deletes what deploy applied and seeded (and systemPods created) except namespaces
+// (envtest runs no namespace controller) and the CRDs, then the Karpenter objects' finalizers
+// (cleanAPIServer). Seeded objects go last first, with grace period 0: no kubelet ends a bound
+// pod's graceful deletion (kubernetes v1.36.3 pkg/registry/core/pod/strategy.go
+// CheckGracefulDelete keeps a scheduled pod's grace period), and no other kind here has one.
 func (d *deployed) remove(t *testing.T) {
 	ctx := context.Background()
 	c := d.H.Client
-	for _, obj := range d.seeded {
-		if err := c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+	for i := len(d.seeded) - 1; i >= 0; i-- {
+		if err := c.Delete(ctx, d.seeded[i], client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("cleanup: %v", err)
 		}
 	}
@@ -205,6 +215,54 @@ func (d *deployed) remove(t *testing.T) {
 	}
 	if err := cleanAPIServer(ctx, c); err != nil {
 		t.Errorf("cleanup: %v", err)
+	}
+}
+
+// systemPods creates the realistic node's system pods (tests/fixtures/system-pods,
+// apiserver.LoadFixtures) for real through the admission policies d's render applied, once the API
+// server acts on them (apiserver.PoliciesActive), with what admission needs for them
+// (apiserver.CreateSystemPods: namespaces, the RuntimeClass nvidia, the ServiceAccounts they
+// name); remove deletes them. It returns the pods as stored, by namespace/name.
+func (d *deployed) systemPods(t *testing.T) map[string]*unstructured.Unstructured {
+	t.Helper()
+	fx, err := apiserver.LoadFixtures(repoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := apiserver.NewEnv(repoDir, coreEnv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.PoliciesActive(d.H.Ctx, d.H.Render.Render, fx); err != nil {
+		t.Fatalf("%s: %v", d.Stack, err)
+	}
+	created, err := e.CreateSystemPods(d.H.Ctx, fx)
+	pods := map[string]*unstructured.Unstructured{}
+	for _, obj := range created {
+		d.seeded = append(d.seeded, obj)
+		if obj.GetKind() == "Pod" {
+			pods[obj.GetNamespace()+"/"+obj.GetName()] = obj
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", d.Stack, err)
+	}
+	return pods
+}
+
+// expectPodsKept fails unless every pod of pods is still in the API server and not being
+// deleted: a run deletes only what it created.
+func expectPodsKept(t *testing.T, d *deployed, pods map[string]*unstructured.Unstructured) {
+	t.Helper()
+	for _, key := range sortedKeys(pods) {
+		live := &corev1.Pod{}
+		err := d.H.Client.Get(d.H.Ctx, types.NamespacedName{Namespace: pods[key].GetNamespace(), Name: pods[key].GetName()}, live)
+		switch {
+		case err != nil:
+			t.Errorf("system pod %s after the run: %v", key, err)
+		case live.DeletionTimestamp != nil:
+			t.Errorf("system pod %s deleted by the run", key)
+		}
 	}
 }
 
@@ -634,13 +692,29 @@ var admissionChecks = []string{
 	"--checks", "system-node-toleration-denied/*", "--checks", "pod-security/*",
 }
 
+// systemPodCount is the number of pods of tests/fixtures/system-pods: aws-node, coredns,
+// efa-device-plugin, eks-pod-identity-agent, karpenter, kube-proxy and the static pod's mirror
+// pod (one each), the GPU Operator's six operands and three Deployment pods, KAI's seven control
+// plane pods and its GPU reservation pod.
+const systemPodCount = 24
+
+// reservationLine is the detail system-pods-not-annotated writes for KAI's GPU reservation pod
+// (tests/fixtures/system-pods/kai-resource-reservation.yaml), which its binder annotates itself.
+const reservationLine = "kai-resource-reservation/gpu-reservation-8eee7ebe67d00371: 'true', set by KAI's binder (a GPU reservation pod)"
+
 // Issue 24 "Tested here": the admission checks pass on the real API server, for the 1.36 render
-// (MutatingAdmissionPolicy) and the 1.35 one (ValidatingAdmissionPolicy), and the run leaves no
-// labelled object behind.
+// (MutatingAdmissionPolicy) and the 1.35 one (ValidatingAdmissionPolicy), with a realistic node's
+// system pods created through the render's policies first, so system-pods-not-annotated inspects
+// them and passes (not a skip on nothing); the run leaves no labelled object behind and the
+// system pods in place.
 func TestValidateAdmissionChecks(t *testing.T) {
 	for _, stack := range []string{"dev", render.Older} {
 		t.Run(stack, func(t *testing.T) {
 			d := deploy(t, stack)
+			pods := d.systemPods(t)
+			if len(pods) != systemPodCount {
+				t.Fatalf("created %d system pods, want the %d of tests/fixtures/system-pods", len(pods), systemPodCount)
+			}
 			args := append([]string{"--phases", "scheduling,security"}, admissionChecks...)
 			run := d.validate(t, "adm-"+strings.ReplaceAll(stack, ".", ""), args...)
 			if run.Code != 0 {
@@ -650,16 +724,66 @@ func TestValidateAdmissionChecks(t *testing.T) {
 				expectCase(t, run, "scheduling", "do-not-disrupt/"+q, "pass", "")
 				expectCase(t, run, "security", "system-node-toleration-denied/"+q, "pass", "")
 			}
-			expectCase(t, run, "scheduling", "system-pods-not-annotated", "pass", "")
+			expectCase(t, run, "scheduling", "system-pods-not-annotated", "pass", "", reservationLine)
 			for _, ns := range []string{"research-batch", "research-notebooks", "research-serving"} {
 				expectCase(t, run, "security", "pod-security/"+ns, "pass", "")
 			}
 			// The run namespace, a namespace per leaf queue and the run's ServiceAccount in each
 			// (components/validate/workspace.py); every probe pod was a server-side dry run.
-			expectLines(t, run, fmt.Sprintf("%s: 13 passed, 0 failed, 0 skipped", stack), "| cleanup | pass | deleted 7 objects |")
+			expectLines(t, run, fmt.Sprintf("%s: 13 passed, 0 failed, 0 skipped", stack), "| cleanup | pass | deleted 7 objects |",
+				"| system-pods-not-annotated | pass | 24 system, DaemonSet and mirror pods; none annotated by anything but its own controller |")
 			expectNoLeftovers(t)
+			expectPodsKept(t, d, pods)
 		})
 	}
+}
+
+// The known-bad admission-unscoped render (tests/conformance/mutate.py: the do-not-disrupt
+// policies before issue 19's fix, keyed on priority alone in every namespace) deployed instead of
+// dev's: the real API server annotates the system pods created through its
+// MutatingAdmissionPolicy, and system-pods-not-annotated fails, one line per pod. Every pod but
+// KAI's reservation pod matches: a priorityClassName with priority >= 100 (system-node-critical,
+// system-cluster-critical), or, without one, the pod-template-hash label and a ReplicaSet owner
+// (KAI's control plane); the reservation pod already carries the annotation (the not-annotated
+// condition).
+func TestValidateSystemPodsAnnotatedFails(t *testing.T) {
+	bad, err := render.Bad()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := deployRender(t, "dev", filepath.Join(bad, "admission-unscoped", "dev"))
+	pods := d.systemPods(t)
+	// What admission did, read back from the API server: the evidence the CLI must report.
+	for _, key := range []string{"kube-system/aws-node-7xk2p", "kube-system/kube-proxy-4mbq9"} {
+		if got := pods[key].GetAnnotations()[apiserver.DoNotDisrupt]; got != "true" {
+			t.Fatalf("system pod %s stored with %s %q: the known-bad policy did not act", key, apiserver.DoNotDisrupt, got)
+		}
+	}
+	run := d.validate(t, "vconf-sysann", "--phases", "scheduling", "--checks", "system-pods-not-annotated")
+	if run.Code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s\n%s", run.Code, run.Output, run.MD)
+	}
+	reason := "23 of 24 system, DaemonSet and mirror pods carry karpenter.sh/do-not-disrupt from something " +
+		"other than their own controller, so Karpenter never disrupts their nodes"
+	lines := []string{
+		"DaemonSet pod kube-system/aws-node-7xk2p carries karpenter.sh/do-not-disrupt: 'true'",
+		"DaemonSet pod kube-system/kube-proxy-4mbq9 carries karpenter.sh/do-not-disrupt: 'true'",
+		"DaemonSet pod gpu-operator/nvidia-device-plugin-daemonset-a9k0z carries karpenter.sh/do-not-disrupt: 'true'",
+		"mirror pod kube-system/node-local-dns-ip-10-0-12-34.us-west-2.compute.internal carries karpenter.sh/do-not-disrupt: 'true'",
+		"system pod kube-system/karpenter-5f8d6c9b7-x9d2k carries karpenter.sh/do-not-disrupt: 'true'",
+		"system pod kai-scheduler/binder-66d8c7b9f4-k1x7q carries karpenter.sh/do-not-disrupt: 'true'",
+		reservationLine,
+	}
+	expectCase(t, run, "scheduling", "system-pods-not-annotated", "fail", reason, lines...)
+	// The preflight's leftovers and run-namespace checks and the clean-up of the run namespace pass.
+	md := []string{"| system-pods-not-annotated | fail | " + reason + " |", "dev: 3 passed, 1 failed, 0 skipped",
+		"| cleanup | pass | deleted 1 objects |"}
+	for _, l := range lines {
+		md = append(md, "    "+l)
+	}
+	expectLines(t, run, md...)
+	expectNoLeftovers(t)
+	expectPodsKept(t, d, pods)
 }
 
 // Clean-up on failure: a run whose check fails mid-phase (KAI's NVIDIA_VISIBLE_DEVICES block,
@@ -667,15 +791,18 @@ func TestValidateAdmissionChecks(t *testing.T) {
 // ServiceAccounts) exits 1 and still leaves nothing labelled behind.
 func TestValidateCleanupOnFailure(t *testing.T) {
 	d := deploy(t, "dev")
+	pods := d.systemPods(t)
 	args := append([]string{"--phases", "scheduling,security", "--checks", "nvidia-visible-devices-blocked/*"}, admissionChecks...)
 	run := d.validate(t, "vconf-fail", args...)
 	if run.Code != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", run.Code, run.Output)
 	}
 	expectCase(t, run, "security", "nvidia-visible-devices-blocked/research-serving", "fail", "")
+	expectCase(t, run, "scheduling", "system-pods-not-annotated", "pass", "", reservationLine)
 	expectCase(t, run, "cleanup", "cleanup", "pass", "")
 	expectLines(t, run, "dev: 13 passed, 3 failed, 0 skipped", "| cleanup | pass | deleted 7 objects |")
 	expectNoLeftovers(t)
+	expectPodsKept(t, d, pods)
 }
 
 // A controller that has not rolled out fails controllers-ready: Karpenter's Deployment with its
