@@ -237,3 +237,22 @@ def violations(obj: dict[str, Any], level: str) -> list[str]:
             found += _restricted(template)
         out += [f"{prefix}{line}" for line in found]
     return out
+
+
+# The security contexts the platform's builders write on non-root pods and their containers
+# (components/scheduler/podsecurity.py), written out here as the tests' expected values: they
+# meet the "restricted" controls above (non-root, seccomp RuntimeDefault, no privilege
+# escalation, every capability dropped).
+RESTRICTED_POD = {
+    "runAsNonRoot": True,
+    "runAsUser": 1000,
+    "runAsGroup": 1000,
+    "fsGroup": 1000,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+RESTRICTED_CONTAINER = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}

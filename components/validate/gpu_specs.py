@@ -15,8 +15,8 @@ from .. import catalog
 from ..nodepool.constants import EFA_RESOURCE, GPU_RESOURCE
 from ..scheduler.constants import QUEUE_LABEL, SCHEDULER_NAME
 from ..scheduler.podsecurity import (
-    RUNTIME_DEFAULT_SECCOMP,
     WRITABLE_HOME,
+    restricted_container_security_context,
     restricted_pod_security_context,
 )
 from . import prices
@@ -226,12 +226,7 @@ def capacity_job(
                                 "requests": {resource: "1", "cpu": JOB_CPU, "memory": JOB_MEMORY},
                                 "limits": {resource: "1", "memory": JOB_MEMORY},
                             },
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "capabilities": {"drop": ["ALL"]},
-                                "runAsNonRoot": True,
-                                "seccompProfile": dict(RUNTIME_DEFAULT_SECCOMP),
-                            },
+                            "securityContext": restricted_container_security_context(),
                         }
                     ],
                 },

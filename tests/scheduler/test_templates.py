@@ -6,6 +6,7 @@ ServiceAccount) and ``templates`` (fractional Pod).
 import re
 
 import pytest
+from pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD
 
 from eks_gpu_platform.scheduler.inference import MODEL_FETCH_SCRIPT
 from eks_gpu_platform.scheduler.templates import (
@@ -23,19 +24,6 @@ from .helpers import POOL_LABEL
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 EFA_TOLERATION = {"key": "vpc.amazonaws.com/efa", "operator": "Exists", "effect": "NoSchedule"}
-RESTRICTED_POD = {
-    "runAsNonRoot": True,
-    "runAsUser": 1000,
-    "runAsGroup": 1000,
-    "fsGroup": 1000,
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
-RESTRICTED_CONTAINER = {
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "runAsNonRoot": True,
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
 HOME = [{"name": "HOME", "value": "/tmp"}]
 
 

@@ -2,6 +2,7 @@
 the queue's pools, its validation, and the template each kind generates."""
 
 import pytest
+from pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.examples import example_workloads
@@ -14,19 +15,6 @@ IMAGE = (
     "nvcr.io/nvidia/pytorch:26.05-py3@sha256:"
     "222d8b18e671be5c3ef91cb41727a2572a0b23f59ded6c39f373a96946f6f2ba"
 )
-SECURITY = {
-    "runAsNonRoot": True,
-    "runAsUser": 1000,
-    "runAsGroup": 1000,
-    "fsGroup": 1000,
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
-CONTAINER_SECURITY = {
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "runAsNonRoot": True,
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
 
 POOLS = {
     "spot": {"name": "spot", "gpus": ["l4"], "capacityTypes": ["spot"], "preemptible": True},
@@ -188,7 +176,7 @@ def _pod(name, queue_name, pool, priority, resources, annotations) -> dict:
             "schedulerName": "kai-scheduler",
             "priorityClassName": priority,
             "automountServiceAccountToken": False,
-            "securityContext": SECURITY,
+            "securityContext": RESTRICTED_POD,
             "affinity": {"nodeAffinity": affinity},
             "tolerations": [GPU_TOLERATION],
             "containers": [
@@ -198,7 +186,7 @@ def _pod(name, queue_name, pool, priority, resources, annotations) -> dict:
                     "command": ["sleep", "infinity"],
                     "env": [{"name": "HOME", "value": "/tmp"}],
                     "resources": resources,
-                    "securityContext": CONTAINER_SECURITY,
+                    "securityContext": RESTRICTED_CONTAINER,
                 }
             ],
         },

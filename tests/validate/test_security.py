@@ -5,6 +5,7 @@ from its cited source; the real API server judges the same checks in the conform
 from __future__ import annotations
 
 import pytest
+from pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD
 
 from eks_gpu_platform.validate import security
 from eks_gpu_platform.validate.core import Planned, Result
@@ -25,19 +26,6 @@ from .phase_helpers import (
 MANAGED = {
     "app.kubernetes.io/managed-by": "eks-gpu-platform-validate",
     "eks-gpu-platform.validate/run": "r1",
-}
-RESTRICTED_POD = {
-    "runAsNonRoot": True,
-    "runAsUser": 1000,
-    "runAsGroup": 1000,
-    "fsGroup": 1000,
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
-RESTRICTED_CONTAINER = {
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "runAsNonRoot": True,
-    "seccompProfile": {"type": "RuntimeDefault"},
 }
 # kai-scheduler v0.16.8 pkg/admission/webhook/v1alpha2/deviceaccess/device_access.go L146-150,
 # behind the API server's prefix (k8s.io/apiserver v0.36.3 pkg/admission/plugin/webhook/errors/
