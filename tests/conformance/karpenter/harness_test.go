@@ -24,6 +24,7 @@ import (
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -597,34 +598,19 @@ func cleanAPIServer(ctx context.Context, c client.Client) error {
 }
 
 func metaItems(list client.ObjectList) ([]client.Object, error) {
-	var out []client.Object
-	switch l := list.(type) {
-	case *corev1.PodList:
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
+	// meta.ExtractList returns a pointer to each item of a typed list (apimachinery v0.36.3
+	// pkg/api/meta/help.go L202-204, L260-264: raw.Addr()).
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("metaItems: %w", err)
+	}
+	out := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		obj, ok := item.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("metaItems: %T is not a client.Object", item)
 		}
-	case *corev1.NodeList:
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case *karpv1.NodeClaimList:
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case *karpv1.NodePoolList:
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case *awsv1.EC2NodeClassList:
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case *v1alpha1.NodeOverlayList:
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	default:
-		return nil, fmt.Errorf("metaItems: %T", list)
+		out = append(out, obj)
 	}
 	return out, nil
 }
