@@ -191,9 +191,14 @@ class Context:
             )
         return out
 
+    def run_object_name(self, what: str) -> str:
+        """The name of this run's object ``what`` (a namespace, a pod, a PodGroup):
+        ``validate-<run id>-<what>``, cut to the 63 characters a DNS label allows."""
+        return f"validate-{self.run_id}-{what}"[:63].rstrip("-")
+
     def queue_namespace_name(self, queue: str) -> str:
         """The name ``queue_namespace`` gives (and ``planned`` lists) without creating it."""
-        return f"validate-{self.run_id}-{queue}"[:63].rstrip("-")
+        return self.run_object_name(queue)
 
     def queue_namespace(self, queue: str) -> str:
         """A namespace of this run for ``queue``'s workloads, created once: the labels of the

@@ -208,17 +208,9 @@ def over_limit_choice(
     )
 
 
-def _gang_group(ctx: Context) -> str:
-    return f"validate-{ctx.run_id}-gang"[:63].rstrip("-")
-
-
-def _over_limit_pod(ctx: Context) -> str:
-    return f"validate-{ctx.run_id}-over-limit"[:63].rstrip("-")
-
-
 def _gang_planned(ctx: Context, plan: GangPlan) -> Planned:
     ns = ctx.queue_namespace_name(plan.queue)
-    group = _gang_group(ctx)
+    group = ctx.run_object_name("gang")
     return Planned(
         PHASE,
         GANG_CHECK,
@@ -299,7 +291,7 @@ def gang_check(ctx: Context) -> Result:
     if pool_label is None:
         return skip(PHASE, GANG_CHECK, "the render's NodePools carry no pool label")
     namespace = queue_workspace(ctx, plan.queue)
-    group = _gang_group(ctx)
+    group = ctx.run_object_name("gang")
     affinity = gang_affinity(
         pool_label=pool_label,
         pool=plan.pool,
@@ -436,7 +428,7 @@ def over_limit_pod(
     tolerations: Sequence[Mapping[str, str]],
 ) -> dict:
     return probe_pod(
-        name=_over_limit_pod(ctx),
+        name=ctx.run_object_name("over-limit"),
         namespace=namespace,
         queue=queue,
         labels={PREEMPTIBILITY_LABEL: "preemptible"},
@@ -600,7 +592,7 @@ def planned(ctx: Context) -> list[Planned]:
             Planned(
                 PHASE,
                 OVER_LIMIT_CHECK,
-                (*workspace_objects(ctx, queue), f"Pod {ns}/{_over_limit_pod(ctx)}"),
+                (*workspace_objects(ctx, queue), f"Pod {ns}/{ctx.run_object_name('over-limit')}"),
                 pool=pools[0] if len(pools) == 1 else None,
                 # Nothing launches unless the promise is broken; then at most one node of a
                 # type that holds the pod, until the pod is deleted and the node consolidated.

@@ -47,10 +47,6 @@ def job_name(pool: str) -> str:
     return f"validate-nccl-{pool}"[:63].rstrip("-")
 
 
-def namespace_name(ctx: Context) -> str:
-    return f"validate-{ctx.run_id}-nccl"[:63].rstrip("-")
-
-
 def _efa_pools(ctx: Context) -> list[gpu_specs.Pool]:
     pools = gpu_specs.pools(ctx.render.capacity, ctx.render.manifests).values()
     return [p for p in pools if p.efa]
@@ -65,7 +61,7 @@ def _max_minutes(ctx: Context, pool: gpu_specs.Pool) -> float:
 
 def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
     itype, unpriced = gpu_specs.cheapest_type(pool, region or "", ctx.options.prices)
-    ns = namespace_name(ctx)
+    ns = ctx.run_object_name("nccl")
     return Planned(
         phase=NAME,
         check=pool.name,
@@ -170,7 +166,7 @@ def _check(
             details,
         ), 0.0
     itype = plan.instance_types[0]
-    namespace = namespace_name(ctx)
+    namespace = ctx.run_object_name("nccl")
     name = job_name(pool.name)
     try:
         if not any(k == "Namespace" and n == namespace for _, k, n, _ in ctx.created):

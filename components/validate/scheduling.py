@@ -54,10 +54,6 @@ DISRUPTION_CASES = (
 ANNOTATED_CASE = ("np-annotated", {PREEMPTIBILITY_LABEL: "non-preemptible"}, None, True, True)
 
 
-def _pod_name(ctx: Context, what: str) -> str:
-    return f"validate-{ctx.run_id}-{what}"[:63].rstrip("-")
-
-
 def _describe(labels: dict, priority_class: str | None, annotated: bool) -> str:
     parts = [f"{k}={v}" for k, v in labels.items()]
     if priority_class:
@@ -82,7 +78,7 @@ def _disruption_check(ctx: Context, queue: str, policy: dict) -> Result:
     for case, labels, priority_class, annotated, non_preemptible in _cases(policy):
         what = f"{case} ({_describe(labels, priority_class, annotated)})"
         pod = probe_pod(
-            name=_pod_name(ctx, f"dnd-{case}"),
+            name=ctx.run_object_name(f"dnd-{case}"),
             namespace=namespace,
             queue=queue,
             labels=labels,
@@ -223,7 +219,8 @@ def planned(ctx: Context) -> list[Planned]:
         for queue, _, _ in queue_namespaces(ctx.render.manifests):
             ns = ctx.queue_namespace_name(queue)
             pods = tuple(
-                f"Pod {ns}/{_pod_name(ctx, f'dnd-{case[0]}')} (dry-run)" for case in _cases(policy)
+                f"Pod {ns}/{ctx.run_object_name(f'dnd-{case[0]}')} (dry-run)"
+                for case in _cases(policy)
             )
             out.append(
                 Planned(NAME, f"do-not-disrupt/{queue}", (*workspace_objects(ctx, queue), *pods))

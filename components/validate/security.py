@@ -56,10 +56,6 @@ ALLOWED_VISIBLE_DEVICES = ("void", "none")
 PRIVILEGED_DETAIL = "must not set securityContext.privileged=true"
 
 
-def _pod_name(ctx: Context, what: str) -> str:
-    return f"validate-{ctx.run_id}-{what}"[:63].rstrip("-")
-
-
 def _visible_devices(pod: dict) -> str | None:
     for container in pod.get("spec", {}).get("containers", []):
         if container.get("name") == PROBE_CONTAINER:
@@ -86,7 +82,7 @@ def _visible_devices_check(ctx: Context, queue: str) -> Result:
     problems: list[str] = []
 
     gpu_pod = probe_pod(
-        name=_pod_name(ctx, "nvd-gpu"),
+        name=ctx.run_object_name("nvd-gpu"),
         namespace=namespace,
         queue=queue,
         labels=preemptible,
@@ -109,7 +105,7 @@ def _visible_devices_check(ctx: Context, queue: str) -> Result:
         )
 
     bare_pod = probe_pod(
-        name=_pod_name(ctx, "nvd-nogpu"),
+        name=ctx.run_object_name("nvd-nogpu"),
         namespace=namespace,
         queue=queue,
         labels=preemptible,
@@ -165,7 +161,7 @@ def _toleration_check(ctx: Context, queue: str, policy: dict) -> Result:
     problems: list[str] = []
     for i, (what, toleration, message) in enumerate(_toleration_cases(policy)):
         pod = probe_pod(
-            name=_pod_name(ctx, f"toleration-{i}"),
+            name=ctx.run_object_name(f"toleration-{i}"),
             namespace=namespace,
             kai=False,
             tolerations=[toleration],
@@ -209,7 +205,7 @@ def _pod_security_check(ctx: Context, queue: str, namespace: str, labels: dict) 
     details = [f"{namespace}: enforce {level}, version {version}"]
     problems: list[str] = []
     privileged = probe_pod(
-        name=_pod_name(ctx, "privileged"), namespace=run_namespace, kai=False, privileged=True
+        name=ctx.run_object_name("privileged"), namespace=run_namespace, kai=False, privileged=True
     )
     _, denial = _attempt(ctx, privileged)
     psa = f'violates PodSecurity "{level}:{version}"'
@@ -222,7 +218,9 @@ def _pod_security_check(ctx: Context, queue: str, namespace: str, labels: dict) 
         problems.append(f"a privileged pod was denied, not by Pod Security: {denial.message}")
     else:
         details.append(f"privileged pod: denied: {denial.message}")
-    compliant = probe_pod(name=_pod_name(ctx, "restricted"), namespace=run_namespace, kai=False)
+    compliant = probe_pod(
+        name=ctx.run_object_name("restricted"), namespace=run_namespace, kai=False
+    )
     _, denial = _attempt(ctx, compliant)
     if denial is not None:
         problems.append(f"a pod meeting restricted was denied: {denial.message}")
@@ -276,7 +274,10 @@ def planned(ctx: Context) -> list[Planned]:
     out: list[Planned] = []
     for queue, _, _ in namespaces:
         ns = ctx.queue_namespace_name(queue)
-        pods = (_dry(ns, _pod_name(ctx, "nvd-gpu")), _dry(ns, _pod_name(ctx, "nvd-nogpu")))
+        pods = (
+            _dry(ns, ctx.run_object_name("nvd-gpu")),
+            _dry(ns, ctx.run_object_name("nvd-nogpu")),
+        )
         out.append(
             Planned(
                 NAME,
@@ -288,12 +289,15 @@ def planned(ctx: Context) -> list[Planned]:
         for queue, _, _ in namespaces:
             ns = ctx.queue_namespace_name(queue)
             pods = tuple(
-                _dry(ns, _pod_name(ctx, f"toleration-{i}"))
+                _dry(ns, ctx.run_object_name(f"toleration-{i}"))
                 for i in range(len(_toleration_cases(policy)))
             )
             out.append(Planned(NAME, f"system-node-toleration-denied/{queue}", pods))
     for queue, namespace, _ in namespaces:
         ns = ctx.queue_namespace_name(queue)
-        pods = (_dry(ns, _pod_name(ctx, "privileged")), _dry(ns, _pod_name(ctx, "restricted")))
+        pods = (
+            _dry(ns, ctx.run_object_name("privileged")),
+            _dry(ns, ctx.run_object_name("restricted")),
+        )
         out.append(Planned(NAME, f"pod-security/{namespace}", pods))
     return out
