@@ -474,6 +474,8 @@ def plan(
         row: dict[str, Any] = {"urn": urn, "type": reg.type}
         if previous_urn is None:
             rows.append({**row, "action": "create", "changed": sorted(reg.inputs)})
+            if reg.type == ADDON:  # a pin, or "resolved at deploy for <minor>" offline
+                rows[-1]["version"] = [None, reg.inputs.get("addonVersion")]
             continue
         matched.add(previous_urn)
         previous = old_by[previous_urn]
@@ -800,7 +802,9 @@ def _change_lines(r: Mapping[str, Any]) -> list[str]:
         notes.append(r["minorDrift"])
     if r.get("refused"):
         notes.append("**refused by EKS** (" + ", ".join(f"`{k}`" for k in r["refused"]) + ")")
-    if r.get("version"):
+    if r.get("version") and r["version"][0] is None:
+        notes.append(f"version {r['version'][1]}")
+    elif r.get("version"):
         notes.append(f"version {r['version'][0]} -> {r['version'][1]}")
     if r.get("aliasOf"):
         notes.append(f"was {_short(r['aliasOf'])} (alias)")
