@@ -176,8 +176,7 @@ class GpuPlatform(pulumi.ComponentResource):
     interruption_queue_name: pulumi.Output[str]
     """Name of Karpenter's SQS interruption queue; empty when interruption handling is off."""
     addon_versions: pulumi.Output[dict[str, str]]
-    """Version of each EKS managed add-on (vpc-cni, kube-proxy, eks-pod-identity-agent,
-    coredns): the cluster.addonVersions pin, the installed one, or the one looked up at deploy."""
+    """Version of each EKS managed add-on: its pin, the installed one, or the one looked up."""
 
     # Outputs the package schema marks `secret: true` (provider/__main__.py adds the flag: the
     # schema generator of pulumi 3.272.0 has no such field, experimental/schema.py 66-91); each
