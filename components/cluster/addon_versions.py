@@ -15,7 +15,7 @@ For each add-on (``versions.EKS_ADDONS``), in this order (``decide``, a pure fun
 Why the most recent and not EKS's default (``mostRecent: false``, what CreateAddon installs
 without a version): it is what both anchors do, pulumi/pulumi-eks v4.3.0
 ``nodejs/eks/cluster/cluster.ts`` L766-776 (kube-proxy) and L1186-1196 (coredns),
-``nodejs/eks/addons/cni-addon.ts`` L276-280, and terraform-aws-modules/terraform-aws-eks v21.19.0
+``nodejs/eks/addons/cni-addon.ts`` L272-283, and terraform-aws-modules/terraform-aws-eks v21.19.0
 ``main.tf`` L758-766 (``data "aws_eks_addon_version"`` with ``most_recent``), L777 and L822
 (``coalesce(each.value.addon_version, data...version)``), ``variables.tf`` L643 (``most_recent
 = optional(bool, true)``, the default since v21: ``docs/UPGRADE-21.0.md`` L32); and it is what

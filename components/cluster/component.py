@@ -156,6 +156,7 @@ class EksCluster(pulumi.ComponentResource):
     node_security_group_id: pulumi.Output[str]
     system_node_role_arn: pulumi.Output[str]
     kms_key_arn: pulumi.Output[str]
+    addon_versions: pulumi.Output[dict[str, str]]
 
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         spec, system, tags = args.spec, args.system_node_group, dict(args.tags)

@@ -62,7 +62,7 @@ def cluster_lines(recording: mocks.Recording) -> list[str]:
             "- EKS add-ons: "
             + ", ".join(
                 f"{a.inputs.get('addonName')} {a.inputs.get('addonVersion') or 'EKS default'}"
-                for a in addons
+                for a in sorted(addons, key=lambda a: str(a.inputs.get("addonName")))
             )
         )
     vpcs = recording.of_type("aws:ec2/vpc:Vpc")

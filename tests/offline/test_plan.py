@@ -292,3 +292,36 @@ def test_removing_a_pool_waits_for_its_drain_and_ci_refuses_it(base, tmp_path):
 )
 def test_minutes(duration, expected):
     assert minutes(duration) == expected
+
+
+def test_the_plan_names_each_addon_version(base, tmp_path):
+    """Issue 28, point 1: offline, an unpinned add-on shows as resolved at deploy for the
+    cluster's minor; pinning one is an in-place version change the plan names."""
+
+    def pin(config):
+        config["eks-gpu-platform:cluster"]["addonVersions"] = {"vpc-cni": "v1.20.1-eksbuild.3"}
+
+    new = render_to(tmp_path, "pinned", pin)
+    rows = write_plan(base, new)
+    (row,) = [r for r in by_type(rows, "aws:eks/addon:Addon") if r["action"] != "same"]
+    assert row["version"] == ["resolved at deploy for 1.36", "v1.20.1-eksbuild.3"]
+    assert (
+        "- update `aws:eks/addon:Addon platform-cluster-vpc-cni`: version resolved at deploy "
+        "for 1.36 -> v1.20.1-eksbuild.3\n"
+    ) in (new / "plan.md").read_text()
+
+
+def test_a_new_stack_plans_each_addon_at_its_version(tmp_path):
+    """Against a render without the cluster (a new stack), each add-on's create row names its
+    version (issue 28, point 1)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "resources.json").write_text("[]\n")
+    new = render_to(tmp_path, "new")
+    write_plan(empty, new)
+    text = (new / "plan.md").read_text()
+    for addon in ("coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"):
+        assert (
+            f"- create `aws:eks/addon:Addon platform-cluster-{addon}`: version resolved at "
+            "deploy for 1.36\n"
+        ) in text
