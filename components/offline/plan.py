@@ -505,6 +505,10 @@ def plan(
             row["rollReason"] = roll_reason(reg, row)
         if reg.type == ADDON and "addonVersion" in changed:
             row["version"] = [previous.inputs.get("addonVersion"), reg.inputs.get("addonVersion")]
+            if minor is None and str(row["version"][1]).startswith(mocks.RESOLVED_AT_DEPLOY):
+                # Offline the installed version is unknown; on the same minor `up` keeps it
+                # (cluster/addon_versions.py), so no version moves.
+                row["versionKept"] = True
         rows.append(row)
     _cascade(rows, new_rec, new_urns, old_by)
     for urn, reg in old_by.items():
@@ -802,8 +806,12 @@ def _change_lines(r: Mapping[str, Any]) -> list[str]:
         notes.append(r["minorDrift"])
     if r.get("refused"):
         notes.append("**refused by EKS** (" + ", ".join(f"`{k}`" for k in r["refused"]) + ")")
-    if r.get("version") and r["version"][0] is None:
+    if r.get("version") and r["action"] == "create":
         notes.append(f"version {r['version'][1]}")
+    elif r.get("versionKept"):
+        notes.append(
+            f"version {r['version'][1]}: on the same minor `pulumi up` keeps the installed one"
+        )
     elif r.get("version"):
         notes.append(f"version {r['version'][0]} -> {r['version'][1]}")
     if r.get("aliasOf"):

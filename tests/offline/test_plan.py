@@ -325,3 +325,21 @@ def test_a_new_stack_plans_each_addon_at_its_version(tmp_path):
             f"- create `aws:eks/addon:Addon platform-cluster-{addon}`: version resolved at "
             "deploy for 1.36\n"
         ) in text
+
+
+def test_an_unpinned_addon_on_the_same_minor_keeps_its_installed_version(base, tmp_path):
+    """A pin removed on the same minor: offline the installed version is unknown, and `up`
+    keeps it (issue 28, point 1), which the plan says instead of a version move."""
+
+    def pinned(config):
+        config["eks-gpu-platform:cluster"]["addonVersions"] = {"kube-proxy": "v1.36.0-eksbuild.3"}
+
+    old = render_to(tmp_path, "pinned", pinned)
+    new = render_to(tmp_path, "unpinned")
+    rows = write_plan(old, new)
+    (row,) = [r for r in by_type(rows, "aws:eks/addon:Addon") if r["action"] != "same"]
+    assert row["versionKept"] is True
+    assert (
+        "- update `aws:eks/addon:Addon platform-cluster-kube-proxy`: version resolved at deploy "
+        "for 1.36: on the same minor `pulumi up` keeps the installed one\n"
+    ) in (new / "plan.md").read_text()
