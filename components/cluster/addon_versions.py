@@ -20,12 +20,13 @@ without a version): it is what both anchors do, pulumi/pulumi-eks v4.3.0
 (``coalesce(each.value.addon_version, data...version)``), ``variables.tf`` L643 (``most_recent
 = optional(bool, true)``, the default since v21: ``docs/UPGRADE-21.0.md`` L32); and it is what
 the EKS user guide tells you to install ("Replace v1.20.1-eksbuild.3 with the latest version
-listed in the latest version table for your cluster version", vpc-add-on-create and
-vpc-add-on-update; the per-minor pins this replaces were rows of those tables). EKS's default
-lags behind it. The reason an earlier release of this program refused lookups, versions moving
-at every ``up`` (issue 21, point 5), is what the ``installed`` rule removes: the lookup only
-runs when the add-on has to move anyway. ``mostRecent: true`` returns the first version
-``DescribeAddonVersions`` lists for the minor, ``false`` the one marked ``DefaultVersion``;
+listed in the latest version table for your cluster version": awsdocs/amazon-eks-user-guide
+latest/ug/networking/vpc-add-on-create.adoc, and vpc-add-on-update.adoc likewise; the per-minor
+pins this replaces were rows of those tables). EKS's default is one of the versions listed,
+not necessarily the first. The reason an earlier release of this program refused lookups,
+versions moving at every ``up`` (issue 21, point 5), is what the ``installed`` rule removes:
+the lookup only runs when the add-on has to move anyway. ``mostRecent: true`` returns the first
+version ``DescribeAddonVersions`` lists for the minor, ``false`` the one marked ``DefaultVersion``;
 nothing published for the minor fails the invoke (hashicorp/terraform-provider-aws
 internal/service/eks/addon_version_data_source.go ``findAddonVersionByTwoPartKey``, at
 b8a258ef16300c792e393843eb7712b55bc26ab1).
