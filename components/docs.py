@@ -130,11 +130,15 @@ def versions_table() -> str:
         f"| Kubernetes (EKS) | {kube} (default {versions.DEFAULT_KUBERNETES_VERSION}) | "
         "Karpenter compatibility matrix |"
     )
-    for addon, pins in versions.EKS_ADDON_VERSIONS.items():
-        pinned = ", ".join(f"{minor}: `{v}`" for minor, v in pins.items()) or "none"
+    for addon in versions.EKS_ADDONS:
+        floor = (
+            f"; with EFA pools at least `{versions.VPC_CNI_EFA_MIN_VERSION}`"
+            if addon == "vpc-cni"
+            else ""
+        )
         rows.append(
-            f"| EKS add-on {addon} | {pinned} | EKS user guide; other minors: "
-            f"`cluster.addonVersions.{addon}` |"
+            f"| EKS add-on {addon} | resolved at deploy{floor} | `cluster.addonVersions.{addon}` "
+            "pin, else the installed one for the minor, else EKS's most recent for the minor |"
         )
     return "\n".join(rows) + "\n"
 

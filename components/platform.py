@@ -18,6 +18,7 @@ from pulumi.runtime import config as runtime_config
 from .amis import check_ami_parameters
 from .budget import capacity_of, capacity_warnings, needs_node_overlay
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
+from .cluster.addon_versions import efa_floors, resolve_addon_versions
 from .cluster.component import refuse_placeholder_cidrs
 from .cluster.lifecycle import credential_problems
 from .config import PROJECT, PlatformConfig
@@ -174,6 +175,8 @@ class GpuPlatform(pulumi.ComponentResource):
     """ARN of the Karpenter controller's IAM role."""
     interruption_queue_name: pulumi.Output[str]
     """Name of Karpenter's SQS interruption queue; empty when interruption handling is off."""
+    addon_versions: pulumi.Output[dict[str, str]]
+    """Version of each EKS managed add-on: its pin, the installed one, or the one looked up."""
 
     # Outputs the package schema marks `secret: true` (provider/__main__.py adds the flag: the
     # schema generator of pulumi 3.272.0 has no such field, experimental/schema.py 66-91); each
@@ -216,6 +219,15 @@ class GpuPlatform(pulumi.ComponentResource):
             config.cluster.kubernetes_version,
             self.aws_provider or given_provider,
         )
+        # Every add-on's version, and its floor with EFA pools (cluster/addon_versions.py).
+        addon_versions = resolve_addon_versions(
+            self,
+            config.cluster.name,
+            config.cluster.kubernetes_version,
+            config.cluster.addon_versions,
+            provider=self.aws_provider or given_provider,
+            floors=efa_floors([p.name for p in config.efa_pools]),
+        )
         cluster_name = config.cluster.name
         node_tags = {"eks-gpu-platform/cluster": cluster_name}
         tags = {**config.tags, **node_tags}
@@ -240,6 +252,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 private_subnet_ids=self.network.private_subnet_ids,
                 public_subnet_ids=self.network.public_subnet_ids,
                 tags=tags,
+                addon_versions=addon_versions,
             ),
             opts=child,
         )
@@ -365,6 +378,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self.karpenter_node_role_arn = self.karpenter.node_role_arn
         self.karpenter_controller_role_arn = self.karpenter.controller_role_arn
         self.interruption_queue_name = self.karpenter.queue_name
+        self.addon_versions = self.cluster.addon_versions
         self.register_outputs(
             {
                 "cluster_name": self.cluster_name,
@@ -378,5 +392,6 @@ class GpuPlatform(pulumi.ComponentResource):
                 "karpenter_node_role_arn": self.karpenter_node_role_arn,
                 "karpenter_controller_role_arn": self.karpenter_controller_role_arn,
                 "interruption_queue_name": self.interruption_queue_name,
+                "addon_versions": self.addon_versions,
             }
         )

@@ -88,49 +88,16 @@ DEFAULT_KUBERNETES_VERSION = "1.36"
 # standard library only.
 MIG_READY_IMAGE = "docker.io/library/python:3.13.9-alpine3.22"
 
-# EKS managed add-on versions per Kubernetes minor, pinned: an `up` never follows EKS's moving
-# default (issue 21, point 5), and a minor upgrade moves them in the same change. Each entry
-# is the "latest version of the Amazon EKS add-on type for each Kubernetes version" in the EKS
-# user guide, as published in the snapshot named beside it:
-# - kube-proxy 1.31-1.36: https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/
-#   managing-kube-proxy.md ("kube-proxy versions"); 1.30: https://docs.amazonaws.cn/zh_cn/eks/
-#   latest/userguide/managing-kube-proxy.md (1.30 no longer listed in the newer page).
-# - coredns 1.30-1.35: https://docs.amazonaws.cn/zh_cn/eks/latest/userguide/managing-coredns.md
-#   ("CoreDNS versions").
-# - vpc-cni 1.30-1.33: https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/pod-networking.html
-#   ("Amazon VPC CNI versions").
-# Not verified, so not pinned (cluster.addonVersions must name them; `pulumi up` refuses
-# without): coredns 1.36 and vpc-cni 1.34-1.36 (no published table row found), and
-# eks-pod-identity-agent for every minor (the EKS user guide publishes no version table for
-# it). Check a version with `aws eks describe-addon-versions --addon-name <name>
-# --kubernetes-version <minor>`.
-EKS_ADDON_VERSIONS: dict[str, dict[str, str]] = {
-    "vpc-cni": {
-        "1.30": "v1.20.1-eksbuild.3",
-        "1.31": "v1.20.1-eksbuild.3",
-        "1.32": "v1.20.1-eksbuild.3",
-        "1.33": "v1.20.1-eksbuild.3",
-    },
-    "kube-proxy": {
-        "1.30": "v1.30.14-eksbuild.28",
-        "1.31": "v1.31.14-eksbuild.20",
-        "1.32": "v1.32.13-eksbuild.16",
-        "1.33": "v1.33.10-eksbuild.13",
-        "1.34": "v1.34.6-eksbuild.13",
-        "1.35": "v1.35.3-eksbuild.13",
-        "1.36": "v1.36.0-eksbuild.14",
-    },
-    "eks-pod-identity-agent": {},
-    "coredns": {
-        "1.30": "v1.11.4-eksbuild.33",
-        "1.31": "v1.11.4-eksbuild.33",
-        "1.32": "v1.11.4-eksbuild.33",
-        "1.33": "v1.13.2-eksbuild.4",
-        "1.34": "v1.13.2-eksbuild.4",
-        "1.35": "v1.13.2-eksbuild.4",
-    },
-}
-EKS_ADDONS = tuple(EKS_ADDON_VERSIONS)
+# The EKS managed add-ons the cluster installs. Their versions are not written down here: each is
+# resolved when the program runs (cluster/addon_versions.py: a `cluster.addonVersions` pin, else
+# the version installed on the cluster for its minor, else EKS's most recent for the minor).
+EKS_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns")
+# The lowest vpc-cni that supports efa-only network interfaces, which every EFA pool's
+# EC2NodeClass uses (catalog.efa_network_interfaces): terraform-aws-modules/terraform-aws-eks
+# v21.19.0 modules/eks-managed-node-group/variables.tf L341 ``enable_efa_only``: "requires
+# vpc-cni version `v1.18.4` or later". A resolved or pinned vpc-cni below it is refused when a
+# pool uses EFA.
+VPC_CNI_EFA_MIN_VERSION = "v1.18.4"
 
 # Images of the example workloads the render writes (not deployed by the stack), each a current
 # release pinned by digest (``<repo>:<tag>@sha256:<digest>``: the runtime pulls the digest, the

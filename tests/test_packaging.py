@@ -71,7 +71,7 @@ def test_package_schema_publishes_the_platform_component() -> None:
     ]
     assert resource["requiredInputs"] == ["cluster"]  # region falls back to aws:region
     # Outputs, descriptions and enums in detail: tests/test_schema.py.
-    assert len(resource["properties"]) == 11
+    assert len(resource["properties"]) == 12
     pool = schema["types"]["eks-gpu-platform:index:NodePoolInputs"]
     assert pool["required"] == ["name"]
     assert pool["properties"]["capacityTypes"]["items"] == {

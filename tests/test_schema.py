@@ -36,6 +36,7 @@ PKG = "eks-gpu-platform"
 TOKEN = f"{PKG}:index:"
 COMPONENT = f"{TOKEN}GpuPlatform"
 STACK_EXPORTS = [
+    "addonVersions",
     "clusterEndpoint",
     "clusterName",
     "clusterSecurityGroupId",
@@ -163,7 +164,7 @@ def described(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 def test_every_property_and_type_has_a_description(schema) -> None:
     everything = list(described(schema))
     fields = sum(len(dataclasses.fields(c)) for c in (PlatformConfig, *spec_types().values()))
-    assert len([p for p, _ in everything if not p.endswith(("[]", "{}"))]) == fields + 11
+    assert len([p for p, _ in everything if not p.endswith(("[]", "{}"))]) == fields + 12
     missing = [path for path, prop in everything if not prop.get("description", "").strip()]
     assert missing == []
     resource = schema["resources"][COMPONENT]
@@ -309,7 +310,11 @@ def test_outputs_are_exactly_the_stack_exports(schema, render_stack) -> None:
     assert sorted(render_stack("dev").outputs) == STACK_EXPORTS
     assert resource["properties"]["privateSubnetIds"]["type"] == "array"
     assert resource["properties"]["privateSubnetIds"]["items"]["type"] == "string"
-    others = {k: p["type"] for k, p in resource["properties"].items() if k != "privateSubnetIds"}
+    # A map of add-on name to version (issue 28, point 1).
+    assert resource["properties"]["addonVersions"]["type"] == "object"
+    assert resource["properties"]["addonVersions"]["additionalProperties"]["type"] == "string"
+    maps = ("privateSubnetIds", "addonVersions")
+    others = {k: p["type"] for k, p in resource["properties"].items() if k not in maps}
     assert set(others.values()) == {"string"}
 
 

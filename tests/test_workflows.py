@@ -758,8 +758,15 @@ def test_stacks_module_needs_no_third_party_package_for_the_workflow_commands():
 def test_deploy_jobs_outlast_every_wait_ci_lets_through():
     """Issue 21, point 6; fails on the old code (90-minute jobs, 1-hour OIDC sessions, no gate):
     the gate refuses a change whose waits exceed 300 minutes, and the job's timeout and AWS
-    session are longer than that; a minor upgrade's chain fits, a 48h pool drain does not."""
-    from eks_gpu_platform.offline.plan import MINOR_UPGRADE_MINUTES
+    session are longer than that; a minor upgrade's chain fits, a 48h pool drain does not.
+
+    Issue 28, point 6: the chain is computed from the timeouts the program sets
+    (cluster/timeouts.py) for each fixture stack's system node group; by hand, dev (maxSize 3):
+    60 + 45 + (15 + 3 * 20) + 20 = 200 minutes, prod (maxSize 6): 60 + 45 + 135 + 20 = 260."""
+    from stack_files import fixture_stack
+
+    from eks_gpu_platform.cluster.timeouts import minor_upgrade_minutes
+    from eks_gpu_platform.offline.run import validate
 
     job = MAIN["jobs"]["up-first"]
     gate = step(job, "Waits of this change")
@@ -768,7 +775,12 @@ def test_deploy_jobs_outlast_every_wait_ci_lets_through():
     session = uses(job, "aws-actions/configure-aws-credentials")["with"]["role-duration-seconds"]
     assert budget < job["timeout-minutes"] <= session // 60
     assert job["timeout-minutes"] <= 360  # GitHub-hosted runners' job limit
-    assert budget > MINOR_UPGRADE_MINUTES
+    chains = {
+        stack: minor_upgrade_minutes(validate(fixture_stack(stack)).system_node_group.max_size)
+        for stack in ("dev", "prod")
+    }
+    assert chains == {"dev": 200, "prod": 260}
+    assert max(chains.values()) < budget
     # The Pulumi token lasts as long (a token that expired mid-`up` fails its checkpoints).
     login = uses(job, "pulumi/auth-actions")["with"]
     assert login["token-expiration"] == session

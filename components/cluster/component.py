@@ -33,6 +33,12 @@ from .access import (
     admin_principal_arn,
     without_bootstrap_admin,
 )
+from .addon_versions import (
+    ADDON_MINOR_TAG,
+    AddonVersion,
+    addon_version_input,
+    resolve_addon_versions,
+)
 from .addons import addon_configuration_values
 from .identity import AdminAccess, resolve_access
 from .lifecycle import (
@@ -50,6 +56,7 @@ from .nodegroup import (
     system_tolerations,
 )
 from .spec import ClusterSpec, SystemNodeGroupSpec
+from .timeouts import addon_timeouts, node_group_timeouts
 from .viewers import viewer_policy_arn
 
 # Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
@@ -78,6 +85,9 @@ class EksClusterArgs:
     private_subnet_ids: pulumi.Input[Sequence[str]] | None = derived("network")
     public_subnet_ids: pulumi.Input[Sequence[str]] | None = derived("network")
     tags: Mapping[str, str] = field(default_factory=dict)
+    # The add-ons' versions, resolved before anything is registered (GpuPlatform resolves them
+    # before its network); None: EksCluster resolves them itself (addon_versions.py).
+    addon_versions: Mapping[str, AddonVersion] | None = None
 
     def __post_init__(self) -> None:
         problems = require_instance(self, "spec", ClusterSpec)
@@ -126,20 +136,12 @@ def bootstrap_admin_off(
 
 
 def refuse_placeholder_cidrs(spec: ClusterSpec) -> None:
-    """In ``pulumi up``, a documentation CIDR in ``publicAccessCidrs`` or an add-on without a
-    version for the minor (``ClusterSpec.unpinned_addon_lines``) is a ``SpecError`` (raised
-    before anything is registered, every line at once); a preview only warns
-    (``EksCluster``)."""
+    """In ``pulumi up``, a documentation CIDR in ``publicAccessCidrs`` is a ``SpecError``
+    (raised before anything is registered); a preview only warns (``EksCluster``)."""
     if pulumi.runtime.is_dry_run():
         return
-    lines = (
-        [placeholder_message(found)]
-        if (found := placeholder_cidrs(spec.public_access_cidrs))
-        else []
-    )
-    lines += spec.unpinned_addon_lines()
-    if lines:
-        raise SpecError.from_lines(lines)
+    if found := placeholder_cidrs(spec.public_access_cidrs):
+        raise SpecError.from_lines([placeholder_message(found)])
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -154,6 +156,7 @@ class EksCluster(pulumi.ComponentResource):
     node_security_group_id: pulumi.Output[str]
     system_node_role_arn: pulumi.Output[str]
     kms_key_arn: pulumi.Output[str]
+    addon_versions: pulumi.Output[dict[str, str]]
 
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         spec, system, tags = args.spec, args.system_node_group, dict(args.tags)
@@ -161,8 +164,9 @@ class EksCluster(pulumi.ComponentResource):
         super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
         if placeholders := placeholder_cidrs(spec.public_access_cidrs):
             pulumi.log.warn(placeholder_message(placeholders) + " (refused by `pulumi up`)", self)
-        for line in spec.unpinned_addon_lines():
-            pulumi.log.warn(line + " (refused by `pulumi up`)", self)
+        self.resolved_addons = dict(args.addon_versions or {}) or resolve_addon_versions(
+            self, spec.name, spec.kubernetes_version, spec.addon_versions
+        )
         # What components built on this cluster derive their defaults from (KarpenterArgs,
         # NodePoolArgs, GpuOperatorArgs, KaiSchedulerArgs, EfaDevicePluginArgs take it as
         # ``cluster``). Plain attributes, not registered outputs.
@@ -391,6 +395,8 @@ class EksCluster(pulumi.ComponentResource):
                 depends_on=[*before, *attachments, *network_ready],
                 # The autoscaler and humans resize the group; Pulumi owns only the bounds.
                 ignore_changes=["scalingConfig.desiredSize"],
+                # A minor upgrade rolls every system node (timeouts.py).
+                custom_timeouts=pulumi.CustomTimeouts(**node_group_timeouts(system.max_size)),
             ),
         )
         after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
@@ -406,8 +412,13 @@ class EksCluster(pulumi.ComponentResource):
             *network_ready,
         ]
 
+        # What each add-on was resolved to (a stack output: GpuPlatform.addon_versions).
+        self.addon_versions = pulumi.Output.all(
+            **{a: addon_version_input(v) for a, v in self.resolved_addons.items()}
+        )
         self.register_outputs(
             {
+                "addon_versions": self.addon_versions,
                 "cluster_name": self.cluster_name,
                 "endpoint": self.endpoint,
                 "kubeconfig": self.kubeconfig,
@@ -566,32 +577,37 @@ class EksCluster(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions,
         pod_identity: list[dict] | None = None,
     ) -> aws.eks.Addon:
-        """An EKS managed add-on at the version pinned for the cluster's Kubernetes minor
-        (``versions.EKS_ADDON_VERSIONS``, or ``cluster.addonVersions``), taking over any
-        existing self-managed copy.
+        """An EKS managed add-on at its resolved version (addon_versions.py: a pin, the version
+        installed for the minor, or EKS's most recent for the minor), taking over any existing
+        self-managed copy.
 
-        The version is always set, never looked up: EKS does not update an add-on when the
-        control plane's minor changes ("Amazon EKS doesn't automatically update an add-on ...
-        after you update your cluster to a new Kubernetes minor version",
-        https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html), and the
-        version EKS marks as default moves over time (``get_addon_version`` returns the first
-        ``DefaultVersion``: terraform-provider-aws internal/service/eks/
-        addon_version_data_source.go), so a lookup at every `up` rolled the add-ons unasked and
-        pushed a hand-raised one down (issue 21, point 5). A minor upgrade updates them in place
-        (addon_version is not ForceNew) after the control plane (cluster_name waits for it), and
-        the plan shows the change. An add-on with no version for the minor is refused by
-        `pulumi up` (``refuse_placeholder_cidrs``); a preview declares it without one."""
+        The version is a plain value, resolved before anything is registered, so the preview
+        shows it. EKS does not update an add-on when the control plane's minor changes
+        ("Amazon EKS doesn't automatically update an add-on ... after you update your cluster
+        to a new Kubernetes minor version",
+        https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html): a minor
+        upgrade resolves a version for the new minor and updates the add-on in place
+        (addon_version is not ForceNew) after the control plane (cluster_name waits for it),
+        within its update timeout (timeouts.py). The tag ``ADDON_MINOR_TAG`` records the minor
+        the version was resolved for, so an upgrade interrupted after the control plane moved
+        still moves the add-ons on the next `up`."""
+        resolved = self.resolved_addons[addon]
         return aws.eks.Addon(
             f"{name}-{addon}",
             cluster_name=self.cluster_name,
             addon_name=addon,
-            addon_version=self.spec.addon_version(addon),
+            addon_version=addon_version_input(resolved),
             configuration_values=addon_configuration_values(addon),
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             pod_identity_associations=pod_identity,
-            tags=tags,
-            opts=opts,
+            tags={**tags, ADDON_MINOR_TAG: resolved.minor},
+            opts=pulumi.ResourceOptions.merge(
+                opts,
+                pulumi.ResourceOptions(
+                    custom_timeouts=pulumi.CustomTimeouts(**addon_timeouts(addon))
+                ),
+            ),
         )
 
 

@@ -173,9 +173,11 @@ class ClusterSpec(Spec):
         DEFAULT_LABEL_DOMAIN, "Domain of the project's own node labels, e.g. '<domain>/pool'."
     )
     addon_versions: Mapping[str, str] = doc(
-        text="EKS add-on versions by add-on (vpc-cni, kube-proxy, eks-pod-identity-agent, "
-        "coredns), over the ones pinned for the Kubernetes minor; required where none is "
-        "pinned.",
+        text="Optional pins of the EKS add-on versions by add-on (vpc-cni, kube-proxy, "
+        "eks-pod-identity-agent, coredns). An add-on without one keeps the version installed "
+        "for the cluster's minor, or gets EKS's most recent for the minor at deploy time (a "
+        "new cluster, a new add-on, a minor upgrade); the addonVersions stack output shows "
+        "what was resolved.",
         default_factory=dict,
     )
     protect: bool = doc(
@@ -183,25 +185,6 @@ class ClusterSpec(Spec):
         "Protect from deletion the cluster, its KMS key, the VPC with its subnets and NAT "
         "addresses, and every node pool's Karpenter objects and placement group.",
     )
-
-    def addon_version(self, addon: str) -> str | None:
-        """The version of an EKS add-on: ``addonVersions``, else the one pinned for the minor
-        (``versions.EKS_ADDON_VERSIONS``), else None (refused by `pulumi up`)."""
-        return self.addon_versions.get(addon) or versions.EKS_ADDON_VERSIONS.get(addon, {}).get(
-            self.kubernetes_version
-        )
-
-    def unpinned_addon_lines(self) -> list[str]:
-        """One line per add-on with no version for this minor."""
-        return [
-            f"cluster.addonVersions.{addon}: no version is pinned for Kubernetes "
-            f"{self.kubernetes_version} and none is set, so EKS's moving default would be "
-            f"installed; set a version EKS publishes for {self.kubernetes_version} (`aws eks "
-            f"describe-addon-versions --addon-name {addon} --kubernetes-version "
-            f"{self.kubernetes_version}`)"
-            for addon in versions.EKS_ADDONS
-            if self.addon_version(addon) is None
-        ]
 
     def _break_glass_problems(self) -> list[Problem]:
         """``break_glass_role``: an IAM role (assumed, so its trust policy can demand MFA and

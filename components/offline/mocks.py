@@ -47,6 +47,7 @@ __all__ = [
     "KNOWN_ARNS",
     "MISSING_REGION",
     "PLACEHOLDER_ACCOUNT_ID",
+    "RESOLVED_AT_DEPLOY",
     "MockOutputs",
     "Recording",
     "RecordingMocks",
@@ -59,6 +60,8 @@ __all__ = [
 
 
 PLACEHOLDER_ACCOUNT_ID = "123456789012"
+# What the offline mocks answer for an add-on version looked up at deploy time.
+RESOLVED_AT_DEPLOY = "resolved at deploy"
 AWS_PROVIDER = "pulumi:providers:aws"
 # The same line PlatformConfig.load gives when neither the stack nor the code names a region.
 MISSING_REGION = "aws:region: is required; set it with `pulumi config set aws:region`"
@@ -158,6 +161,14 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
     # (an untagged one: {}); any other principal has none, and getAccessEntry fails the way the
     # provider does. Tests set it on the class.
     existing_access_entries: dict[str, dict[str, str]] = {}
+    # That existing cluster's current Kubernetes minor (getCluster ``version``; None: left out)
+    # and its installed add-ons: name -> getAddon's answer (``addonVersion``, ``tags``); any
+    # other add-on is not installed, and getAddon fails the way the provider does.
+    existing_cluster_version: str | None = None
+    installed_addons: dict[str, dict[str, Any]] = {}
+    # What getAddonVersion answers per add-on (test data: a version EKS would publish). An add-on
+    # not listed gets ``RESOLVED_AT_DEPLOY``: offline, EKS's version is unknown until deploy.
+    published_addon_versions: dict[str, str] = {}
     # Public SSM parameters that do not exist (an AMI release without the cluster's minor).
     missing_ssm_parameters: frozenset[str] = frozenset()
     # Public SSM parameters the deploying identity may not read (AccessDeniedException).
@@ -179,7 +190,28 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 f"Cluster ({name}): couldn't find resource\n\n"
             )
         arn = scope.arn("eks", f"cluster/{name}")
-        return {"name": name, "arn": arn, "tags": dict(self.existing_cluster_tags), "id": name}
+        out = {"name": name, "arn": arn, "tags": dict(self.existing_cluster_tags), "id": name}
+        if self.existing_cluster_version:
+            out["version"] = self.existing_cluster_version
+        return out
+
+    def _get_addon(self, cluster: str, addon: str) -> dict[str, Any]:
+        """An installed add-on; a missing one fails as the provider's invoke does ("reading EKS
+        Add-On (CLUSTER:ADDON): couldn't find resource": cluster/addon_versions.py
+        ``addon_missing`` cites the chain)."""
+        if self.existing_cluster_tags is None or addon not in self.installed_addons:
+            raise InvokeFailed(
+                f"invoking aws:eks/getAddon:getAddon: 1 error occurred:\n\t* reading EKS "
+                f"Add-On ({cluster}:{addon}): couldn't find resource\n\n"
+            )
+        found = self.installed_addons[addon]
+        return {
+            "addonName": addon,
+            "clusterName": cluster,
+            "addonVersion": found["addonVersion"],
+            "tags": dict(found.get("tags") or {}),
+            "id": f"{cluster}:{addon}",
+        }
 
     def _get_access_entry(self, scope: Scope, cluster: str, principal: str) -> dict[str, Any]:
         """An existing access entry (its ARN and tags); a missing one fails as the provider's
@@ -265,12 +297,17 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 return self._get_access_entry(
                     scope, args.args["clusterName"], args.args["principalArn"]
                 )
+            if token == "aws:eks/getAddon:getAddon":
+                return self._get_addon(args.args["clusterName"], args.args["addonName"])
             if token == "aws:eks/getAddonVersion:getAddonVersion":
-                # EKS's default version for the minor is only known at deploy time: a marker
-                # that says so (the render shows which minor each add-on follows).
+                # EKS's version for the minor is only known at deploy time: unless a test
+                # publishes one, a marker that says so, naming the minor (the render and the
+                # plan show it; a minor upgrade changes it).
                 addon, minor = args.args["addonName"], args.args["kubernetesVersion"]
-                version = f"default-for-{minor}"
-                return {**args.args, "version": version, "id": f"{addon}-{minor}"}
+                version = self.published_addon_versions.get(addon) or (
+                    f"{RESOLVED_AT_DEPLOY} for {minor}"
+                )
+                return {**args.args, "version": version, "id": addon}
             if token == "aws:index/getPartition:getPartition":
                 return {
                     "partition": scope.partition,

@@ -26,9 +26,9 @@ managing-amis.md), and a NodePool's ``spec.template``; and the system nodes roll
 launch template or the node group's version changes. Add-on rows name the version change.
 ``waits`` (in plan.json, and plan.md) are the longest waits the change makes ``pulumi up``
 sit through: a NodePool or EC2NodeClass deleted or replaced waits up to its delete timeout
-(terminationGracePeriod + 20 minutes), a minor upgrade up to the providers' default timeouts of
-its chain (``MINOR_UPGRADE_MINUTES``); ``python -m eks_gpu_platform.offline.plan gate`` refuses
-a plan whose total is above a CI job's budget.
+(terminationGracePeriod + 20 minutes), a minor upgrade up to the update timeouts of its chain
+(each step's recorded ``customTimeouts``: ``upgrade_steps``); ``python -m
+eks_gpu_platform.offline.plan gate`` refuses a plan whose total is above a CI job's budget.
 
 ``plan.md`` is for a reviewer: a "No changes" plan is one line; otherwise the counts, then the
 destructive and disruptive changes with what they cost (``headline``: a cluster or VPC/subnet
@@ -52,6 +52,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..cluster.spec import DEFAULT_SYSTEM_MAX_SIZE
+from ..cluster.timeouts import (
+    ADDON_DEFAULT_MINUTES,
+    CONTROL_PLANE_UPDATE_MINUTES,
+    NODE_GROUP_DEFAULT_MINUTES,
+    minor_upgrade_steps,
+)
 from . import mocks
 from .fields import code, field_changes, show
 from .snapshot import REPLACE_INPUTS, alias_urns, engine_urns
@@ -104,18 +111,13 @@ REFUSED_INPUTS: dict[str, dict[str, str]] = {
         ),
     },
 }
-# A minor upgrade's chain, each step at most its provider's default timeout
-# (hashicorp/terraform-provider-aws internal/service/eks: cluster.go Update 60m, addon.go Update
-# 20m, node_group.go Update 60m): the control plane, then vpc-cni, kube-proxy and
-# eks-pod-identity-agent together, then the system node group's roll, then coredns
-# (EksCluster's dependencies).
-MINOR_UPGRADE_STEPS = (
-    ("control plane", 60),
-    ("add-ons", 20),
-    ("system nodes", 60),
-    ("coredns", 20),
-)
+# A minor upgrade's chain (cluster/timeouts.py): the control plane, then vpc-cni, kube-proxy and
+# eks-pod-identity-agent together, then the system node group's roll, then coredns, each up to
+# the update timeout the render records on it (its ``customTimeouts``, else the provider's
+# default). ``MINOR_UPGRADE_STEPS``: the chain of a default system node group.
+MINOR_UPGRADE_STEPS = minor_upgrade_steps(DEFAULT_SYSTEM_MAX_SIZE)
 MINOR_UPGRADE_MINUTES = sum(m for _, m in MINOR_UPGRADE_STEPS)
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -382,13 +384,40 @@ def minutes(duration: str | None) -> int:
     return hours * 60 + mins + (1 if secs else 0)
 
 
+def upgrade_steps(new: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, int], ...]:
+    """A minor upgrade's chain in this render: each step's update timeout as recorded on its
+    resources (``customTimeouts.update``), the provider's default where none is set; the
+    add-ons before the nodes run in parallel, so the longest of them counts."""
+
+    def update(r: Mapping[str, Any], default: int) -> int:
+        return minutes((r.get("customTimeouts") or {}).get("update")) or default
+
+    addons = {
+        (r.get("inputs") or {}).get("addonName"): update(r, ADDON_DEFAULT_MINUTES)
+        for r in new
+        if r.get("type") == ADDON
+    }
+    groups = [update(r, NODE_GROUP_DEFAULT_MINUTES) for r in new if r.get("type") == NODE_GROUP]
+    if not addons and not groups:
+        return MINOR_UPGRADE_STEPS
+    before = [m for a, m in addons.items() if a != "coredns"]
+    return (
+        ("control plane", CONTROL_PLANE_UPDATE_MINUTES),
+        ("add-ons", max(before, default=0)),
+        ("system nodes", max(groups, default=0)),
+        ("coredns", addons.get("coredns", 0)),
+    )
+
+
 def waits(
-    rows: Sequence[Mapping[str, Any]], old: Sequence[Mapping[str, Any]]
+    rows: Sequence[Mapping[str, Any]],
+    old: Sequence[Mapping[str, Any]],
+    new: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """What the change makes ``pulumi up`` wait for, longest first: each NodePool or
     EC2NodeClass deleted or replaced (its recorded delete timeout: the engine passes the one in
     the state, pulumi/pulumi pkg/resource/deploy/step.go L695, and pulumi-kubernetes waits for
-    the finalizers that long), and a minor upgrade (``MINOR_UPGRADE_MINUTES``)."""
+    the finalizers that long), and a minor upgrade (``upgrade_steps`` of the new render)."""
     timeouts = {
         r["urn"]: (r.get("customTimeouts") or {}).get("delete") for r in old if r.get("urn")
     }
@@ -407,11 +436,12 @@ def waits(
                     }
                 )
         if row["type"] == CLUSTER and "version" in row.get("changed", ()):
-            steps = ", ".join(f"{name} {m}m" for name, m in MINOR_UPGRADE_STEPS)
+            chain = upgrade_steps(new)
+            steps = ", ".join(f"{name} {m}m" for name, m in chain)
             out.append(
                 {
                     "resource": _short(row["urn"]),
-                    "minutes": MINOR_UPGRADE_MINUTES,
+                    "minutes": sum(m for _, m in chain),
                     "why": f"Kubernetes minor upgrade: {steps}, one after another",
                 }
             )
@@ -444,6 +474,8 @@ def plan(
         row: dict[str, Any] = {"urn": urn, "type": reg.type}
         if previous_urn is None:
             rows.append({**row, "action": "create", "changed": sorted(reg.inputs)})
+            if reg.type == ADDON:  # a pin, or "resolved at deploy for <minor>" offline
+                rows[-1]["version"] = [None, reg.inputs.get("addonVersion")]
             continue
         matched.add(previous_urn)
         previous = old_by[previous_urn]
@@ -473,6 +505,10 @@ def plan(
             row["rollReason"] = roll_reason(reg, row)
         if reg.type == ADDON and "addonVersion" in changed:
             row["version"] = [previous.inputs.get("addonVersion"), reg.inputs.get("addonVersion")]
+            if minor is None and str(row["version"][1]).startswith(mocks.RESOLVED_AT_DEPLOY):
+                # Offline the installed version is unknown; on the same minor `up` keeps it
+                # (cluster/addon_versions.py), so no version moves.
+                row["versionKept"] = True
         rows.append(row)
     _cascade(rows, new_rec, new_urns, old_by)
     for urn, reg in old_by.items():
@@ -770,7 +806,13 @@ def _change_lines(r: Mapping[str, Any]) -> list[str]:
         notes.append(r["minorDrift"])
     if r.get("refused"):
         notes.append("**refused by EKS** (" + ", ".join(f"`{k}`" for k in r["refused"]) + ")")
-    if r.get("version"):
+    if r.get("version") and r["action"] == "create":
+        notes.append(f"version {r['version'][1]}")
+    elif r.get("versionKept"):
+        notes.append(
+            f"version {r['version'][1]}: on the same minor `pulumi up` keeps the installed one"
+        )
+    elif r.get("version"):
         notes.append(f"version {r['version'][0]} -> {r['version'][1]}")
     if r.get("aliasOf"):
         notes.append(f"was {_short(r['aliasOf'])} (alias)")
@@ -816,7 +858,7 @@ def markdown(
     ]
     if top := headline(rows, new, old):
         lines += ["## Destructive and disruptive changes", "", *top, ""]
-    if found := waits(rows, old):
+    if found := waits(rows, old, new):
         lines += [
             "## Waits",
             "",
@@ -866,7 +908,7 @@ def write_plan(previous: Path, out: Path) -> list[dict[str, Any]]:
     old = json.loads((previous / "resources.json").read_text())
     new = json.loads((out / "resources.json").read_text())
     rows = plan(old, new)
-    found = waits(rows, old)
+    found = waits(rows, old, new)
     document = {"changes": rows, "waits": found, "longestWaitMinutes": total_wait(found)}
     (out / "plan.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     (out / "plan.md").write_text(markdown(rows, new, old))

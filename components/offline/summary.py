@@ -56,6 +56,15 @@ def cluster_lines(recording: mocks.Recording) -> list[str]:
     for label, policy in (("Admins", CLUSTER_ADMIN_POLICY), ("Viewers", CLUSTER_VIEW_POLICY)):
         principals = sorted(policies.get(policy, []))
         lines.append(f"- {label}: " + (", ".join(f"`{p}`" for p in principals) or "none"))
+    addons = recording.of_type("aws:eks/addon:Addon")
+    if addons:  # offline, a version not pinned reads "resolved at deploy for <minor>"
+        lines.append(
+            "- EKS add-ons: "
+            + ", ".join(
+                f"{a.inputs.get('addonName')} {a.inputs.get('addonVersion') or 'EKS default'}"
+                for a in sorted(addons, key=lambda a: str(a.inputs.get("addonName")))
+            )
+        )
     vpcs = recording.of_type("aws:ec2/vpc:Vpc")
     if len(vpcs) == 1:
         zones = sorted(

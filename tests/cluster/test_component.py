@@ -30,7 +30,8 @@ def eks_cluster(
     region: str = "us-west-2",
     partition: str = "aws",
 ):
-    # `up` needs a version for every add-on (the pins leave some minors open: issue 21).
+    # Pinned, so these tests ask EKS nothing about add-ons (tests/cluster/test_addon_versions.py
+    # covers the lookups).
     if not spec.addon_versions:
         spec = dataclasses.replace(spec, addon_versions=ADDON_VERSIONS)
 
@@ -181,14 +182,13 @@ def test_addons_around_the_system_node_group(run_program):
     cluster = find(rec, "eks:index:Cluster", "c-eks")
     addons = {a.inputs["addonName"]: a for a in rec.of_type("aws:eks/addon:Addon")}
     assert sorted(addons) == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
-    # Pinned, never looked up at `up` (issue 21, point 5; fails on the old code, which asked
-    # getAddonVersion for EKS's moving default at every run).
-    assert not [t for t, _ in rec.calls if t == "aws:eks/getAddonVersion:getAddonVersion"]
+    # Every add-on pinned (cluster.addonVersions): nothing is looked up.
+    assert not [t for t, _ in rec.calls if t.startswith("aws:eks/getAddon")]
     expected = {
-        "vpc-cni": "v1.20.1-eksbuild.3",  # cluster.addonVersions (none pinned for 1.36)
-        "kube-proxy": "v1.36.0-eksbuild.14",  # versions.EKS_ADDON_VERSIONS
-        "eks-pod-identity-agent": "v1.3.0-eksbuild.1",  # cluster.addonVersions
-        "coredns": "v1.13.2-eksbuild.4",  # cluster.addonVersions (none pinned for 1.36)
+        "vpc-cni": "v1.20.1-eksbuild.3",
+        "kube-proxy": "v1.36.0-eksbuild.14",
+        "eks-pod-identity-agent": "v1.3.0-eksbuild.1",
+        "coredns": "v1.13.2-eksbuild.4",
     }
     cni_role = find(rec, "aws:iam/role:Role", "c-vpc-cni")
     for name, addon in addons.items():
@@ -213,8 +213,12 @@ def test_addons_around_the_system_node_group(run_program):
             "resolveConflictsOnCreate": "OVERWRITE",
             "resolveConflictsOnUpdate": "OVERWRITE",
             **identity,
-            "tags": {"team": "ml"},
+            # The minor the version was resolved for (addon_versions.ADDON_MINOR_TAG).
+            "tags": {"team": "ml", "eks-gpu-platform/addon-minor": "1.36"},
         }
+        # DaemonSets roll every node 10% at a time (45 minutes); coredns keeps the provider's
+        # default (20): cluster/timeouts.py. Create and delete keep the defaults.
+        assert addon.custom_timeouts == {"update": "20m" if name == "coredns" else "45m"}
         # The cluster name resolves once the control plane exists.
         assert cluster.urn in addon.dependencies
     assert group.urn in addons["coredns"].dependencies
@@ -247,6 +251,10 @@ def test_system_node_group(run_program):
         "tags": {"team": "ml"},
     }
     assert group.ignore_changes == ["scalingConfig.desiredSize"]
+    # A minor upgrade rolls up to maxSize 4 nodes one at a time, each drained for up to 15
+    # minutes (EKS's PodEvictionFailure limit), cordoned 1 minute and replaced in 4 (ours),
+    # plus 15 for the setup, scale-up and scale-down phases: 15 + 4 * 20 = 95 minutes.
+    assert group.custom_timeouts == {"update": "95m"}
     # Neither the option nor an explicit autonamed name asks for delete-before-replace.
     assert group.delete_before_replace is False
     assert "nodeGroupName" not in group.inputs
@@ -304,6 +312,7 @@ def test_arm64_system_node_group(run_program):
     assert group.inputs["amiType"] == "AL2023_ARM_64_STANDARD"
     assert group.inputs["instanceTypes"] == ["m7g.large"]
     assert group.inputs["scalingConfig"] == {"minSize": 3, "maxSize": 5, "desiredSize": 4}
+    assert group.custom_timeouts == {"update": "115m"}  # 15 + 5 * 20
     template = find(rec, "aws:ec2/launchTemplate:LaunchTemplate", "c-system")
     assert template.inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 100
 
@@ -348,6 +357,12 @@ def test_registered_outputs(run_program):
     outputs = dict(component.registered_outputs)
     kubeconfig = outputs.pop("kubeconfig")
     assert outputs == {
+        "addon_versions": {
+            "vpc-cni": "v1.20.1-eksbuild.3",
+            "kube-proxy": "v1.36.0-eksbuild.14",
+            "eks-pod-identity-agent": "v1.3.0-eksbuild.1",
+            "coredns": "v1.13.2-eksbuild.4",
+        },
         "cluster_name": "gpu-dev",
         "endpoint": cluster.outputs["core"]["endpoint"],
         "oidc_provider_arn": cluster.outputs["oidcProviderArn"],

@@ -233,57 +233,6 @@ def test_credential_problems(config, lines):
     assert credential_problems(config) == lines
 
 
-def unpinned(addon: str) -> str:
-    return (
-        f"cluster.addonVersions.{addon}: no version is pinned for Kubernetes 1.36 and none is "
-        "set, so EKS's moving default would be installed; set a version EKS publishes for 1.36 "
-        f"(`aws eks describe-addon-versions --addon-name {addon} --kubernetes-version 1.36`)"
-    )
-
-
-def test_an_addon_without_a_version_is_refused_by_up():
-    """Issue 21, point 5; fails on the old code, which looked EKS's default up at every `up`.
-    kube-proxy is pinned for 1.36 (versions.EKS_ADDON_VERSIONS); the others are not."""
-    with pytest.raises(SpecError) as err:
-        run(program(ClusterSpec(name="gpu-dev")), preview=False)
-    assert err.value.lines == [
-        unpinned(a) for a in ("vpc-cni", "eks-pod-identity-agent", "coredns")
-    ]
-
-
-def test_an_addon_without_a_version_warns_in_preview(caplog):
-    caplog.set_level(logging.WARNING)
-    rec = run(program(ClusterSpec(name="gpu-dev")), preview=True)
-    versions = {
-        a.inputs["addonName"]: a.inputs.get("addonVersion")
-        for a in rec.of_type("aws:eks/addon:Addon")
-    }
-    assert versions == {
-        "vpc-cni": None,
-        "kube-proxy": "v1.36.0-eksbuild.14",
-        "eks-pod-identity-agent": None,
-        "coredns": None,
-    }
-    assert unpinned("coredns") + " (refused by `pulumi up`)" in caplog.text
-
-
-def test_pinned_minors_need_no_override():
-    spec = ClusterSpec(name="gpu-dev", kubernetes_version="1.33")
-    assert [spec.addon_version(a) for a in ("vpc-cni", "kube-proxy", "coredns")] == [
-        "v1.20.1-eksbuild.3",
-        "v1.33.10-eksbuild.13",
-        "v1.13.2-eksbuild.4",
-    ]
-    assert spec.unpinned_addon_lines() == [
-        "cluster.addonVersions.eks-pod-identity-agent: no version is pinned for Kubernetes 1.33 "
-        "and none is set, so EKS's moving default would be installed; set a version EKS "
-        "publishes for 1.33 (`aws eks describe-addon-versions --addon-name "
-        "eks-pod-identity-agent --kubernetes-version 1.33`)"
-    ]
-    override = ClusterSpec(name="gpu-dev", addon_versions={"kube-proxy": "v1.36.1-eksbuild.2"})
-    assert override.addon_version("kube-proxy") == "v1.36.1-eksbuild.2"
-
-
 def test_addon_versions_are_validated():
     """As the stack configures them: the key and the value named, every problem at once."""
     from eks_gpu_platform.config import PlatformConfig

@@ -213,32 +213,38 @@ def test_a_minor_upgrade_marks_every_alias_node_class_as_rolling(tmp_path):
     assert {(r["action"], r["rollsNodes"], r["minorDrift"]) for r in classes} == {
         ("same", True, "Kubernetes 1.35 -> 1.36: al2023@v20260903 resolves for 1.36")
     }
-    # The add-ons' versions move with the minor, and the plan names the change (point 5).
+    # The add-ons' versions move with the minor: each is looked up for the new minor at deploy
+    # (issue 28, point 1), and the plan names the change.
     addons = {
         r["urn"].rsplit("::", 1)[1]: r.get("version") for r in by_type(rows, "aws:eks/addon:Addon")
     }
+    moved = ["resolved at deploy for 1.35", "resolved at deploy for 1.36"]
     assert addons == {
-        "platform-cluster-coredns": ["v1.13.2-eksbuild.4", None],
-        "platform-cluster-eks-pod-identity-agent": None,
-        "platform-cluster-kube-proxy": ["v1.35.3-eksbuild.13", "v1.36.0-eksbuild.14"],
-        "platform-cluster-vpc-cni": None,
+        "platform-cluster-coredns": moved,
+        "platform-cluster-eks-pod-identity-agent": moved,
+        "platform-cluster-kube-proxy": moved,
+        "platform-cluster-vpc-cni": moved,
     }
     text = (new / "plan.md").read_text()
     assert (
         "- same `kubernetes:karpenter.k8s.aws/v1:EC2NodeClass platform-pool-general-class`: "
         "**rolls nodes**; Kubernetes 1.35 -> 1.36: al2023@v20260903 resolves for 1.36\n"
     ) in text
-    # The upgrade's chain is the change's wait (point 6).
+    # The upgrade's chain is the change's wait (issue 21, point 6), each step its recorded
+    # update timeout (issue 28, point 6; fails on the old code's provider defaults, 160): the
+    # control plane's default 60; the DaemonSet add-ons 45 (ten waves of 10% of the nodes, 4
+    # minutes each, plus 5); the dev system group's roll, maxSize 3 nodes one at a time, 15
+    # (phases) + 3 * (15 drain + 1 cordon + 4 replacement) = 75; coredns's default 20.
     document = json.loads((new / "plan.json").read_text())
     assert document["waits"] == [
         {
             "resource": "eks:index:Cluster platform-cluster-eks",
-            "minutes": 160,
-            "why": "Kubernetes minor upgrade: control plane 60m, add-ons 20m, system nodes 60m, "
+            "minutes": 200,
+            "why": "Kubernetes minor upgrade: control plane 60m, add-ons 45m, system nodes 75m, "
             "coredns 20m, one after another",
         }
     ]
-    assert document["longestWaitMinutes"] == 160
+    assert document["longestWaitMinutes"] == 200
 
 
 def test_removing_a_pool_waits_for_its_drain_and_ci_refuses_it(base, tmp_path):
@@ -286,3 +292,54 @@ def test_removing_a_pool_waits_for_its_drain_and_ci_refuses_it(base, tmp_path):
 )
 def test_minutes(duration, expected):
     assert minutes(duration) == expected
+
+
+def test_the_plan_names_each_addon_version(base, tmp_path):
+    """Issue 28, point 1: offline, an unpinned add-on shows as resolved at deploy for the
+    cluster's minor; pinning one is an in-place version change the plan names."""
+
+    def pin(config):
+        config["eks-gpu-platform:cluster"]["addonVersions"] = {"vpc-cni": "v1.20.1-eksbuild.3"}
+
+    new = render_to(tmp_path, "pinned", pin)
+    rows = write_plan(base, new)
+    (row,) = [r for r in by_type(rows, "aws:eks/addon:Addon") if r["action"] != "same"]
+    assert row["version"] == ["resolved at deploy for 1.36", "v1.20.1-eksbuild.3"]
+    assert (
+        "- update `aws:eks/addon:Addon platform-cluster-vpc-cni`: version resolved at deploy "
+        "for 1.36 -> v1.20.1-eksbuild.3\n"
+    ) in (new / "plan.md").read_text()
+
+
+def test_a_new_stack_plans_each_addon_at_its_version(tmp_path):
+    """Against a render without the cluster (a new stack), each add-on's create row names its
+    version (issue 28, point 1)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "resources.json").write_text("[]\n")
+    new = render_to(tmp_path, "new")
+    write_plan(empty, new)
+    text = (new / "plan.md").read_text()
+    for addon in ("coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"):
+        assert (
+            f"- create `aws:eks/addon:Addon platform-cluster-{addon}`: version resolved at "
+            "deploy for 1.36\n"
+        ) in text
+
+
+def test_an_unpinned_addon_on_the_same_minor_keeps_its_installed_version(base, tmp_path):
+    """A pin removed on the same minor: offline the installed version is unknown, and `up`
+    keeps it (issue 28, point 1), which the plan says instead of a version move."""
+
+    def pinned(config):
+        config["eks-gpu-platform:cluster"]["addonVersions"] = {"kube-proxy": "v1.36.0-eksbuild.3"}
+
+    old = render_to(tmp_path, "pinned", pinned)
+    new = render_to(tmp_path, "unpinned")
+    rows = write_plan(old, new)
+    (row,) = [r for r in by_type(rows, "aws:eks/addon:Addon") if r["action"] != "same"]
+    assert row["versionKept"] is True
+    assert (
+        "- update `aws:eks/addon:Addon platform-cluster-kube-proxy`: version resolved at deploy "
+        "for 1.36: on the same minor `pulumi up` keeps the installed one\n"
+    ) in (new / "plan.md").read_text()

@@ -63,6 +63,9 @@ def test_cluster_section_of_a_new_vpc(rendered):
         "- Endpoint: private (in the VPC)",
         "- Admins: `arn:aws:iam::123456789012:role/Ops`",
         "- Viewers: none",
+        "- EKS add-ons: coredns resolved at deploy for 1.35, eks-pod-identity-agent resolved at "
+        "deploy for 1.35, kube-proxy resolved at deploy for 1.35, vpc-cni resolved at deploy for "
+        "1.35",
         "- VPC: new, 10.9.0.0/16 in eu-west-1a, eu-west-1b, eu-west-1c",
         "- NAT: one gateway per zone (3)",
         "- System node group: m7i.xlarge, on-demand, 2-4 nodes (2 at creation), "
@@ -78,6 +81,9 @@ def test_cluster_section_of_an_existing_vpc(rendered):
         "- Admins: `arn:aws:iam::123456789012:role/Ops`, "
         "`arn:aws:iam::210987654321:role/Break-glass`",
         "- Viewers: `arn:aws:iam::123456789012:role/Audit`",
+        "- EKS add-ons: coredns resolved at deploy for 1.36, eks-pod-identity-agent resolved at "
+        "deploy for 1.36, kube-proxy resolved at deploy for 1.36, vpc-cni resolved at deploy for "
+        "1.36",
         "- VPC: existing `vpc-0123456789abcdef0` (its routing and NAT are its own)",
         "- System node group: m7i.xlarge, on-demand, 2-4 nodes (2 at creation), "
         "AL2023_x86_64_STANDARD",
@@ -87,7 +93,7 @@ def test_cluster_section_of_an_existing_vpc(rendered):
 def test_the_programs_warnings_are_in_the_comment(rendered):
     """Fails on the old code: the warnings were only printed."""
     warnings = section(markdown_summary(rendered["existing-vpc"], "mini"), "Warnings")
-    assert len(warnings) == 6
+    assert len(warnings) == 3  # the add-ons warn no more (issue 28, point 1)
     assert (
         "- cluster.publicAccessCidrs: 192.0.2.0/24 is a documentation range (RFC 5737), not "
         "your network: pulumi-eks would wait minutes for an endpoint it cannot reach and every "
@@ -156,10 +162,8 @@ def test_the_render_lists_each_warning_once(tmp_path):
     )
     assert text.count("offers h100 only") == 1
     assert line in text.splitlines()[text.splitlines().index("#### Capacity plan") :]
+    # No add-on warning: the versions are resolved at deploy (issue 28, point 1).
     assert [w.split(":", 1)[0] for w in section(text, "Warnings")] == [
-        "- cluster.addonVersions.coredns",
-        "- cluster.addonVersions.eks-pod-identity-agent",
-        "- cluster.addonVersions.vpc-cni",
         "- cluster.admins",
         "- node pools general may launch spot instances",
     ]
