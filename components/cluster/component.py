@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ..errors import refused_by_up
 from ..iam import (
     SSM_NODE_POLICY,
     attach_managed_policies,
@@ -160,9 +161,9 @@ class EksCluster(pulumi.ComponentResource):
         refuse_placeholder_cidrs(spec)
         super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
         if placeholders := placeholder_cidrs(spec.public_access_cidrs):
-            pulumi.log.warn(placeholder_message(placeholders) + " (refused by `pulumi up`)", self)
+            pulumi.log.warn(refused_by_up(placeholder_message(placeholders)), self)
         for line in spec.unpinned_addon_lines():
-            pulumi.log.warn(line + " (refused by `pulumi up`)", self)
+            pulumi.log.warn(refused_by_up(line), self)
         # What components built on this cluster derive their defaults from (KarpenterArgs,
         # NodePoolArgs, GpuOperatorArgs, KaiSchedulerArgs, EfaDevicePluginArgs take it as
         # ``cluster``). Plain attributes, not registered outputs.

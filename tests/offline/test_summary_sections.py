@@ -84,16 +84,26 @@ def test_cluster_section_of_an_existing_vpc(rendered):
     ]
 
 
+def refusals(text: str) -> list[str]:
+    """The list under summary.md's "`pulumi up` refuses this stack" heading (issue 28)."""
+    lines = text.splitlines()
+    (start,) = [i + 2 for i, line in enumerate(lines) if line.startswith("**`pulumi up` refuses")]
+    return lines[start : lines.index("", start)]
+
+
 def test_the_programs_warnings_are_in_the_comment(rendered):
-    """Fails on the old code: the warnings were only printed."""
-    warnings = section(markdown_summary(rendered["existing-vpc"], "mini"), "Warnings")
-    assert len(warnings) == 6
+    """Fails on the old code: the warnings were only printed. Those `pulumi up` refuses are
+    listed first, under their own heading, without the suffix (issue 28, point 11)."""
+    text = markdown_summary(rendered["existing-vpc"], "mini")
+    warnings = section(text, "Warnings")
+    assert len(warnings) == 1
+    refused = refusals(text)
+    assert len(refused) == 5
     assert (
         "- cluster.publicAccessCidrs: 192.0.2.0/24 is a documentation range (RFC 5737), not "
         "your network: pulumi-eks would wait minutes for an endpoint it cannot reach and every "
-        "Kubernetes step would time out; list your operators' and CI runners' egress CIDRs "
-        "(refused by `pulumi up`)"
-    ) in warnings
+        "Kubernetes step would time out; list your operators' and CI runners' egress CIDRs"
+    ) in refused
     assert (
         "- node pools general may launch spot instances: unless this account already has the "
         "EC2 Spot service-linked role (AWSServiceRoleForEC2Spot), Karpenter's launches fail "
@@ -156,10 +166,12 @@ def test_the_render_lists_each_warning_once(tmp_path):
     )
     assert text.count("offers h100 only") == 1
     assert line in text.splitlines()[text.splitlines().index("#### Capacity plan") :]
-    assert [w.split(":", 1)[0] for w in section(text, "Warnings")] == [
+    assert [w.split(":", 1)[0] for w in refusals(text)] == [
         "- cluster.addonVersions.coredns",
         "- cluster.addonVersions.eks-pod-identity-agent",
         "- cluster.addonVersions.vpc-cni",
         "- cluster.admins",
+    ]
+    assert [w.split(":", 1)[0] for w in section(text, "Warnings")] == [
         "- node pools general may launch spot instances",
     ]
