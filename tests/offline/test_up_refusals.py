@@ -23,7 +23,8 @@ from eks_gpu_platform.errors import refused_by_up
 queue = aws.sqs.Queue("jobs", sqs_managed_sse_enabled=True)
 pulumi.log.warn(refused_by_up("cluster.admins: the deployer is not listed"), queue)
 pulumi.log.warn("node pools gpu-spot: the Spot service-linked role may be missing", queue)
-pulumi.log.warn(refused_by_up("cluster.publicAccessCidrs: 203.0.113.0/24 is a documentation range"), queue)
+CIDRS = "cluster.publicAccessCidrs: 203.0.113.0/24 is a documentation range"
+pulumi.log.warn(refused_by_up(CIDRS), queue)
 """
 CLEAN = 'import pulumi_aws as aws\n\naws.sqs.Queue("jobs", sqs_managed_sse_enabled=True)\n'
 
@@ -46,9 +47,7 @@ def test_the_suffix_is_the_one_the_components_append():
     ]
 
 
-def test_the_console_ends_with_every_refusal_and_the_policy_line_is_not_all_clear(
-    tmp_path, capsys
-):
+def test_the_console_ends_with_every_refusal_and_the_policy_line_is_not_all_clear(tmp_path, capsys):
     folder = project(tmp_path, PROGRAM)
     assert main(["--project-dir", str(folder), "--out", str(folder / "out")]) == 0
     lines = capsys.readouterr().out.splitlines()
