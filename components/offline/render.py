@@ -188,12 +188,13 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CONFIG
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
-        if args.compare is not None:
-            write_plan(args.compare, out)
         capacity = capacity_markdown(config) if config is not None else ""
         warnings = capacity_warnings(config) if config is not None else []
         if config is not None:
             write_capacity(config, out)
+        # After capacity.json: plan.md shows its cost at full budget.
+        if args.compare is not None:
+            write_plan(args.compare, out)
         lines, mandatory = check_policies(recording, pack, policy_config) if pack else ([], False)
     except Exception:
         traceback.print_exc()
