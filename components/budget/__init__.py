@@ -64,11 +64,19 @@ from .stack import (
     stranded_gpu_warnings,
     type_share_budget_problems,
 )
-from .units import GPU_RESOURCE, MIG_RESOURCE_PREFIX, UNLIMITED, ancestors, leaf_queue_names
+from .units import (
+    GPU_RESOURCE,
+    MAX_POOL_GPUS,
+    MIG_RESOURCE_PREFIX,
+    UNLIMITED,
+    ancestors,
+    leaf_queue_names,
+)
 
 __all__ = [
     "GPU_OVERLAY_WEIGHT",
     "GPU_RESOURCE",
+    "MAX_POOL_GPUS",
     "MIG_RESOURCE_PREFIX",
     "UNLIMITED",
     "AncestorCap",
