@@ -889,7 +889,9 @@ def cost_section(previous: Path, out: Path) -> str:
     before = _cost(previous)
     was = before.get("totalHourlyUsd") if before else None
     lines = ["", "## Hourly cost at full budget", "", *cost_lines(cost)]
-    if before is None:
+    if before is None and (previous / "capacity.json").is_file():
+        lines.append("- stack before this change: not priced by the version it was rendered with")
+    elif before is None:
         lines.append("- before this change: no capacity plan (nothing deployed or no pools)")
     else:
         text = "unknown" if was is None else f"at most ${was:,.4f}/h"

@@ -210,3 +210,9 @@ def test_summary_md_and_plan_md_show_the_cost(tmp_path):
     assert cost_section(tmp_path / "nothing", new).splitlines()[-1] == (
         "- before this change: no capacity plan (nothing deployed or no pools)"
     )
+    older = tmp_path / "older"  # rendered by a version without `cost`
+    older.mkdir()
+    (older / "capacity.json").write_text('{"pools": [], "queues": [], "warnings": []}')
+    assert cost_section(older, new).splitlines()[-1] == (
+        "- stack before this change: not priced by the version it was rendered with"
+    )
