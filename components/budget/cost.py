@@ -39,10 +39,14 @@ NOT_COUNTED = "CPU pools, the EKS control plane, NAT gateways, EBS volumes and d
 def most_per_hour(budget: int, nodes: Sequence[tuple[int, float]]) -> float:
     """The most ``budget`` GPUs can cost per hour as whole nodes of ``nodes`` (each ``(gpus,
     hourly USD)``, any number of each): an unbounded knapsack over the budget."""
+    dearest: dict[int, float] = {}  # only the dearest node of each size can be in the best
+    for gpus, usd in nodes:
+        dearest[gpus] = max(usd, dearest.get(gpus, 0.0))
+    sizes = sorted(dearest.items())
     best = [0.0] * (budget + 1)
     for used in range(1, budget + 1):
         top = best[used - 1]
-        for gpus, usd in nodes:
+        for gpus, usd in sizes:
             if gpus <= used and best[used - gpus] + usd > top:
                 top = best[used - gpus] + usd
         best[used] = top
