@@ -94,6 +94,8 @@ docs: render-venv
 # What `pulumi up` would change against another git ref (default origin/main): the ref is
 # rendered from a git worktree (its own components/, put first on PYTHONPATH), this tree is
 # rendered with --compare; build/plan/<stack>/new holds plan.json and plan.md (offline.plan).
+# The base render's console goes to build/plan/<stack>/base.txt: the output ends with the
+# new render's, the plan's path and what `pulumi up` would refuse (offline.render).
 # An interrupted plan leaves no stale worktree behind (issue 23, point 8d): the worktree is
 # removed on any exit of the recipe's shell (a signal exits through the EXIT trap), and a
 # leftover from a killed run (SIGKILL, a lost machine) is removed first, and `add --force`
@@ -111,11 +113,11 @@ plan: render-venv
 	git worktree add --force --detach $(PLAN_WORKTREE) $(BASE); \
 	ln -s $(PLAN_WORKTREE)/components $(PLAN_DIR)/shim/eks_gpu_platform; \
 	( cd $(PLAN_WORKTREE) && PYTHONPATH=$(CURDIR)/$(PLAN_DIR)/shim $(abspath $(PY)) -m \
-		eks_gpu_platform.offline --stack $(STACK) --no-policy --out $(CURDIR)/$(PLAN_DIR)/base ); \
+		eks_gpu_platform.offline --stack $(STACK) --no-policy --out $(CURDIR)/$(PLAN_DIR)/base \
+		> $(CURDIR)/$(PLAN_DIR)/base.txt ); \
 	git worktree remove --force $(PLAN_WORKTREE); \
 	$(PY) -m eks_gpu_platform.offline --stack $(STACK) --no-policy --out $(PLAN_DIR)/new \
-		--compare $(PLAN_DIR)/base; \
-	echo "plan: $(PLAN_DIR)/new/plan.md"
+		--compare $(PLAN_DIR)/base
 
 # Rewrite the replacement-safety snapshots (snapshots/<stack>.json) on purpose.
 snapshot: render-venv

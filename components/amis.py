@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import pulumi
 from pulumi_aws._utilities import get_invoke_opts_defaults as aws_invoke_defaults
 
+from .errors import refused_by_up
 from .nodepool.manifests import pool_requirements
 from .nodepool.spec import NodePoolSpec
 from .spec import SpecError
@@ -135,4 +136,4 @@ def check_ami_parameters(
     if lines and not pulumi.runtime.is_dry_run():
         raise SpecError.from_lines(lines)
     for line in lines:
-        pulumi.log.warn(line + " (refused by `pulumi up`)", component)
+        pulumi.log.warn(refused_by_up(line), component)

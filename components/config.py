@@ -19,6 +19,7 @@ from typing import Any
 from . import versions
 from .aws import PARTITIONS, REGION_PATTERN, TAG_KEY_PATTERN, partition_for_region
 from .budget import (
+    MAX_POOL_GPUS,
     PoolRouting,
     capacity_of,
     gpu_limits,
@@ -424,7 +425,11 @@ class PlatformConfig(Spec):
             limits = self.gpu_limits
             for i, pool in enumerate(self.node_pools):
                 limit = limits.get(pool.name)
-                if limit is not None and (short := pool.gpu_limit_shortfall(limit)):
+                if limit is not None and limit > MAX_POOL_GPUS:
+                    # Said in the keys the user wrote, before NodePoolArgs sees the budget
+                    # (issue 28, point 13: it named its own argument, gpu_limit).
+                    out.append(((("node_pools", i)), self._budget_too_large(pool.name, limit)))
+                elif limit is not None and (short := pool.gpu_limit_shortfall(limit)):
                     out.append(
                         (
                             ("node_pools", i),
@@ -434,6 +439,18 @@ class PlatformConfig(Spec):
                     )
             out += plan_config_problems(self)
         return out
+
+    def _budget_too_large(self, pool: str, limit: int) -> str:
+        queues = [
+            f"scheduler.queues[{i}]({q.name}).gpu.limit {q.gpu.limit:g}"
+            for i, q in enumerate(self.scheduler.queues)
+            if pool in q.node_pools
+        ]
+        return (
+            f"the GPU budget its queues allow ({limit}) is above the most a pool may get "
+            f"({MAX_POOL_GPUS}); lower {', '.join(queues)} (or their parents' gpu.limit), or "
+            "cap the pool with limits.gpus"
+        )
 
     def _workload_kind_problems(self) -> list[Problem]:
         """``workloadKind`` only where a template follows it: a leaf queue with a GPU pool."""

@@ -124,6 +124,23 @@ class SpecError(ValueError):
         return err
 
 
+# A problem ``pulumi preview`` only warns about and ``pulumi up`` refuses (a placeholder CIDR, an
+# unlisted deployer, a missing AMI parameter...): the warning carries this suffix, and the offline
+# render lists every warning that does at the end of its console output and in summary.md's
+# "Refused by `pulumi up`" section (``offline.render``, ``offline.summary``).
+REFUSED_BY_UP = " (refused by `pulumi up`)"
+
+
+def refused_by_up(problem: str) -> str:
+    """The warning text of a problem ``pulumi up`` refuses (``REFUSED_BY_UP`` appended)."""
+    return problem + REFUSED_BY_UP
+
+
+def up_refusals(warnings: Iterable[str]) -> list[str]:
+    """The problems among ``warnings`` that ``pulumi up`` refuses, without the suffix."""
+    return [w.removesuffix(REFUSED_BY_UP) for w in warnings if w.endswith(REFUSED_BY_UP)]
+
+
 def is_output(value: Any) -> bool:
     """Whether ``value`` is a ``pulumi.Output``. Pulumi is not imported here: until a program
     imports it, no Output can exist."""

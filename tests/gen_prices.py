@@ -1,4 +1,4 @@
-"""Generate the price table of ``components/validate/prices.py`` (the block between its
+"""Generate the price table of ``components/prices.py`` (the block between its
 ``# BEGIN GENERATED`` and ``# END GENERATED`` lines) from upstream data only.
 
 Source: aws/karpenter-provider-aws v1.14.1 ``pkg/providers/pricing/zz_generated.pricing_aws.go``
@@ -33,7 +33,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-OUT = ROOT / "components" / "validate" / "prices.py"
+OUT = ROOT / "components" / "prices.py"
 PRICING = Path(
     "/root/go/pkg/mod/github.com/aws/karpenter-provider-aws@v1.14.1/pkg/providers/pricing/"
     "zz_generated.pricing_aws.go"
@@ -51,6 +51,24 @@ def stack_regions(root: Path = ROOT) -> tuple[str, ...]:
         if "aws:region" in config:
             regions.add(config["aws:region"])
     return tuple(sorted(regions))
+
+
+def table_types(root: Path = ROOT) -> tuple[str, ...]:
+    """The types the table prices: every catalogued GPU type, then the system node group's
+    default types and those of every shipped stack file, in that order, once each."""
+    from eks_gpu_platform import catalog
+    from eks_gpu_platform.cluster.spec import DEFAULT_SYSTEM_INSTANCE_TYPES
+
+    types = list(catalog.INSTANCE_TYPES)
+    system = list(DEFAULT_SYSTEM_INSTANCE_TYPES)
+    for stack in sorted(root.glob("Pulumi.*.yaml")):
+        config = (yaml.safe_load(stack.read_text()) or {}).get("config", {})
+        group = config.get("eks-gpu-platform:systemNodeGroup") or {}
+        system += list(group.get("instanceTypes") or [])
+    for name in system:
+        if name not in types:
+            types.append(name)
+    return tuple(types)
 
 
 def generated_at(text: str) -> str:
@@ -102,9 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pricing", type=Path, default=PRICING)
     args = parser.parse_args(argv)
-    from eks_gpu_platform import catalog
-
-    block = render(args.pricing.read_text(), stack_regions(), tuple(catalog.INSTANCE_TYPES))
+    block = render(args.pricing.read_text(), stack_regions(), table_types())
     current = OUT.read_text()
     head, _, rest = current.partition(BEGIN)
     _, _, tail = rest.partition(END)

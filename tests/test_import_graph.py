@@ -155,6 +155,7 @@ def test_the_budget_imports_no_capability_package():
         "eks_gpu_platform.catalog_mig",
         "eks_gpu_platform.errors",
         "eks_gpu_platform.fields",
+        "eks_gpu_platform.prices",
         "eks_gpu_platform.spec",
         "eks_gpu_platform.versions",
     }

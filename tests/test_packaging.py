@@ -5,6 +5,7 @@ The GitHub workflows are tested in test_workflows.py.
 
 import dataclasses
 import importlib.metadata
+import json
 import shutil
 import subprocess
 import sys
@@ -182,6 +183,50 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def test_a_local_clone_installs_by_git_file_url_at_its_commit(tmp_path: Path) -> None:
+    """Issue 28, point 13 (docs/library.md, "From a local clone"): ``eks-gpu-platform @
+    git+file://<clone>@<commit>`` builds from that commit, not the working tree, and the
+    install records the clone and the commit (PEP 610 ``direct_url.json``). ``--no-deps``:
+    what is checked is the URL form, not the dependencies' resolution (the test above)."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, clone / name)
+    shutil.copytree(
+        REPO / "components", clone / "components", ignore=shutil.ignore_patterns("__pycache__")
+    )
+
+    def git(*args: str) -> str:
+        command = ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args]
+        return subprocess.run(
+            command, cwd=clone, check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    git("init", "--quiet")
+    git("add", "-A")
+    git("commit", "--quiet", "-m", "one")
+    commit = git("rev-parse", "HEAD")
+    (clone / "components" / "uncommitted.py").write_text("")  # not at the commit: not installed
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=False)
+    url = f"git+file://{clone}@{commit}"
+    install = [*UV, "pip", "install", "--quiet", "--no-deps", "--python"]
+    subprocess.run(
+        [*install, str(env_dir / "bin" / "python"), f"eks-gpu-platform @ {url}"],
+        check=True,
+        timeout=600,
+    )
+    site = env_dir / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    package = site / "site-packages" / "eks_gpu_platform"
+    assert (package / "prices.py").is_file()
+    assert not (package / "uncommitted.py").exists()
+    record = site / "site-packages" / f"eks_gpu_platform-{VERSION}.dist-info" / "direct_url.json"
+    assert json.loads(record.read_text()) == {
+        "url": f"file://{clone}",
+        "vcs_info": {"vcs": "git", "commit_id": commit, "requested_revision": commit},
+    }
+
+
 def test_wheel_ships_the_policy_pack_inside_the_package(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
@@ -269,10 +314,12 @@ def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_p
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert f"Policy pack: {len(RULES)} rules, no violations" in lines
-    assert "Policy pack: not run" not in lines
+    # No violation; what `pulumi up` would still refuse (the example's deployer) follows the
+    # policy line and ends the output (issue 28, point 11).
+    (policy,) = [line for line in lines if line.startswith("Policy pack: ")]
+    assert policy.startswith(f"Policy pack: {len(RULES)} rules, no violations")
     assert (rendered / "policy.txt").read_text() == ""
-    assert "Policy pack: no violations." in (rendered / "summary.md").read_text()
+    assert "Policy pack: no violations" in (rendered / "summary.md").read_text()
     # The validation's console script, installed without the `validate` extra: its options and
     # the render are checked before the Kubernetes client is imported (issue 24).
     validate = subprocess.run(

@@ -147,7 +147,11 @@ def test_deploys_run_only_from_main_one_per_stack():
             "group": "deploy-${{ matrix.stack }}",
             "cancel-in-progress": False,
         }
-        (pulumi,) = [s for s in spec["steps"] if s.get("uses", "").startswith("pulumi/actions@")]
+        (pulumi,) = [
+            s
+            for s in spec["steps"]
+            if s.get("uses", "").startswith("pulumi/actions@") and "command" in s["with"]
+        ]
         assert pulumi["with"]["command"] == "up"
 
 

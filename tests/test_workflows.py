@@ -47,8 +47,13 @@ def step(job: dict, name: str) -> dict:
     return found
 
 
-def uses(job: dict, action: str) -> dict:
-    (found,) = [s for s in job["steps"] if s.get("uses", "").startswith(f"{action}@")]
+def uses(job: dict, action: str, *, install_only: bool = False) -> dict:
+    """The job's one step of ``action``. A deploy job has two of pulumi/actions: the one that
+    only installs the CLI (no ``command``, ``install_only``) and the one that runs a command."""
+    found_all = [s for s in job["steps"] if s.get("uses", "").startswith(f"{action}@")]
+    if action == "pulumi/actions":
+        found_all = [s for s in found_all if ("command" in s["with"]) != install_only]
+    (found,) = found_all
     return found
 
 
@@ -270,6 +275,10 @@ def test_the_three_deploy_waves_run_the_same_job():
         "aws-actions/configure-aws-credentials",
         "pulumi/auth-actions",
         "pulumi/actions",
+        "Commit this stack last deployed",
+        "Waits of this change",
+        "pulumi/actions",
+        "Record the deployed commit",
         "Validate the cluster",
         "actions/upload-artifact",
     ]
@@ -661,7 +670,8 @@ def test_a_valid_stack_gets_its_summary_as_the_comment(project):
     assert status == "0"
     assert comment == (project / "build" / "staging" / "summary.md").read_text()
     assert comment.startswith("### `staging`: ")
-    assert "Policy pack: no violations." in comment
+    # The placeholder CIDR of the fixture dev stack is refused by `pulumi up` (issue 28).
+    assert "Policy pack: no violations; `pulumi up` still refuses this stack (above)." in comment
     assert final is None
 
 
@@ -784,13 +794,19 @@ def test_deploy_jobs_outlast_every_wait_ci_lets_through():
     # The Pulumi token lasts as long (a token that expired mid-`up` fails its checkpoints).
     login = uses(job, "pulumi/auth-actions")["with"]
     assert login["token-expiration"] == session
-    # The gate runs before any credential is taken, and needs no fetch: the checkout keeps no
-    # credentials (issue 22) and brings the whole history instead.
+    # The gate needs the stack's tag (issue 28, point 9), read with the job's credentials; its
+    # renders run without them, and it needs no fetch: the checkout keeps no credentials
+    # (issue 22) and brings the whole history instead.
     names = [s.get("name") or action_name(s.get("uses", "")) for s in job["steps"]]
     assert (
-        names.index("Waits of this change")
-        < names.index("aws-actions/configure-aws-credentials")
+        names.index("aws-actions/configure-aws-credentials")
         < names.index("pulumi/auth-actions")
+        < names.index("Commit this stack last deployed")
+        < names.index("Waits of this change")
+        < len(names) - names[::-1].index("pulumi/actions") - 1  # the `up` step
+    )
+    assert gate["run"].splitlines()[0] == (
+        "unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN PULUMI_ACCESS_TOKEN"
     )
     assert uses(job, "actions/checkout")["with"] == {
         "persist-credentials": False,
@@ -798,6 +814,202 @@ def test_deploy_jobs_outlast_every_wait_ci_lets_through():
     }
     assert "git fetch" not in gate["run"]
     assert 'make plan STACK="$STACK" BASE="$BASE"' in gate["run"]
+
+
+# --- the plan gate's base: the commit the stack last deployed (issue 28, point 9) ---------------
+
+DEPLOY_JOB = MAIN["jobs"]["up-first"]
+DEPLOYED = step(DEPLOY_JOB, "deployed")
+GATE = step(DEPLOY_JOB, "Waits of this change")
+RECORD = step(DEPLOY_JOB, "Record the deployed commit")
+SHA = "0123456789abcdef0123456789abcdef01234567"
+# Records each call (one line each) and answers `stack tag ls` / `stack export` from files.
+FAKE_PULUMI_CLI = """#!/bin/sh
+echo "$@" >> "$CALLS/pulumi"
+case "$*" in
+  *"stack tag ls"*) cat "$CALLS/tags.json";;
+  *"stack export"*) cat "$CALLS/state.json";;
+esac
+"""
+
+
+def test_the_gate_takes_its_base_from_the_stack_tag_not_the_push():
+    """Fails on the old code, whose BASE was ``github.event.before`` (the previous tip of main,
+    not what the stack runs: pending runs are cancelled, failed deploys leave changes behind)."""
+    assert "github.event" not in json.dumps(DEPLOY_JOB)
+    assert GATE["env"] == {"BASE": "${{ steps.deployed.outputs.base }}"}
+    assert DEPLOYED["env"] == {
+        "PULUMI_BACKEND_URL": "${{ vars.PULUMI_BACKEND_URL }}",
+        "STACK_NAME": "${{ steps.settings.outputs.stack-name }}",
+    }
+    # The CLI comes from pulumi/actions' install-only mode (no `command`), at the pinned version.
+    assert uses(DEPLOY_JOB, "pulumi/actions", install_only=True)["with"] == {
+        "pulumi-version": "3.272.0"
+    }
+    # The tag is written only after a successful `up` (no `if:`: steps run on success only).
+    assert "if" not in RECORD
+    assert RECORD["env"] == {"STACK_NAME": "${{ steps.settings.outputs.stack-name }}"}
+
+
+def run_deployed_step(
+    tmp_path: Path, tags: dict, state: dict, backend: str = ""
+) -> tuple[subprocess.CompletedProcess, str, dict[str, str]]:
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    (calls / "tags.json").write_text(json.dumps(tags))
+    (calls / "state.json").write_text(json.dumps(state))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pulumi").write_text(FAKE_PULUMI_CLI)
+    (bin_dir / "pulumi").chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".venv").symlink_to(VENV)
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "CALLS": str(calls),
+        "STACK": "dev",
+        "STACK_NAME": "acme/eks-gpu-platform/dev",
+        "PULUMI_BACKEND_URL": backend,
+    }
+    process, outputs = run_step(DEPLOYED, work, env)
+    return process, (calls / "pulumi").read_text(), outputs
+
+
+def test_the_deployed_commit_is_the_stack_tag(tmp_path):
+    tags = {"pulumi:project": "eks-gpu-platform", "eks-gpu-platform:deployedCommit": SHA}
+    process, calls, outputs = run_deployed_step(tmp_path, tags, {"version": 3})
+    assert process.returncode == 0, process.stderr
+    assert outputs == {"base": SHA}
+    assert calls == (
+        "--non-interactive login\n"
+        "--non-interactive stack tag ls --json --stack acme/eks-gpu-platform/dev\n"
+        "--non-interactive stack export --stack acme/eks-gpu-platform/dev\n"
+    )
+    assert not list((tmp_path / "work" / ".runner_temp").iterdir())  # tags and state removed
+
+
+def test_a_stack_that_deployed_nothing_is_planned_against_an_empty_state(tmp_path):
+    state = {"version": 3, "deployment": {"manifest": {}, "resources": []}}
+    process, calls, outputs = run_deployed_step(tmp_path, {}, state, backend="s3://state")
+    assert process.returncode == 0, process.stderr
+    assert outputs == {"base": ""}
+    assert calls.splitlines()[0] == "--non-interactive login s3://state"
+
+
+def test_a_stack_with_resources_and_no_tag_is_refused(tmp_path):
+    state = {"version": 3, "deployment": {"resources": [{"urn": "a"}, {"urn": "b"}]}}
+    process, _, outputs = run_deployed_step(tmp_path, {"pulumi:project": "x"}, state)
+    assert process.returncode == 2
+    assert outputs == {}
+    assert process.stderr == (
+        "error: stack dev has 2 resources but no eks-gpu-platform:deployedCommit tag, so the "
+        "commit it runs is unknown and this change's waits cannot be planned; record the commit "
+        "it was last deployed from: pulumi stack tag set eks-gpu-platform:deployedCommit "
+        "<commit> --stack <stack>\n"
+    )
+
+
+def test_a_tag_that_is_not_a_commit_is_refused():
+    with pytest.raises(stacks_module.StackFileError) as err:
+        stacks_module.deployed_base("dev", {"eks-gpu-platform:deployedCommit": "main"}, {})
+    assert str(err.value) == (
+        "stack dev: its tag eks-gpu-platform:deployedCommit is 'main', not a full commit hash"
+    )
+
+
+# Stand-ins for make and the venv's python in the gate step: each records its arguments and
+# whether an AWS or Pulumi credential reached it.
+FAKE_TOOL = """#!/bin/sh
+echo "$(basename "$0") $* creds=${AWS_ACCESS_KEY_ID:-}${AWS_SECRET_ACCESS_KEY:-}\
+${AWS_SESSION_TOKEN:-}${PULUMI_ACCESS_TOKEN:-}" >> "$CALLS/tools"
+"""
+
+
+def run_gate_step(tmp_path: Path, base: str | None) -> tuple[subprocess.CompletedProcess, str]:
+    """The gate in a git repository whose first commit has Pulumi.dev.yaml; ``base`` None: that
+    commit."""
+    work, calls = tmp_path / "work", tmp_path / "calls"
+    (work / ".venv" / "bin").mkdir(parents=True)
+    calls.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for path in (bin_dir / "make", work / ".venv" / "bin" / "python"):
+        path.write_text(FAKE_TOOL)
+        path.chmod(0o755)
+    (work / "Pulumi.dev.yaml").write_text("config: {}\n")
+    for args in (
+        ["init", "--quiet"],
+        ["add", "Pulumi.dev.yaml"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "one"],
+    ):
+        subprocess.run(["git", *args], cwd=work, check=True, capture_output=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=work, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "CALLS": str(calls),
+        "STACK": "dev",
+        "BASE": head if base is None else base,
+        "AWS_ACCESS_KEY_ID": "AKIA",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "AWS_SESSION_TOKEN": "session",
+        "PULUMI_ACCESS_TOKEN": "pul-token",
+    }
+    process, _ = run_step(GATE, work, env)
+    tools = calls / "tools"
+    return process, (tools.read_text() if tools.exists() else "").replace(head, "<head>")
+
+
+def test_the_gate_plans_against_the_deployed_commit_without_credentials(tmp_path):
+    process, tools = run_gate_step(tmp_path, None)
+    assert process.returncode == 0, process.stderr
+    assert tools == (
+        "make plan STACK=dev BASE=<head> creds=\n"
+        "python -m eks_gpu_platform.offline.plan gate build/plan/dev/new/plan.json "
+        "--budget-minutes 300 creds=\n"
+    )
+
+
+def test_the_gate_of_a_stack_that_deployed_nothing_plans_against_an_empty_state(tmp_path):
+    process, tools = run_gate_step(tmp_path, "")
+    assert process.returncode == 0, process.stderr
+    assert tools == (
+        "python -m eks_gpu_platform.offline --stack dev --no-policy --out build/plan/dev/new "
+        "--compare build/plan/dev/base creds=\n"
+        "python -m eks_gpu_platform.offline.plan gate build/plan/dev/new/plan.json "
+        "--budget-minutes 300 creds=\n"
+    )
+    base = tmp_path / "work" / "build" / "plan" / "dev" / "base" / "resources.json"
+    assert base.read_text() == "[]\n"
+
+
+def test_the_gate_refuses_a_deployed_commit_outside_the_history(tmp_path):
+    process, tools = run_gate_step(tmp_path, SHA)
+    assert process.returncode == 1
+    assert process.stderr.endswith(
+        f"::error::the commit dev last deployed, {SHA}, is not in main's history\n"
+    )
+    assert tools == ""
+
+
+def test_an_empty_state_plans_every_resource_as_a_create_with_no_wait(tmp_path):
+    """What the gate's empty base gives: the plan of a fresh stack waits for nothing."""
+    from eks_gpu_platform.offline.plan import plan, waits
+
+    new = [
+        {
+            "type": "kubernetes:karpenter.sh/v1:NodePool",
+            "name": "pool",
+            "urn": "urn:pulumi:dev::p::kubernetes:karpenter.sh/v1:NodePool::pool",
+            "custom": True,
+            "inputs": {},
+        }
+    ]
+    rows = plan([], new)
+    assert [r["action"] for r in rows] == ["create"]
+    assert waits(rows, []) == []
 
 
 # --- the validation after `pulumi up` (issue 24) -----------------------------------------------

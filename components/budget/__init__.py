@@ -1,7 +1,7 @@
 """The GPU budget: one model of what Karpenter may buy for the queues (friction point 1).
 
 Pure (no Pulumi), and at the bottom of the import graph: it imports only ``spec``, ``catalog``,
-``catalog_mig`` and ``versions``, and reads the capability specs (``NodePoolSpec``,
+``catalog_mig``, ``prices`` and ``versions``, and reads the capability specs (``NodePoolSpec``,
 ``QueueSpec``, ``GpuOperatorSpec``, ``PlatformConfig``) by attribute. ``nodepool``,
 ``scheduler``, ``config``, ``platform`` and ``offline`` import it; it imports none of them.
 
@@ -13,6 +13,7 @@ Modules, bottom up:
 - ``queues``: queue -> pool routing, shares cut to the ancestors' limits, the pools' budgets;
 - ``plan``: per leaf queue, what Karpenter can buy for it, reachability, largest gang;
 - ``stack``: the same over a whole ``PlatformConfig`` (the config's checks and warnings);
+- ``cost``: the pools and the stack at full budget, per hour (the dated price table);
 - ``report``: ``capacity.json``'s content.
 """
 
@@ -26,6 +27,7 @@ from .capacity import (
     pool_capacity,
     uneven_density_problem,
 )
+from .cost import cost_document, cost_lines, most_per_hour
 from .nodepools import (
     NodePoolGroup,
     efa_layout,
@@ -62,11 +64,19 @@ from .stack import (
     stranded_gpu_warnings,
     type_share_budget_problems,
 )
-from .units import GPU_RESOURCE, MIG_RESOURCE_PREFIX, UNLIMITED, ancestors, leaf_queue_names
+from .units import (
+    GPU_RESOURCE,
+    MAX_POOL_GPUS,
+    MIG_RESOURCE_PREFIX,
+    UNLIMITED,
+    ancestors,
+    leaf_queue_names,
+)
 
 __all__ = [
     "GPU_OVERLAY_WEIGHT",
     "GPU_RESOURCE",
+    "MAX_POOL_GPUS",
     "MIG_RESOURCE_PREFIX",
     "UNLIMITED",
     "AncestorCap",
@@ -82,6 +92,8 @@ __all__ = [
     "capacity_plan",
     "capacity_warnings",
     "capped_shares",
+    "cost_document",
+    "cost_lines",
     "efa_layout",
     "gpu_limit_shortfall",
     "gpu_limits",
@@ -89,6 +101,7 @@ __all__ = [
     "layout_groups",
     "leaf_queue_names",
     "mig_g_count",
+    "most_per_hour",
     "needs_node_overlay",
     "nodepool_groups",
     "nodepool_names",

@@ -9,8 +9,7 @@ Pure: the config in (read by attribute), plain data out; ``offline.capacity`` wr
   NodePool's ``name``, ``instanceTypes``, ``gpus`` budget and ``largestGang``: the physical
   GPUs one gang, on one instance type, can get from it), ``maxNodes`` (the most nodes those
   limits let Karpenter launch: every one of the smallest type) and ``maxGpus`` (the most
-  physical GPUs). ``maxHourlyUsd`` is left out: no price table with a cited public source and
-  date is vendored, and prices are never guessed.
+  physical GPUs).
 - per leaf queue (``plan.QueuePlan.as_json``): ``name``, ``quota``, ``limit``, ``pools``,
   ``purchasableMin``, ``purchasableMax`` (KAI GPU units, the units its pods request),
   ``quotaReachable``, ``limitReachable``, ``ancestors`` (each ancestor, nearest first, with
@@ -20,12 +19,15 @@ Pure: the config in (read by attribute), plain data out; ``offline.capacity`` wr
   ``effectiveLimit``, ``reachablePerPool`` and, for queues routed to an EFA pool,
   ``largestGang``.
 - ``warnings``: the capacity warnings (``stack.capacity_warnings``).
+- ``cost``: each GPU pool's hourly cost at full budget, the system node group's at its largest
+  and the stack's total, from the dated price table (``cost.cost_document``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .cost import cost_document
 from .stack import capacity_of, capacity_plan, capacity_warnings, pool_nodepools
 
 if TYPE_CHECKING:
@@ -89,4 +91,5 @@ def capacity_document(config: PlatformConfig) -> dict[str, Any]:
         "pools": pool_entries(config),
         "queues": [plan.as_json() for plan in capacity_plan(config)],
         "warnings": capacity_warnings(config),
+        "cost": cost_document(config),
     }

@@ -9,6 +9,8 @@ from typing import Any
 GPU_RESOURCE = "nvidia.com/gpu"
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 UNLIMITED = -1
+# The most GPUs one pool's NodePools may be given (limits.gpus, NodePoolArgs.gpu_limit).
+MAX_POOL_GPUS = 100000
 """A queue's ``gpu.quota`` / ``gpu.limit`` of -1: no bound (KAI's convention)."""
 EPSILON = 1e-9
 

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ..errors import refused_by_up
 from ..iam import (
     SSM_NODE_POLICY,
     attach_managed_policies,
@@ -163,7 +164,7 @@ class EksCluster(pulumi.ComponentResource):
         refuse_placeholder_cidrs(spec)
         super().__init__(f"{TYPE_PREFIX}EksCluster", name, None, opts)
         if placeholders := placeholder_cidrs(spec.public_access_cidrs):
-            pulumi.log.warn(placeholder_message(placeholders) + " (refused by `pulumi up`)", self)
+            pulumi.log.warn(refused_by_up(placeholder_message(placeholders)), self)
         self.resolved_addons = dict(args.addon_versions or {}) or resolve_addon_versions(
             self, spec.name, spec.kubernetes_version, spec.addon_versions
         )

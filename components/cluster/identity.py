@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_aws._utilities import get_invoke_opts_defaults as aws_invoke_defaults
 
+from ..errors import refused_by_up
 from ..spec import SpecError
 from .access import (
     CLUSTER_TAG,
@@ -159,7 +160,7 @@ def _decide(
     if problems and up:
         raise SpecError.from_lines(problems)
     for problem in problems:
-        pulumi.log.warn(problem + " (refused by `pulumi up`)", component)
+        pulumi.log.warn(refused_by_up(problem), component)
     return access
 
 

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from .. import versions
 from ..budget import (
+    MAX_POOL_GPUS,
     PoolCapacity,
     gpu_overlay_manifests,
     nodepool_groups,
@@ -208,7 +209,7 @@ class NodePoolArgs:
                 )
             else:
                 set_derived(self, "gpu_limit", spec.limits.gpus)
-        elif msg := check_range(limit, 1, 100000):
+        elif msg := check_range(limit, 1, MAX_POOL_GPUS):
             out.append((("gpu_limit",), msg))
         elif spec.limits.gpus is not None and limit > spec.limits.gpus:
             out.append(

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from .. import versions
 from ..aws import KMS_KEY_REF_PATTERN
+from ..budget.units import MAX_POOL_GPUS
 from ..checks import (
     check_cron,
     check_label_value,
@@ -126,7 +127,7 @@ class LimitsSpec(Spec):
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
-        if self.gpus is not None and (msg := check_range(self.gpus, 1, 100000)):
+        if self.gpus is not None and (msg := check_range(self.gpus, 1, MAX_POOL_GPUS)):
             out.append((("gpus",), msg))
         for name, example in (("cpu", "1000"), ("memory", "4000Gi")):
             value = getattr(self, name)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..budget import capacity_document
+from ..budget import capacity_document, cost_lines
 from ..config import PlatformConfig
 
 
@@ -18,6 +18,19 @@ def write_capacity(config: PlatformConfig, out: Path) -> dict[str, Any]:
     document = capacity_document(config)
     (out / "capacity.json").write_text(json.dumps(document, indent=2) + "\n")
     return document
+
+
+def limit_note(q: dict[str, Any]) -> str:
+    """Why a queue's "Limit reachable" is no (issue 28, point 13): no limit at all, or pools'
+    budgets that hold less than it (``budget.plan``: ``limitReachable``)."""
+    if q["limit"] == -1:
+        return f"queue {q['name']}: limit not reachable: it has no gpu.limit (-1), nothing to reach"
+    return (
+        f"queue {q['name']}: limit not reachable: Karpenter can buy at most "
+        f"{q['purchasableMax']} GPU units for it (the budgets of {', '.join(q['pools'])}), below "
+        f"its gpu.limit {q['limit']}; KAI admits its pods up to the limit, and those beyond "
+        "what the pools hold stay pending (raise the pools' limits.gpus, or lower gpu.limit)"
+    )
 
 
 def capacity_markdown(config: PlatformConfig) -> str:
@@ -68,6 +81,8 @@ def capacity_markdown(config: PlatformConfig) -> str:
                 + " and ".join(cuts)
                 + f"; effective limit {q['effectiveLimit']}"
             )
+        if not q["limitReachable"]:
+            notes.append(limit_note(q))
         if len(q["pools"]) > 1:
             notes.append(
                 f"queue {q['name']}: quota reachable per pool "
@@ -77,6 +92,7 @@ def capacity_markdown(config: PlatformConfig) -> str:
         if "largestGang" in q:
             notes.append(f"queue {q['name']}: largest gang {q['largestGang']} GPUs")
     lines += [""] + [f"- {n}" for n in notes] if notes else []
+    lines += ["", *cost_lines(document["cost"])]
     warnings = document["warnings"]
     if warnings:
         lines += [""] + [f"- {w}" for w in warnings]

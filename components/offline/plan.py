@@ -59,6 +59,7 @@ from ..cluster.timeouts import (
     NODE_GROUP_DEFAULT_MINUTES,
     minor_upgrade_steps,
 )
+from ..budget import cost_lines
 from . import mocks
 from .fields import code, field_changes, show
 from .snapshot import REPLACE_INPUTS, alias_urns, engine_urns
@@ -911,9 +912,33 @@ def write_plan(previous: Path, out: Path) -> list[dict[str, Any]]:
     found = waits(rows, old, new)
     document = {"changes": rows, "waits": found, "longestWaitMinutes": total_wait(found)}
     (out / "plan.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    (out / "plan.md").write_text(markdown(rows, new, old))
+    (out / "plan.md").write_text(markdown(rows, new, old) + cost_section(previous, out))
     (out / "teardown.md").write_text(teardown_markdown(new))
     return rows
+
+
+def _cost(render_dir: Path) -> dict[str, Any] | None:
+    path = render_dir / "capacity.json"
+    return json.loads(path.read_text()).get("cost") if path.is_file() else None
+
+
+def cost_section(previous: Path, out: Path) -> str:
+    """plan.md's hourly cost at full budget (issue 28, point 12): the new render's figures
+    (``budget.cost``, from its capacity.json) and the stack's total before the change."""
+    cost = _cost(out)
+    if cost is None:
+        return ""
+    before = _cost(previous)
+    was = before.get("totalHourlyUsd") if before else None
+    lines = ["", "## Hourly cost at full budget", "", *cost_lines(cost)]
+    if before is None and (previous / "capacity.json").is_file():
+        lines.append("- stack before this change: not priced by the version it was rendered with")
+    elif before is None:
+        lines.append("- before this change: no capacity plan (nothing deployed or no pools)")
+    else:
+        text = "unknown" if was is None else f"at most ${was:,.4f}/h"
+        lines.append(f"- stack before this change: {text}")
+    return "\n".join(lines) + "\n"
 
 
 def gate(plan_json: Path, budget_minutes: int) -> list[str]:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..budget import capacity_warnings
+from ..errors import up_refusals
 from ..spec import SpecError
 from .capacity import capacity_markdown, write_capacity
 from .plan import write_plan
@@ -52,7 +53,13 @@ from .run import (
     spec_errors_made,
     validate,
 )
-from .summary import component_counts, markdown_summary, node_pool_rows, summary
+from .summary import (
+    component_counts,
+    markdown_summary,
+    node_pool_rows,
+    refusal_header,
+    summary,
+)
 from .write import (
     HEAD_KEYS,
     HELM_RELEASE,
@@ -181,12 +188,13 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CONFIG
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
-        if args.compare is not None:
-            write_plan(args.compare, out)
         capacity = capacity_markdown(config) if config is not None else ""
         warnings = capacity_warnings(config) if config is not None else []
         if config is not None:
             write_capacity(config, out)
+        # After capacity.json: plan.md shows its cost at full budget.
+        if args.compare is not None:
+            write_plan(args.compare, out)
         lines, mandatory = check_policies(recording, pack, policy_config) if pack else ([], False)
     except Exception:
         traceback.print_exc()
@@ -204,15 +212,31 @@ def main(argv: list[str] | None = None) -> int:
         print(notice)
     for warning in warnings:
         print(warning)
+    # The problems `pulumi up` refuses: the program's warnings marked so (errors.REFUSED_BY_UP,
+    # the same warnings summary.md lists), printed last so that no "no violations" line is the
+    # end of a render that `up` would refuse.
+    refused = up_refusals(recording.warnings)
     if pack is None:
         print("Policy pack: not run")
     elif lines:
         print(f"Policy pack: {len(lines)} violation(s)")
         for line in lines:
             print(f"  {line}", file=sys.stderr if line.startswith("mandatory") else sys.stdout)
+    elif refused:
+        print(
+            f"Policy pack: {len(pack.RULES)} rules, no violations; `pulumi up` still refuses "
+            f"this stack: {len(refused)} problem(s), listed at the end"
+        )
     else:
         print(f"Policy pack: {len(pack.RULES)} rules, no violations")
     print(f"Wall time: {elapsed:.2f} s")
+    if args.compare is not None:
+        print(f"plan: {out / 'plan.md'}")
+    if refused:
+        print("")
+        print(refusal_header(len(refused)).replace("**", ""))
+        for problem in refused:
+            print(f"  - {problem}")
     if mandatory:
         print("error: mandatory policy violations (see above)", file=sys.stderr)
         return EXIT_ERROR

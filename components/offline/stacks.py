@@ -24,6 +24,13 @@ The GitHub workflows call this module as a command:
   no validation) and ``validate-args`` (``--pool``, ``--cost-cap-usd``, ``--time-cap-minutes``
   where set). Needs the installed package (it reads the stack file the way the offline render
   does).
+- ``python -m eks_gpu_platform.offline.stacks deployed-base STACK --tags F --state F``: the
+  commit the stack last deployed, for the deploy job's plan gate, as ``base=<sha>``: its stack
+  tag ``eks-gpu-platform:deployedCommit`` (``--tags``: ``pulumi stack tag ls --json``), which
+  the job sets after a successful ``pulumi up``. Without the tag, a stack with no resources
+  (``--state``: ``pulumi stack export``) has deployed nothing: ``base=`` (the gate compares with
+  an empty state); one with resources is refused (exit 2), with the command that records the
+  commit it runs.
 
 Exit codes: 0 done; 2 a problem with the stack files or the arguments (one line on stderr).
 """
@@ -54,6 +61,13 @@ CLOUD_SCHEMES = ("https://", "http://")
 # traceback ends with its cause); the job log has them all.
 MAX_ERROR_LINES = 200
 MAX_ERROR_CHARS = 20_000
+
+
+# The stack tag the deploy job writes after a successful `pulumi up` (main.yml): the commit the
+# stack runs. Tag names: letters, digits, `-_.:`, at most 40 (pulumi/pulumi
+# pkg/util/validation/stack.go `validateStackTagName`).
+DEPLOYED_TAG = "eks-gpu-platform:deployedCommit"
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 class StackFileError(Exception):
@@ -198,6 +212,27 @@ def render_comment(stack: str, status: str, stderr: str, summary: str | None) ->
     return text if text.endswith("\n") else text + "\n"
 
 
+def deployed_base(stack: str, tags: dict, state: dict) -> str:
+    """The commit ``stack`` last deployed (its ``DEPLOYED_TAG``), or ``""`` when it has deployed
+    nothing (no tag, no resource in its state); raises ``StackFileError`` for a stack with
+    resources and no tag, or a tag that is not a commit."""
+    commit = tags.get(DEPLOYED_TAG)
+    if commit is not None:
+        if not isinstance(commit, str) or not COMMIT.match(commit):
+            raise StackFileError(
+                f"stack {stack}: its tag {DEPLOYED_TAG} is {commit!r}, not a full commit hash"
+            )
+        return commit
+    resources = (state.get("deployment") or {}).get("resources") or []
+    if not resources:
+        return ""
+    raise StackFileError(
+        f"stack {stack} has {len(resources)} resources but no {DEPLOYED_TAG} tag, so the commit "
+        "it runs is unknown and this change's waits cannot be planned; record the commit it was "
+        f"last deployed from: pulumi stack tag set {DEPLOYED_TAG} <commit> --stack <stack>"
+    )
+
+
 def _read(path: Path | None) -> str | None:
     return path.read_text() if path is not None and path.is_file() else None
 
@@ -217,6 +252,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     settings.add_argument("stack")
     settings.add_argument("--backend-url", default="", help="PULUMI_BACKEND_URL (empty: Cloud)")
     settings.add_argument("--org", default="", help="Pulumi Cloud organization (optional)")
+    base = commands.add_parser("deployed-base", help="the commit a stack last deployed")
+    base.add_argument("stack")
+    base.add_argument("--tags", type=Path, required=True, help="pulumi stack tag ls --json")
+    base.add_argument("--state", type=Path, required=True, help="pulumi stack export")
     comment = commands.add_parser("comment", help="the pull-request comment of one render")
     comment.add_argument("stack")
     comment.add_argument("--status", default="", help="the render's exit code ('': not run)")
@@ -241,6 +280,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             for key, value in found.items():
                 print(f"{key}={value}")
+        elif args.command == "deployed-base":
+            try:
+                tags, state = (json.loads(p.read_text() or "{}") for p in (args.tags, args.state))
+            except (OSError, ValueError) as err:
+                problem = f"stack {args.stack}: unreadable tags or state: {err}"
+                raise StackFileError(problem) from err
+            print(f"base={deployed_base(args.stack, tags, state)}")
         else:
             text = render_comment(
                 args.stack, args.status, _read(args.stderr) or "", _read(args.summary)

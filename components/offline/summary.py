@@ -9,8 +9,18 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..errors import REFUSED_BY_UP, up_refusals
 from . import mocks
 from .write import helm_releases, kubernetes_objects
+
+
+def refusal_header(count: int) -> str:
+    """The heading of the problems ``pulumi up`` refuses (the warnings ending in
+    ``errors.REFUSED_BY_UP``): ``pulumi preview`` passes with them, ``pulumi up`` does not."""
+    return (
+        f"**`pulumi up` refuses this stack: {count} problem(s)** "
+        "(`pulumi preview` only warns about them):"
+    )
 
 
 def component_counts(recording: mocks.Recording) -> dict[str, int]:
@@ -144,12 +154,19 @@ def markdown_summary(
     program's), policies, counts, node pools, a component diagram."""
     if warnings is None:
         warnings = recording.warnings
+    refused = up_refusals(warnings)
+    warnings = [w for w in warnings if not w.endswith(REFUSED_BY_UP)]
     lines = [f"### `{stack}`: {len(recording.resources)} resources", ""]
+    if refused:
+        lines += [refusal_header(len(refused)), "", *[f"- {r}" for r in refused], ""]
     if recording.notices:
         lines += [f"- {notice}" for notice in recording.notices] + [""]
     if pack is not None:
         if policy_lines:
             lines += ["Policy violations:", ""] + [f"- `{line}`" for line in policy_lines] + [""]
+        elif refused:
+            lines += ["Policy pack: no violations; `pulumi up` still refuses this stack (above)."]
+            lines += [""]
         else:
             lines += ["Policy pack: no violations.", ""]
     if cluster := cluster_lines(recording):

@@ -20,6 +20,8 @@ from types import ModuleType
 from typing import TextIO
 
 from .. import catalog
+from .. import prices as table_prices
+from ..budget.cost import cost_lines
 from ..errors import did_you_mean
 from . import prices as prices_mod
 from . import render as render_mod
@@ -274,6 +276,11 @@ def print_plan(ctx: Context, phases: Sequence[ModuleType], out: TextIO) -> float
     if user:
         listed = ", ".join(f"{t} ${usd:g}/h" for t, usd in user.items())
         print(f"User-supplied prices (--price), where the table has none: {listed}.", file=out)
+    if cost := (ctx.render.capacity or {}).get("cost"):
+        # The stack at full budget, from the render's capacity.json (budget.cost).
+        print("", file=out)
+        for line in cost_lines(cost):
+            print(line, file=out)
     total: float | None = 0.0
     for module in phases:
         print("", file=out)
@@ -318,11 +325,34 @@ def print_plan(ctx: Context, phases: Sequence[ModuleType], out: TextIO) -> float
     cap = ctx.options.cost_cap_usd
     print("", file=out)
     if total is None:
-        print(f"Total: unknown (a type has no price in {region}); cost cap {_money(cap)}", file=out)
+        # Another region's price beside it (issue 28, point 12), never for the cap: the run
+        # still refuses to launch what it cannot price in the stack's region.
+        other = stand_in_total(ctx, phases, region)
+        beside = f"; at us-east-1's prices at most {_money(other)}" if other is not None else ""
+        print(
+            f"Total: unknown (a type has no price in {region}{beside}); cost cap {_money(cap)}",
+            file=out,
+        )
     elif total > cap:
         print(f"Total: at most {_money(total)}, over the cost cap of {_money(cap)}", file=out)
     else:
         print(f"Total: at most {_money(total)}, within the cost cap of {_money(cap)}", file=out)
+    return total
+
+
+def stand_in_total(ctx: Context, phases: Sequence[ModuleType], region: str) -> float | None:
+    """The checks' cost with us-east-1's prices standing in where the stack's region has none
+    (``prices.stand_in``; None when a type has neither)."""
+    total = 0.0
+    for module in phases:
+        ctx.phase = module.NAME
+        for p in module.planned(ctx):
+            if not runner.selected(ctx.options.checks, p.phase, p.check) or not p.nodes:
+                continue
+            found = [table_prices.stand_in(region, t) for t in p.instance_types]
+            if not found or None in found:
+                return None
+            total += p.nodes * max(f[0] for f in found if f) * p.max_minutes / 60.0
     return total
 
 

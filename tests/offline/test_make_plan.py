@@ -61,7 +61,15 @@ def test_plan_runs_over_a_stale_worktree(tmp_path):
         timeout=300,
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.splitlines()[-1] == "plan: build/plan/dev/new/plan.md"
+    # The output ends with the new render's: the plan's path, then what `pulumi up` would
+    # refuse, if anything (issue 28, point 11); the base render's console is kept apart.
+    lines = run.stdout.splitlines()
+    after = lines[lines.index("plan: build/plan/dev/new/plan.md") + 1 :]
+    if after:
+        assert after[0] == ""
+        assert after[1].startswith("`pulumi up` refuses this stack: ")
+        assert after[2:] and all(line.startswith("  - ") for line in after[2:])
+    assert "Rendered " in (clone / "build/plan/dev/base.txt").read_text()
     assert (clone / "build/plan/dev/new/plan.md").is_file()
     # Nothing left registered: the next plan starts clean too.
     assert git(clone, "worktree", "list").count("\n") == 1

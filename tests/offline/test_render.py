@@ -208,7 +208,17 @@ def test_summary(dev):
     assert "Helm releases:" in lines
     assert f"  {'karpenter-crd':<28} karpenter-crd 1.14.1 -> kube-system" in lines
     assert f"  {'karpenter':<28} karpenter 1.14.1 -> kube-system" in lines
-    assert WALL_TIME.match(lines[-1]), lines[-1]
+    assert_ends_with_wall_time_and_refusals(lines)
+
+
+def assert_ends_with_wall_time_and_refusals(lines: list[str]) -> None:
+    """The console ends with the wall time, then what `pulumi up` refuses, if anything (the
+    fixture dev stack's placeholder CIDR at least; issue 28, point 11)."""
+    (wall,) = [i for i, line in enumerate(lines) if WALL_TIME.match(line)]
+    after = lines[wall + 1 :]
+    assert after[0] == "", after
+    assert after[1].startswith("`pulumi up` refuses this stack: "), after
+    assert after[2:] and all(line.startswith("  - ") for line in after[2:]), after
 
 
 # --- bad input -------------------------------------------------------------------------------
@@ -374,7 +384,7 @@ def test_module_entry_point(tmp_path):
     assert "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == f"Rendered {len(resources(out))} resources to {out}"
-    assert WALL_TIME.match(lines[-1]), lines[-1]
+    assert_ends_with_wall_time_and_refusals(lines)
     assert (out / "helm" / "karpenter.yaml").is_file()
 
 

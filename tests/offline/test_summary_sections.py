@@ -90,16 +90,27 @@ def test_cluster_section_of_an_existing_vpc(rendered):
     ]
 
 
+def refusals(text: str) -> list[str]:
+    """The list under summary.md's "`pulumi up` refuses this stack" heading (issue 28)."""
+    lines = text.splitlines()
+    (start,) = [i + 2 for i, line in enumerate(lines) if line.startswith("**`pulumi up` refuses")]
+    return lines[start : lines.index("", start)]
+
+
 def test_the_programs_warnings_are_in_the_comment(rendered):
-    """Fails on the old code: the warnings were only printed."""
-    warnings = section(markdown_summary(rendered["existing-vpc"], "mini"), "Warnings")
-    assert len(warnings) == 3  # the add-ons warn no more (issue 28, point 1)
+    """Fails on the old code: the warnings were only printed. Those `pulumi up` refuses are
+    listed first, under their own heading, without the suffix (issue 28, point 11); the add-ons
+    are refused no more (issue 28, point 1)."""
+    text = markdown_summary(rendered["existing-vpc"], "mini")
+    warnings = section(text, "Warnings")
+    assert len(warnings) == 1
+    refused = refusals(text)
+    assert len(refused) == 2
     assert (
         "- cluster.publicAccessCidrs: 192.0.2.0/24 is a documentation range (RFC 5737), not "
         "your network: pulumi-eks would wait minutes for an endpoint it cannot reach and every "
-        "Kubernetes step would time out; list your operators' and CI runners' egress CIDRs "
-        "(refused by `pulumi up`)"
-    ) in warnings
+        "Kubernetes step would time out; list your operators' and CI runners' egress CIDRs"
+    ) in refused
     assert (
         "- node pools general may launch spot instances: unless this account already has the "
         "EC2 Spot service-linked role (AWSServiceRoleForEC2Spot), Karpenter's launches fail "
@@ -162,8 +173,10 @@ def test_the_render_lists_each_warning_once(tmp_path):
     )
     assert text.count("offers h100 only") == 1
     assert line in text.splitlines()[text.splitlines().index("#### Capacity plan") :]
-    # No add-on warning: the versions are resolved at deploy (issue 28, point 1).
-    assert [w.split(":", 1)[0] for w in section(text, "Warnings")] == [
+    # No add-on refusal: the versions are resolved at deploy (issue 28, point 1).
+    assert [w.split(":", 1)[0] for w in refusals(text)] == [
         "- cluster.admins",
+    ]
+    assert [w.split(":", 1)[0] for w in section(text, "Warnings")] == [
         "- node pools general may launch spot instances",
     ]

@@ -250,6 +250,20 @@ def test_dry_run_prints_the_plan_with_prices_and_the_total(render_dir, capsys):
         "User-supplied prices (--price), where the table has none: g6.xlarge $0.8048/h, "
         "g6.2xlarge $0.9776/h.\n"
         "\n"
+        # The stack at full budget (issue 28, point 12), us-east-1's prices of 2026-07-06 for
+        # us-west-2: gpu-spot 6 GPUs on the dearest per GPU, g6e.16xlarge (1 L40S, $7.57719):
+        # 45.46314; inference 4 x g6.16xlarge (1 L4, $3.3968): 13.5872; notebooks 1 GPU (its 4
+        # slices): 3.3968; system 3 x m7i.large ($0.1008): 0.3024; total 62.74954.
+        "Hourly cost at full budget (on-demand Linux prices of 2026-07-06, "
+        f"{prices.SOURCE}; us-west-2 has no price in the table: us-east-1's prices stand in):\n"
+        "- pool gpu-spot: at most $45.4631/h (spot and reserved capacity priced at on-demand, "
+        "their upper bound)\n"
+        "- pool inference: at most $13.5872/h\n"
+        "- pool notebooks: at most $3.3968/h\n"
+        "- system node group: 3 x m7i.large: at most $0.3024/h\n"
+        "- stack: at most $62.7495/h; not counted: CPU pools, the EKS control plane, NAT "
+        "gateways, EBS volumes and data transfer (CPU pools here: general)\n"
+        "\n"
         "deployment: reads only, creates nothing\n"
         "\n"
         "capacity:\n"
@@ -285,7 +299,12 @@ def test_dry_run_with_an_unpriced_type(render_dir, capsys):
         "    launches up to 1 node(s) of p5.48xlarge for up to 10 min: no price (the source "
         "holds us-east-1 prices only and the AWS price list could not be fetched)\n"
     ) in out
-    assert out.endswith("Total: unknown (a type has no price in us-west-2); cost cap $20.00\n")
+    # Beside it, us-east-1's prices (issue 28, point 12): 1 x g6.2xlarge $0.9776 x 0.5 h +
+    # 2 x g6.xlarge $0.8048 x 0.25 h + 1 x p5.48xlarge $55.04 x 1/6 h = 10.0645.
+    assert out.endswith(
+        "Total: unknown (a type has no price in us-west-2; at us-east-1's prices at most "
+        "$10.06); cost cap $20.00\n"
+    )
     # without --price, dev's region has no price at all
     out = dry_run(render_dir, capsys, [])
     assert "User-supplied" not in out

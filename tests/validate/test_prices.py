@@ -1,4 +1,4 @@
-"""The dated price table (components/validate/prices.py) and the cost estimate."""
+"""The dated price table (components/prices.py) and the cost estimate."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_the_table_is_what_the_generator_writes_from_karpenters_file():
     if not gen_prices.PRICING.exists():
         pytest.skip(f"{gen_prices.PRICING} is not on this machine (go mod download)")
     block = gen_prices.render(
-        gen_prices.PRICING.read_text(), gen_prices.stack_regions(), tuple(catalog.INSTANCE_TYPES)
+        gen_prices.PRICING.read_text(), gen_prices.stack_regions(), gen_prices.table_types()
     )
     assert block in gen_prices.OUT.read_text()
 
