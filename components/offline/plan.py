@@ -52,6 +52,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..budget import cost_lines
 from ..cluster.spec import DEFAULT_SYSTEM_MAX_SIZE
 from ..cluster.timeouts import (
     ADDON_DEFAULT_MINUTES,
@@ -59,7 +60,6 @@ from ..cluster.timeouts import (
     NODE_GROUP_DEFAULT_MINUTES,
     minor_upgrade_steps,
 )
-from ..budget import cost_lines
 from . import mocks
 from .fields import code, field_changes, show
 from .snapshot import REPLACE_INPUTS, alias_urns, engine_urns
