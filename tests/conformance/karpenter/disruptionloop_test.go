@@ -19,8 +19,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/samber/lo"
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	"github.com/samber/lo"
 
 	opstatus "github.com/awslabs/operatorpkg/status"
 	corev1 "k8s.io/api/core/v1"
@@ -268,17 +268,30 @@ func (l *Loop) Disrupt() ([]*disruption.Command, error) {
 // pkg/controllers/disruption/consolidation.go), stepped at once.
 const validationWait = 15 * time.Second
 
-// ReadyReplacements launches each replacement NodeClaim of the command through the cloud
-// provider and makes it initialized (upstream suite_test.go ExpectMakeNewNodeClaimsReady).
-func (l *Loop) ReadyReplacements(cmd *disruption.Command) error {
+// LaunchReplacements launches each replacement NodeClaim of the command through the cloud
+// provider and registers its node (upstream suite_test.go ExpectMakeNewNodeClaimsReady, first
+// half: ExpectNodeClaimDeployedAndStateUpdated); until then the cluster state is not synced and
+// the disruption controller waits.
+func (l *Loop) LaunchReplacements(cmd *disruption.Command) error {
 	for _, r := range cmd.Replacements {
 		claim := &karpv1.NodeClaim{}
 		if err := l.h.Client.Get(l.h.Ctx, types.NamespacedName{Name: r.Name}, claim); err != nil {
 			return fmt.Errorf("replacement %s: %w", r.Name, err)
 		}
+		if claim.Status.ProviderID != "" {
+			continue
+		}
 		if _, err := l.h.launch(claim); err != nil {
 			return fmt.Errorf("replacement %s: cloudProvider.Create: %w", r.Name, err)
 		}
+	}
+	return l.Sync()
+}
+
+// InitializeReplacements: the second half (ExpectMakeNodeClaimsInitialized,
+// ExpectMakeNodesInitialized).
+func (l *Loop) InitializeReplacements(cmd *disruption.Command) error {
+	for _, r := range cmd.Replacements {
 		if err := l.Initialize(r.Name); err != nil {
 			return err
 		}
