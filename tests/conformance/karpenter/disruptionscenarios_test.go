@@ -216,38 +216,38 @@ func upgradeAMIs(h *Harness, table *amiReleases, minor string) error {
 	return nil
 }
 
-// drainDrift runs the disruption controller until it starts nothing more, twice per round (the
-// second pass while the first pass's commands are in flight, to see what runs at once); each
-// command's replacements are made ready and the queue deletes its candidates; the terminated
-// nodes and their pods are then removed (termination is not run). It returns the nodes disrupted
-// and the most in flight at once, per NodePool.
+// drainDrift runs the disruption controller in rounds: passes until one starts nothing (drift
+// starts one command per pass: drift.go ComputeCommands), which is what runs at once; then each
+// command's replacements are initialized and the queue deletes its candidates; the terminated
+// nodes and their pods are removed (termination is not run). It returns the nodes disrupted and
+// the most in flight at once, per NodePool.
 func drainDrift(l *Loop, sc string) (map[string]int, map[string]int, []error) {
 	disrupted, most := map[string]int{}, map[string]int{}
 	var errs []error
 	for round := 0; round < 12; round++ {
-		first, err := l.Disrupt()
-		if err != nil {
-			return nil, nil, append(errs, err)
+		// Passes until one starts nothing, each command's replacements launched (the controller
+		// waits for an unsynced state otherwise): what is in flight together.
+		var started []*disruption.Command
+		for pass := 0; pass < 12; pass++ {
+			cmds, err := l.Disrupt()
+			if err != nil {
+				return nil, nil, append(errs, err)
+			}
+			for _, c := range cmds {
+				if err := l.LaunchReplacements(c); err != nil {
+					return nil, nil, append(errs, err)
+				}
+			}
+			if len(cmds) == 0 {
+				break
+			}
+			started = append(started, cmds...)
 		}
-		if len(first) == 0 {
+		if len(started) == 0 {
 			break
 		}
-		for _, c := range first {
-			if err := l.LaunchReplacements(c); err != nil {
-				return nil, nil, append(errs, err)
-			}
-		}
-		second, err := l.Disrupt()
-		if err != nil {
-			return nil, nil, append(errs, err)
-		}
-		for _, c := range second {
-			if err := l.LaunchReplacements(c); err != nil {
-				return nil, nil, append(errs, err)
-			}
-		}
 		inFlight := map[string]int{}
-		for _, c := range append(first, second...) {
+		for _, c := range started {
 			if c.Reason() != karpv1.DisruptionReasonDrifted {
 				errs = append(errs, fmt.Errorf("%s: unexpected %s command: %s", sc, c.Reason(), candidateNames(c)))
 			}
@@ -258,7 +258,7 @@ func drainDrift(l *Loop, sc string) (map[string]int, map[string]int, []error) {
 		for np, n := range inFlight {
 			most[np] = max(most[np], n)
 		}
-		for _, c := range append(first, second...) {
+		for _, c := range started {
 			if err := l.InitializeReplacements(c); err != nil {
 				return nil, nil, append(errs, err)
 			}
