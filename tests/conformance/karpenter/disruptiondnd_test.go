@@ -148,7 +148,12 @@ func scenarioDoNotDisrupt(r *Render, d *InstanceData) []error {
 			return append(errs, err)
 		}
 		if tgp := claim.Spec.TerminationGracePeriod; tgp == nil || tgp.Duration != p.Grace {
-			errs = append(errs, fmt.Errorf("%s: %s: NodeClaim %s terminationGracePeriod %v, promised %s; %s", sc, where, claim.Name, tgp, p, rendered(h.NodePools[np])))
+			got := "none"
+			if tgp != nil {
+				got = tgp.Duration.String()
+			}
+			errs = append(errs, fmt.Errorf("%s: %s: NodeClaim %s has terminationGracePeriod %s, not the promised %s (a do-not-disrupt pod's drain would be cut short); promised: %s; %s",
+				sc, where, claim.Name, got, p.Grace, p, rendered(h.NodePools[np])))
 		}
 	}
 	if err := upgradeAMIs(h, table, clusterMinor); err != nil {
