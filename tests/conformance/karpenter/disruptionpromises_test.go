@@ -40,8 +40,8 @@ func promiseFor(preemptible bool) Promise {
 }
 
 // AtOnce: how many of n nodes the promise lets Karpenter disrupt at once (a percentage rounds up:
-// karpenter.sh docs "Disruption Budgets", and karpenter v1.14.1 pkg/apis/v1/nodepool.go
-// GetAllowedDisruptionsByReason uses intstr.GetScaledValueFromIntOrPercent(..., true)).
+// karpenter v1.14.1 pkg/apis/v1/nodepool.go L382-396, Budget.GetAllowedDisruptions,
+// intstr.GetScaledValueFromIntOrPercent(..., true)).
 func (p Promise) AtOnce(n int) int {
 	if p.Preemptible {
 		return int(math.Ceil(float64(n) * float64(p.Percent) / 100))
