@@ -101,7 +101,10 @@ func startSuite() error {
 	ctx := log.IntoContext(context.Background(), logr.Discard())
 	coreEnv = coretest.NewEnvironment(
 		coretest.WithCRDs(apis.CRDs...),
-		coretest.WithFieldIndexers(coretest.NodePoolNodeClassRefFieldIndexer(ctx)),
+		coretest.WithFieldIndexers(coretest.NodePoolNodeClassRefFieldIndexer(ctx),
+			// The nodeclaim pod-events and disruption controllers find a node's NodeClaim and a
+			// NodeClaim's Node by provider ID (karpenter v1.14.1 pkg/utils/node, pkg/utils/nodeclaim).
+			coretest.NodeClaimProviderIDFieldIndexer(ctx), coretest.NodeProviderIDFieldIndexer(ctx)),
 	)
 	ctx = coreoptions.ToContext(ctx, coretest.Options())
 	ctx = awsoptions.ToContext(ctx, awstest.Options())
