@@ -73,6 +73,11 @@ def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
     )
 
 
+def checks(ctx: Context) -> list[str]:
+    """The names of the checks ``run`` would report on this render: one per GPU pool."""
+    return list(gpu_specs.pools(ctx.render.capacity, ctx.render.manifests))
+
+
 def planned(ctx: Context) -> list[Planned]:
     """One node of the pool's cheapest priced type for at most the time cap, per opted-in pool."""
     region = ctx.render.region

@@ -308,12 +308,13 @@ def test_system_pods_are_listed_live_in_every_namespace():
     assert ("list", "v1", "Pod", None, None) in kube.calls
 
 
-def test_no_system_pod_to_inspect_is_a_skip_not_a_pass():
-    # A tenant's pod only: nothing the check is about was seen.
+def test_no_system_pod_to_inspect_is_a_failure_not_a_pass():
+    # A tenant's pod only: nothing the check is about was seen (issue 32, point 6).
     kube = FakeKube([pod("research-batch", "trainer-0")])
     assert system_pods(kube) == (
-        "skip",
-        "no pod of a system namespace, DaemonSet or mirror pod to inspect",
+        "fail",
+        "no pod of a system namespace, DaemonSet or mirror pod to inspect: every cluster runs "
+        "some (kube-system), so the pod list was empty or not readable",
         (),
     )
 
