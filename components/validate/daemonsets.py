@@ -10,14 +10,16 @@ daemonset_util.go`` ``AddOrUpdateDaemonPodTolerations`` L48-102) and runs ``pred
 (``nodeSelector`` and ``requiredDuringSchedulingIgnoredDuringExecution``: k8s.io/
 component-helpers v0.36.3 ``scheduling/corev1/nodeaffinity/nodeaffinity.go``
 ``GetRequiredNodeAffinity``/``Match`` L306-333, terms ORed and an empty term matching nothing
-L56-101, a term's requirements ANDed L190-201, the operators L214-252), and no untolerated
-``NoSchedule``/``NoExecute`` taint (k8s.io/api v0.36.3 ``core/v1/toleration.go``
-``ToleratesTaint`` L52-78; ``Gt``/``Lt`` tolerations sit behind the alpha gate
+L56-101, a term's requirements ANDed L190-201, the operators L214-251; ``Gt``/``Lt`` compare
+integers, k8s.io/apimachinery v0.36.3 ``pkg/labels/selector.go`` ``Requirement.Matches``
+L265-289), and no untolerated ``NoSchedule``/``NoExecute`` taint (k8s.io/api v0.36.3
+``core/v1/toleration.go`` ``ToleratesTaint`` L52-77; ``Gt``/``Lt`` tolerations sit behind the alpha gate
 ``TaintTolerationComparisonOperators`` and match nothing here, as with the gate off).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,10 +37,11 @@ HOST_NETWORK_TOLERATION = ("node.kubernetes.io/network-unavailable", "NoSchedule
 
 
 def _int(value: Any) -> int | None:
-    try:
-        return int(str(value), 10)
-    except ValueError:
+    """Go's ``strconv.ParseInt(value, 10, 64)``: an optional sign and decimal digits only."""
+    text = str(value)
+    if not re.fullmatch(r"[+-]?[0-9]+", text) or not -(2**63) <= int(text) < 2**63:
         return None
+    return int(text)
 
 
 def _requirement(expr: Mapping[str, Any], value: str | None) -> bool:
@@ -53,7 +56,9 @@ def _requirement(expr: Mapping[str, Any], value: str | None) -> bool:
     if op == "DoesNotExist":
         return value is None
     if op in ("Gt", "Lt"):
-        have, want = _int(value) if value is not None else None, _int(values[0]) if values else None
+        if value is None or len(values) != 1:
+            return False
+        have, want = _int(value), _int(values[0])
         if have is None or want is None:
             return False
         return have > want if op == "Gt" else have < want
