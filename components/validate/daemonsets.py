@@ -13,8 +13,8 @@ component-helpers v0.36.3 ``scheduling/corev1/nodeaffinity/nodeaffinity.go``
 L56-101, a term's requirements ANDed L190-201, the operators L214-251; ``Gt``/``Lt`` compare
 integers, k8s.io/apimachinery v0.36.3 ``pkg/labels/selector.go`` ``Requirement.Matches``
 L265-289), and no untolerated ``NoSchedule``/``NoExecute`` taint (k8s.io/api v0.36.3
-``core/v1/toleration.go`` ``ToleratesTaint`` L52-77; ``Gt``/``Lt`` tolerations sit behind the alpha gate
-``TaintTolerationComparisonOperators`` and match nothing here, as with the gate off).
+``core/v1/toleration.go`` ``ToleratesTaint`` L52-77; ``Gt``/``Lt`` tolerations sit behind the
+alpha gate ``TaintTolerationComparisonOperators`` and match nothing here, as with the gate off).
 """
 
 from __future__ import annotations
