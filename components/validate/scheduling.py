@@ -200,7 +200,11 @@ def run(ctx: Context) -> list[Result]:
     """The phase's checks in order; a check ``--checks`` leaves out is not run."""
     out: list[Result] = []
     policy = disruption_policy(ctx.render.manifests)
-    for queue, _, _ in queue_namespaces(ctx.render.manifests):
+    queues = queue_namespaces(ctx.render.manifests)
+    if not queues and ctx.wants("do-not-disrupt"):
+        # Not silent: no queue namespace, nothing to probe (a render always has one).
+        out.append(skip(NAME, "do-not-disrupt", "the render has no queue namespace to probe"))
+    for queue, _, _ in queues:
         check = f"do-not-disrupt/{queue}"
         if not ctx.wants(check):
             continue
@@ -221,7 +225,12 @@ def run(ctx: Context) -> list[Result]:
 def checks(ctx: Context) -> list[str]:
     """The names of the checks ``run`` would report on this render (no API call)."""
     queues = [f"do-not-disrupt/{q}" for q, _, _ in queue_namespaces(ctx.render.manifests)]
-    return [*queues, "system-pods-not-annotated", gangs.GANG_CHECK, gangs.OVER_LIMIT_CHECK]
+    return [
+        *(queues or ["do-not-disrupt"]),
+        "system-pods-not-annotated",
+        gangs.GANG_CHECK,
+        gangs.OVER_LIMIT_CHECK,
+    ]
 
 
 def planned(ctx: Context) -> list[Planned]:

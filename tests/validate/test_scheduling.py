@@ -336,3 +336,12 @@ def test_planned_lists_the_dry_run_pods(kind):
         ),
         Planned("scheduling", "system-pods-not-annotated", ()),
     ]
+
+
+def test_no_queue_namespace_is_a_named_skip_not_silence():
+    # Before: no do-not-disrupt result at all, so a render without queues reported nothing.
+    ctx = make_ctx(FakeKube([]), [disruption_policy(MAP)], checks=("do-not-disrupt*",))
+    assert [(r.name, r.status, r.reason) for r in scheduling.run(ctx)] == [
+        ("do-not-disrupt", "skip", "the render has no queue namespace to probe")
+    ]
+    assert scheduling.checks(ctx)[0] == "do-not-disrupt"
