@@ -230,3 +230,27 @@ def test_report_says_caught_missed_and_the_score():
         "| `efa-taint-removed` | NodePool inference gets 8 GPUs more than its queues admit. | "
         "missed | passed: `karpenter ^TestScenarios$/^pool-flood$/^prod$` |",
     ]
+
+
+def test_check_edits_refuses_a_mutant_that_does_not_compile(tmp_path):
+    (tmp_path / "components").mkdir()
+    (tmp_path / "components" / "f.py").write_text("if x:\n    y = 1\nz = 2\n")
+    doc = {
+        "mutations": [
+            {
+                "id": "a",
+                "bug": "b",
+                "stacks": ["dev"],
+                "scenarios": [{"karpenter": "x"}],
+                "file": "components/f.py",
+                "old": "    y = 1\n",
+                "new": "",
+            }
+        ]
+    }
+    with pytest.raises(ms.ListError) as exc:
+        ms.check_edits(ms.parse_list(doc, set()), tmp_path)
+    assert str(exc.value) == (
+        "mutation a: components/f.py does not compile: expected an indented block after 'if' "
+        "statement on line 1 (line 2)"
+    )

@@ -197,9 +197,18 @@ def check_edits(mutations: list[Mutation], repo: Path) -> None:
             problems.append(f"mutation {m.id}: {m.file} does not exist")
             continue
         try:
-            apply_edit(path.read_text(), m.old, m.new, f"mutation {m.id} ({m.file})")
+            text = apply_edit(path.read_text(), m.old, m.new, f"mutation {m.id} ({m.file})")
         except ListError as exc:
             problems.append(str(exc))
+            continue
+        if path.suffix == ".py":
+            # A mutant that does not compile is caught by any import, not by the suite.
+            try:
+                compile(text, m.file, "exec")
+            except SyntaxError as exc:
+                problems.append(
+                    f"mutation {m.id}: {m.file} does not compile: {exc.msg} (line {exc.lineno})"
+                )
     if problems:
         raise ListError("\n".join(problems))
 
@@ -468,11 +477,12 @@ def main(argv: list[str] | None = None) -> int:
                 copy, shim, renders = prepare(work, m.id, m, m.stacks)
             except (RuntimeError, ListError) as exc:
                 verdicts.append(Verdict(m, "error", error=str(exc)))
-                continue
-            outcomes = [
-                run_scenario(s, bin_dir, copy, shim, renders, instance_data) for s in m.scenarios
-            ]
-            verdicts.append(verdict(m, outcomes))
+            else:
+                outcomes = [
+                    run_scenario(s, bin_dir, copy, shim, renders, instance_data)
+                    for s in m.scenarios
+                ]
+                verdicts.append(verdict(m, outcomes))
             print(format_report(verdicts[-1:]).splitlines()[0], flush=True)
     finally:
         if not args.keep and args.work is None:
