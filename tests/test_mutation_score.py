@@ -254,3 +254,24 @@ def test_check_edits_refuses_a_mutant_that_does_not_compile(tmp_path):
         "mutation a: components/f.py does not compile: expected an indented block after 'if' "
         "statement on line 1 (line 2)"
     )
+
+
+def test_the_baselines_log_lines_are_not_taken_for_the_failure():
+    s = ms.Scenario("apiserver", "^TestEveryObjectIsAdmitted$/^dev$")
+    baseline = ms.parse_go_output(
+        s,
+        "=== RUN   TestEveryObjectIsAdmitted\n=== RUN   TestEveryObjectIsAdmitted/dev\n"
+        "    main_test.go:137: helm/ skipped\n--- PASS: TestEveryObjectIsAdmitted (1.00s)\n"
+        "    --- PASS: TestEveryObjectIsAdmitted/dev (1.00s)\n",
+    )
+    assert baseline.messages == {"helm/ skipped"}
+    failed = ms.parse_go_output(
+        s,
+        "=== RUN   TestEveryObjectIsAdmitted\n=== RUN   TestEveryObjectIsAdmitted/dev\n"
+        "    main_test.go:137: helm/ skipped\n"
+        "    main_test.go:59: NodePool general not admitted\n"
+        "--- FAIL: TestEveryObjectIsAdmitted (1.00s)\n"
+        "    --- FAIL: TestEveryObjectIsAdmitted/dev (1.00s)\n",
+        frozenset(baseline.messages),
+    )
+    assert failed.failed == [("TestEveryObjectIsAdmitted/dev", "NodePool general not admitted")]

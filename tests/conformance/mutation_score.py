@@ -83,6 +83,7 @@ class Outcome:
     failed: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
+    messages: set[str] = field(default_factory=set)  # every message line of the run
 
 
 @dataclass
@@ -242,8 +243,10 @@ def depth(pattern: str) -> int:
     return n
 
 
-def parse_go_output(scenario: Scenario, text: str) -> Outcome:
-    """The tests a ``-test.v`` run ran and its failed leaf tests, each with its first message."""
+def parse_go_output(scenario: Scenario, text: str, known: frozenset[str] = frozenset()) -> Outcome:
+    """The tests a ``-test.v`` run ran and its failed leaf tests, each with its first message
+    not in ``known`` (go test prints a test's logs and errors alike: the messages of the passing
+    baseline run are logs)."""
     out = Outcome(scenario)
     current = None
     messages: dict[str, list[str]] = {}
@@ -259,7 +262,9 @@ def parse_go_output(scenario: Scenario, text: str) -> Outcome:
                 failed.append(m.group(2))
             continue
         if (m := _MSG.match(line)) and current is not None:
-            messages.setdefault(current, []).append(m.group(1))
+            out.messages.add(m.group(1))
+            if m.group(1) not in known:
+                messages.setdefault(current, []).append(m.group(1))
     leaves = [f for f in failed if not any(g.startswith(f + "/") for g in failed)]
     out.failed = [(name, (messages.get(name) or ["(no message)"])[0]) for name in leaves]
     want = depth(scenario.pattern)
@@ -365,7 +370,13 @@ def build_binaries(bin_dir: Path) -> None:
 
 
 def run_scenario(
-    scenario: Scenario, bin_dir: Path, copy: Path, shim: Path, renders: Path, instance_data: Path
+    scenario: Scenario,
+    bin_dir: Path,
+    copy: Path,
+    shim: Path,
+    renders: Path,
+    instance_data: Path,
+    known: frozenset[str] = frozenset(),
 ) -> Outcome:
     env = {
         **os.environ,
@@ -394,7 +405,7 @@ def run_scenario(
         capture_output=True,
         text=True,
     )
-    outcome = parse_go_output(scenario, result.stdout + result.stderr)
+    outcome = parse_go_output(scenario, result.stdout + result.stderr, known)
     outcome.seconds = round(time.monotonic() - start, 1)
     if result.returncode != 0 and not outcome.failed and not outcome.error:
         tail = (result.stdout + result.stderr).strip().splitlines()[-3:]
@@ -463,8 +474,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         scenarios = list(dict.fromkeys(s for m in mutations for s in m.scenarios))
         bad = []
+        logs: dict[Scenario, frozenset[str]] = {}
         for s in scenarios:
             o = run_scenario(s, bin_dir, copy, shim, renders, instance_data)
+            logs[s] = frozenset(o.messages)
             print(f"baseline {s}: {len(o.ran)} tests, {o.seconds:g} s", flush=True)
             if o.error or o.failed:
                 bad.append(o.error or f"{s}: {o.failed[0][0]}: {o.failed[0][1]}")
@@ -479,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
                 verdicts.append(Verdict(m, "error", error=str(exc)))
             else:
                 outcomes = [
-                    run_scenario(s, bin_dir, copy, shim, renders, instance_data)
+                    run_scenario(s, bin_dir, copy, shim, renders, instance_data, logs[s])
                     for s in m.scenarios
                 ]
                 verdicts.append(verdict(m, outcomes))
