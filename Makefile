@@ -178,7 +178,7 @@ conformance: conformance-probe conformance-bins conformance-inputs
 		CONFORMANCE_BAD=$(CURDIR)/$(CONF_OUT)/bad \
 		CONFORMANCE_INSTANCE_DATA=$(CURDIR)/$(CONF_OUT)/instance-types.json \
 		CONFORMANCE_PYTHON=$(abspath $(PY)) \
-		$(GO) test ./... -count=1 -timeout 30m
+		$(GO) test ./... -count=1 -timeout 60m
 
 # The suite's mutation score (docs/conformance.md): each bug of tests/conformance/mutations.yaml put
 # into a copy of the repository (the Python builders, or a known-bad render), its stacks rendered,
