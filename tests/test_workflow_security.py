@@ -45,6 +45,8 @@ def reads(job: dict) -> tuple[set[str], set[str]]:
 EXPECTED = {
     ("pull-request", "stacks"): (None, None, set(), set()),
     ("pull-request", "test"): (None, None, set(), set()),
+    ("pull-request", "changes"): (None, None, set(), set()),
+    ("pull-request", "conformance"): (None, None, set(), set()),
     ("pull-request", "render"): (
         {"contents": "read", "pull-requests": "write"},
         None,
@@ -163,6 +165,7 @@ def test_every_checkout_keeps_no_credentials():
         for step in job["steps"]
         if step.get("uses", "").startswith("actions/checkout@")
     ]
-    assert len(checkouts) == 9  # 4 in pull-request, 5 in main (the 3 deploy waves' anchor)
+    # 6 in pull-request, 5 in main (the 3 deploy waves' anchor)
+    assert len(checkouts) == 11
     for step in checkouts:
         assert step["with"]["persist-credentials"] is False, step

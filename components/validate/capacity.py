@@ -17,6 +17,7 @@ from . import gpu_specs, prices
 from .core import FAIL, Context, KubeError, Planned, Result, result, skip
 
 NAME = "capacity"
+NO_GPU_CHECK = "gpu"  # the one check of a render without a GPU pool (a skip)
 NODECLAIM_API = "karpenter.sh/v1"
 POLL_S = 5.0
 # How long after the pod is gone Karpenter may take, beyond the NodePool's consolidateAfter, to
@@ -73,6 +74,11 @@ def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
     )
 
 
+def checks(ctx: Context) -> list[str]:
+    """The names of the checks ``run`` would report on this render: one per GPU pool."""
+    return list(gpu_specs.pools(ctx.render.capacity, ctx.render.manifests)) or [NO_GPU_CHECK]
+
+
 def planned(ctx: Context) -> list[Planned]:
     """One node of the pool's cheapest priced type for at most the time cap, per opted-in pool."""
     region = ctx.render.region
@@ -83,7 +89,11 @@ def planned(ctx: Context) -> list[Planned]:
 def run(ctx: Context) -> list[Result]:
     region = ctx.render.region
     results: list[Result] = []
-    for pool in gpu_specs.pools(ctx.render.capacity, ctx.render.manifests).values():
+    pools = gpu_specs.pools(ctx.render.capacity, ctx.render.manifests)
+    if not pools:
+        # Not silent: a phase of no check would read as nothing wrong.
+        return [skip(NAME, NO_GPU_CHECK, "the render has no GPU pool")]
+    for pool in pools.values():
         if pool.name not in ctx.options.pools:
             results.append(skip(NAME, pool.name, f"not opted in (--pool {pool.name})"))
             continue

@@ -402,6 +402,10 @@ def main(argv: Sequence[str] | None = None, *, importer=None, kube=None, out=Non
         run_id=args.run_id,
         namespace=runner.run_namespace(args.run_id),
     )
+    problem = runner.selection_problem(ctx, phases)
+    if problem is not None:
+        print(f"eks-gpu-platform-validate: {problem}", file=sys.stderr)
+        return 2
     if args.options.dry_run:
         print_plan(ctx, phases, out)
         return 0

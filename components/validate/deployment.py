@@ -31,7 +31,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .core import Context, KubeError, Planned, Render, Result, result, skip
+from . import daemonsets
+from .core import SKIP, Context, KubeError, Planned, Render, Result, result, skip
 
 NAME = "deployment"
 
@@ -404,9 +405,15 @@ def _poll(ctx: Context, problems: Callable[[], list[str]]) -> list[str]:
 
 def check_controllers(ctx: Context) -> Result:
     expected = expected_controllers(ctx.render)
+    if not expected:
+        # Nothing to inspect proves nothing: the render always deploys controllers.
+        return result(NAME, "controllers-ready", False, "the render names no controller workload")
+    idle: list[str] = []  # DaemonSets at 0 pods with no node to run on (kept from the last poll)
 
     def problems() -> list[str]:
-        out = []
+        out: list[str] = []
+        idle.clear()
+        nodes: list[dict] | None = None
         for c in expected:
             live = ctx.kube.get("apps/v1", c.kind, c.name, c.namespace)
             if live is None:
@@ -415,6 +422,24 @@ def check_controllers(ctx: Context) -> Result:
             why = rollout_problem(live)
             if why:
                 out.append(f"{c.ref} ({c.release}): {why}")
+                continue
+            if c.kind != "DaemonSet" or live.get("status", {}).get("desiredNumberScheduled", 0):
+                continue
+            # kubectl calls a DaemonSet of 0 pods rolled out; it is not, where nodes it should
+            # run on exist (daemonsets.py: the DaemonSet controller's own test).
+            if nodes is None:
+                nodes = ctx.kube.list("v1", "Node")
+            should = daemonsets.nodes_to_run_on(live, nodes)
+            if should:
+                shown = ", ".join(should[:3]) + (
+                    f" and {len(should) - 3} more" if len(should) > 3 else ""
+                )
+                out.append(
+                    f"{c.ref} ({c.release}): 0 pods scheduled, but {len(should)} nodes match its "
+                    f"node selector, affinity and tolerations ({shown})"
+                )
+            else:
+                idle.append(c.ref)
         return out
 
     bad = _poll(ctx, problems)
@@ -422,13 +447,24 @@ def check_controllers(ctx: Context) -> Result:
         return result(
             NAME, "controllers-ready", False, f"{len(bad)} of {len(expected)} not ready", bad
         )
-    return result(
-        NAME,
-        "controllers-ready",
-        True,
-        f"{len(expected)} workloads ready",
-        [c.ref for c in expected],
-    )
+    skipped = [
+        f"{ref}: skipped: 0 pods scheduled and no node matches its node selector, affinity and "
+        "tolerations"
+        for ref in idle
+    ]
+    ready = [c.ref for c in expected if c.ref not in idle]
+    if not ready:
+        return Result(
+            NAME,
+            "controllers-ready",
+            SKIP,
+            f"{len(idle)} DaemonSets with no node to run on and no other workload",
+            tuple(skipped),
+        )
+    reason = f"{len(ready)} workloads ready"
+    if idle:
+        reason += f"; {len(idle)} DaemonSets skipped: no node to run on"
+    return result(NAME, "controllers-ready", True, reason, [*ready, *skipped])
 
 
 def _kinds(render: Render) -> list[tuple[str, str]]:
@@ -440,6 +476,8 @@ def _kinds(render: Render) -> list[tuple[str, str]]:
 
 def check_served(ctx: Context) -> Result:
     kinds = _kinds(ctx.render)
+    if not kinds:
+        return result(NAME, "crds-served", False, "the render has no manifest: no kind to check")
     missing = [f"{av} {kind}: not served" for av, kind in kinds if not ctx.kube.served(av, kind)]
     if missing:
         return result(
@@ -539,6 +577,12 @@ def run(ctx: Context) -> list[Result]:
     if ctx.wants("nodepools-ready"):
         out += _timed(lambda: [_karpenter_ready(ctx, "NodePool", "nodepools-ready", False)])
     return out
+
+
+def checks(ctx: Context) -> list[str]:
+    """The names of the checks ``run`` would report on this render (no API call)."""
+    kinds = [f"objects-match-render/{kind}" for _, kind in _kinds(ctx.render)]
+    return ["controllers-ready", "crds-served", *kinds, "ec2nodeclasses-ready", "nodepools-ready"]
 
 
 def planned(ctx: Context) -> list[Planned]:

@@ -545,7 +545,19 @@ def _watch_over_limit(
         f"KAI: {OVER_LIMIT}; PodScheduled {condition.get('status', '?')} "
         f"{condition.get('reason', '')}: {condition.get('message', '')}"
     )
-    observe = max(0.0, min(OBSERVE_WINDOW_S, cap - waited))
+    left = cap - waited
+    if left < OBSERVE_WINDOW_S:
+        # A shorter watch proves less than the check states, and none at all proves nothing.
+        return result(
+            PHASE,
+            OVER_LIMIT_CHECK,
+            False,
+            f"the time cap ({cap:g} s) leaves {max(0.0, left):g} s to watch after KAI's marks "
+            f"({waited:g} s), less than the {OBSERVE_WINDOW_S:g} s the check must watch "
+            "Karpenter: raise --time-cap-minutes",
+            details,
+        )
+    observe = OBSERVE_WINDOW_S
     ctx.wait(lambda: False, observe, POLL_S)
     last = ctx.kube.get("v1", "Pod", name, namespace) or {}
     new = sorted(_nodeclaims(ctx, nodepools) - before)

@@ -73,6 +73,11 @@ def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
     )
 
 
+def checks(ctx: Context) -> list[str]:
+    """The names of the checks ``run`` would report on this render: one per EFA pool."""
+    return [p.name for p in _efa_pools(ctx)] or [NO_EFA_CHECK]
+
+
 def planned(ctx: Context) -> list[Planned]:
     """Two nodes of the pool's cheapest priced EFA type, per opted-in EFA pool."""
     region = ctx.render.region

@@ -78,6 +78,35 @@ def selected(checks: Sequence[str], phase: str, name: str) -> bool:
     )
 
 
+def available_checks(ctx: Context, phases: Sequence[ModuleType]) -> list[str]:
+    """``<phase>/<check>`` of every check the phases would report on this render: the module's
+    ``checks(ctx)`` (the names of what it plans, for a module without one)."""
+    out = []
+    for module in phases:
+        ctx.phase = module.NAME
+        names = getattr(module, "checks", None)
+        found = names(ctx) if names else [p.check for p in module.planned(ctx)]
+        out += [f"{module.NAME}/{name}" for name in found]
+    ctx.phase = ""
+    return out
+
+
+def selection_problem(ctx: Context, phases: Sequence[ModuleType]) -> str | None:
+    """Why ``--checks`` selects nothing of the chosen phases (a run of nothing would pass),
+    naming the checks there are; None when it selects a check or is not given."""
+    globs = ctx.options.checks
+    if not globs:
+        return None
+    available = available_checks(ctx, phases)
+    if any(selected(globs, *name.split("/", 1)) for name in available):
+        return None
+    chosen = ", ".join(m.NAME for m in phases)
+    return (
+        f"--checks {', '.join(globs)} selects no check of the phases {chosen}; the checks of "
+        f"this render are: {', '.join(available) or 'none'}"
+    )
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 

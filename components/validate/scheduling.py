@@ -165,9 +165,15 @@ def _system_pods_check(ctx: Context) -> Result:
         kind = "mirror pod" if mirror else ("DaemonSet pod" if daemon else "system pod")
         problems.append(f"{kind} {where} carries {DO_NOT_DISRUPT_ANNOTATION}: {value!r}")
     if scope == 0:
-        # Nothing inspected proves nothing (an API server without nodes, or a list the
-        # credentials cannot see): a skip, never a pass. A real cluster always runs some.
-        return skip(NAME, name, "no pod of a system namespace, DaemonSet or mirror pod to inspect")
+        # Nothing inspected proves nothing, and a real cluster always runs some (kube-system's
+        # CNI and kube-proxy DaemonSets): an empty list is a cluster not seen, a failure.
+        return result(
+            NAME,
+            name,
+            False,
+            "no pod of a system namespace, DaemonSet or mirror pod to inspect: every cluster "
+            "runs some (kube-system), so the pod list was empty or not readable",
+        )
     if problems:
         # One line per pod in the details (a node's worth of pods in one reason is unreadable);
         # the pods their own controller marked follow them.
@@ -194,7 +200,11 @@ def run(ctx: Context) -> list[Result]:
     """The phase's checks in order; a check ``--checks`` leaves out is not run."""
     out: list[Result] = []
     policy = disruption_policy(ctx.render.manifests)
-    for queue, _, _ in queue_namespaces(ctx.render.manifests):
+    queues = queue_namespaces(ctx.render.manifests)
+    if not queues and ctx.wants("do-not-disrupt"):
+        # Not silent: no queue namespace, nothing to probe (a render always has one).
+        out.append(skip(NAME, "do-not-disrupt", "the render has no queue namespace to probe"))
+    for queue, _, _ in queues:
         check = f"do-not-disrupt/{queue}"
         if not ctx.wants(check):
             continue
@@ -210,6 +220,17 @@ def run(ctx: Context) -> list[Result]:
         if ctx.wants(check):
             out.append(timed(ctx, NAME, check, fn))
     return out
+
+
+def checks(ctx: Context) -> list[str]:
+    """The names of the checks ``run`` would report on this render (no API call)."""
+    queues = [f"do-not-disrupt/{q}" for q, _, _ in queue_namespaces(ctx.render.manifests)]
+    return [
+        *(queues or ["do-not-disrupt"]),
+        "system-pods-not-annotated",
+        gangs.GANG_CHECK,
+        gangs.OVER_LIMIT_CHECK,
+    ]
 
 
 def planned(ctx: Context) -> list[Planned]:

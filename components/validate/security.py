@@ -262,6 +262,18 @@ def run(ctx: Context) -> list[Result]:
     return [timed(ctx, NAME, name, fn) for name, fn in checks if ctx.wants(name)]
 
 
+def checks(ctx: Context) -> list[str]:
+    """The names of the checks ``run`` would report on this render (no API call)."""
+    namespaces = queue_namespaces(ctx.render.manifests)
+    if not namespaces:
+        return ["queues"]
+    return [
+        *(f"nvidia-visible-devices-blocked/{q}" for q, _, _ in namespaces),
+        *(f"system-node-toleration-denied/{q}" for q, _, _ in namespaces),
+        *(f"pod-security/{n}" for _, n, _ in namespaces),
+    ]
+
+
 def _dry(namespace: str, name: str) -> str:
     return f"Pod {namespace}/{name} (dry-run)"
 

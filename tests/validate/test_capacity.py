@@ -390,3 +390,14 @@ def test_a_check_left_out_by_checks_creates_nothing():
     ctx = context(kube, g6_render(), clock, pools=("inference",), checks=("other",))
     assert capacity.run(ctx) == []
     assert [c for c in kube.calls if c[0] == "create"] == []
+
+
+def test_a_render_without_a_gpu_pool_is_a_named_skip_not_silence():
+    # Before: the phase reported no check at all (issue 32, point 6).
+    clock = Clock()
+    kube = g6_cluster(clock)
+    empty = render([], [], [namespace("serving")])
+    assert run(kube, empty, clock, pools=()) == [
+        Result("capacity", "gpu", "skip", "the render has no GPU pool")
+    ]
+    assert capacity.checks(context(kube, empty, clock)) == ["gpu"]

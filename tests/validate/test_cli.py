@@ -415,3 +415,53 @@ def test_caps_reach_the_options(render_dir, capsys, value) -> None:
     assert args.options.pools == ("gpu-spot",)
     assert args.options.phases == ("deployment", "scheduling", "security")
     assert len(args.run_id) == 8 and set(args.run_id) <= set("0123456789abcdef")
+
+
+def test_checks_selecting_nothing_exit_2_naming_the_checks(render_dir, capsys):
+    # A mistyped --checks must not be a green run of nothing (review M4): exit 2 before any API
+    # call, naming the render's checks of the chosen phases.
+    kube = FakeKube()
+    code, out, err = run(
+        [
+            "--stack",
+            "dev",
+            "--render",
+            str(render_dir("dev")),
+            "--phases",
+            "scheduling",
+            "--checks",
+            "do-not-disrup/*",
+            "--checks",
+            "scheduling/gang",
+        ],
+        capsys,
+        kube=kube,
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "eks-gpu-platform-validate: --checks do-not-disrup/*, scheduling/gang selects no check "
+        "of the phases scheduling; the checks of this render are: "
+        "scheduling/do-not-disrupt/research-batch, scheduling/do-not-disrupt/research-notebooks, "
+        "scheduling/do-not-disrupt/research-serving, scheduling/system-pods-not-annotated, "
+        "scheduling/gang-all-or-nothing, scheduling/over-limit-stays-pending\n"
+    )
+    assert kube.calls == []
+
+
+def test_checks_selecting_nothing_exit_2_in_a_dry_run_too(render_dir, capsys):
+    phases = importer_of(fake_phase("capacity", planned=PLANNED))
+    code, out, err = run(
+        [
+            *("--stack", "dev", "--render", str(render_dir("dev")), "--phases", "capacity"),
+            *("--dry-run", "--checks", "capacity/gpu-spto"),
+        ],
+        capsys,
+        importer=phases,
+        kube=FakeKube(),
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "eks-gpu-platform-validate: --checks capacity/gpu-spto selects no check of the phases "
+        "capacity; the checks of this render are: capacity/gpu-spot, capacity/notebooks, "
+        "capacity/listing\n"
+    )

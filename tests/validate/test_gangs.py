@@ -717,3 +717,17 @@ def test_a_gang_left_out_by_checks_creates_nothing(prices, render_dir):
     ctx.wants = lambda check: check == "system-pods-not-annotated"
     assert [r.name for r in scheduling.run(ctx)] == ["system-pods-not-annotated"]
     assert not [c for c in kube.calls if c[0] == "create"]
+
+
+def test_over_limit_window_shorter_than_its_minimum_fails(render_dir):
+    # KAI marks the pod at once; a 30 s cap leaves 30 s of the 60 s watch: a fail with the
+    # reason, never a pass (review L1: the window was max(0, cap - waited), so 0 s passed).
+    kube = FakeKube([])
+    kai_marks(kube)
+    r = gangs.over_limit_check(ctx_for(kube, render_dir, time_cap_s=30.0))
+    assert (r.status, r.reason) == (
+        "fail",
+        "the time cap (30 s) leaves 30 s to watch after KAI's marks (0 s), less than the 60 s "
+        "the check must watch Karpenter: raise --time-cap-minutes",
+    )
+    assert ("v1", "Pod", SERVING_NS, "validate-r1-over-limit") not in kube.objects

@@ -308,12 +308,13 @@ def test_system_pods_are_listed_live_in_every_namespace():
     assert ("list", "v1", "Pod", None, None) in kube.calls
 
 
-def test_no_system_pod_to_inspect_is_a_skip_not_a_pass():
-    # A tenant's pod only: nothing the check is about was seen.
+def test_no_system_pod_to_inspect_is_a_failure_not_a_pass():
+    # A tenant's pod only: nothing the check is about was seen (issue 32, point 6).
     kube = FakeKube([pod("research-batch", "trainer-0")])
     assert system_pods(kube) == (
-        "skip",
-        "no pod of a system namespace, DaemonSet or mirror pod to inspect",
+        "fail",
+        "no pod of a system namespace, DaemonSet or mirror pod to inspect: every cluster runs "
+        "some (kube-system), so the pod list was empty or not readable",
         (),
     )
 
@@ -335,3 +336,12 @@ def test_planned_lists_the_dry_run_pods(kind):
         ),
         Planned("scheduling", "system-pods-not-annotated", ()),
     ]
+
+
+def test_no_queue_namespace_is_a_named_skip_not_silence():
+    # Before: no do-not-disrupt result at all, so a render without queues reported nothing.
+    ctx = make_ctx(FakeKube([]), [disruption_policy(MAP)], checks=("do-not-disrupt*",))
+    assert [(r.name, r.status, r.reason) for r in scheduling.run(ctx)] == [
+        ("do-not-disrupt", "skip", "the render has no queue namespace to probe")
+    ]
+    assert scheduling.checks(ctx)[0] == "do-not-disrupt"
