@@ -38,9 +38,9 @@ from .nodepool import (
 )
 from .nodepool.zones import checked_vpc_zones
 from .scheduler import KaiScheduler, KaiSchedulerArgs
-from .tenants.component import tenant_access
 from .schema import typed_dict_for
 from .spec import SpecError, config_from_python
+from .tenants.component import tenant_access
 
 
 def stack_config_values(raw: dict[str, Any], project: str = PROJECT) -> dict[str, Any]:

@@ -14,8 +14,6 @@ Ordering (``depends_on``; the engine deletes leaves first, FACTS section 0):
   the provider, or any Kubernetes object, wait or be replaced.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,15 +43,19 @@ class TenantAccessArgs:
 
 
 class TenantAccess(pulumi.ComponentResource):
-    entries: list[aws.eks.AccessEntry]
-    associations: list[aws.eks.AccessPolicyAssociation]
-    quotas: dict[str, k8s.core.v1.ResourceQuota]
+    """The tenants' access entries (``entries``, each with its Edit association in
+    ``associations``) and the queue namespaces' quotas (``quotas``, by namespace)."""
+
+    principal_arns: pulumi.Output[list[str]]
+    """The tenants' principal ARNs, one per access entry."""
+    quota_namespaces: pulumi.Output[list[str]]
+    """The queue namespaces that got a GPU ResourceQuota."""
 
     def __init__(
         self, name: str, args: TenantAccessArgs, opts: pulumi.ResourceOptions | None = None
     ):
         super().__init__(f"{TYPE_PREFIX}TenantAccess", name, None, opts)
-        self.quotas = {}
+        self.quotas: dict[str, k8s.core.v1.ResourceQuota] = {}
         for manifest in args.quotas:
             meta = manifest["metadata"]
             namespace = meta["namespace"]
@@ -68,7 +70,8 @@ class TenantAccess(pulumi.ComponentResource):
                     parent=self, provider=args.k8s_provider, depends_on=after
                 ),
             )
-        self.entries, self.associations = [], []
+        self.entries: list[aws.eks.AccessEntry] = []
+        self.associations: list[aws.eks.AccessPolicyAssociation] = []
         if args.bindings:
             scoped = pulumi.InvokeOutputOptions(parent=self)
             partition = aws.get_partition_output(opts=scoped).partition
@@ -77,11 +80,10 @@ class TenantAccess(pulumi.ComponentResource):
             tags = {**args.tags, CLUSTER_TAG: args.cluster_name}
             for binding in args.bindings:
                 self._entry(name, args, binding, partition, account_id, policy_arn, tags)
+        self.principal_arns = pulumi.Output.all(*[e.principal_arn for e in self.entries])
+        self.quota_namespaces = pulumi.Output.from_input(list(self.quotas))
         self.register_outputs(
-            {
-                "entries": [e.principal_arn for e in self.entries],
-                "quotas": list(self.quotas),
-            }
+            {"principal_arns": self.principal_arns, "quota_namespaces": self.quota_namespaces}
         )
 
     def _entry(

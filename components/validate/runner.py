@@ -3,9 +3,9 @@
 1. Pre-flight ``leftovers``: namespaces of older runs (``leftovers.py``: labels
    ``app.kubernetes.io/managed-by=eks-gpu-platform-validate`` and another run's id, named
    ``validate-<that run>[-...]``; the only cluster-scoped kind a run creates, its namespaces
-   hold everything else; never a Queue, PriorityClass or NodePool). Reported as a failing check (they may hold nodes and
-   bias capacity and scheduling results); with ``--delete-leftovers`` deleted, and the check
-   passes unless a delete fails.
+   hold everything else; never a Queue, PriorityClass or NodePool). Reported as a failing
+   check (they may hold nodes and bias capacity and scheduling results); with
+   ``--delete-leftovers`` deleted, and the check passes unless a delete fails.
 2. Pre-flight ``run-namespace``: the run's own namespace ``validate-<run id>``, created through
    ``Context.create`` (labelled, cleaned up). Without it no phase runs.
 3. The phases, in ``core.PHASES`` order, each module imported lazily by name

@@ -148,7 +148,9 @@ def test_each_tenant_gets_one_entry_and_one_namespace_scoped_edit_association():
     }
     assert all(r.inputs["tags"]["eks-gpu-platform/cluster"] == "gpu-dev" for r in entries.values())
     associations = {r.name: r for r in rec.of_type(ASSOCIATION) if "-tenants-" in r.name}
-    assert {n: (r.inputs["policyArn"], r.inputs["accessScope"]) for n, r in associations.items()} == {
+    assert {
+        n: (r.inputs["policyArn"], r.inputs["accessScope"]) for n, r in associations.items()
+    } == {
         "platform-tenants-role-Alice-edit": (
             "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy",
             {"type": "namespace", "namespaces": ["research-batch", "research-notebooks"]},

@@ -302,7 +302,9 @@ def test_delete_leftovers_never_deletes_what_no_run_created() -> None:
         platform_object("v1", "Namespace", "validate-ffff0000", MANAGED),
         platform_object("v1", "Namespace", "llm", {**MANAGED, RUN_LABEL: "ffff0000"}),
         platform_object("v1", "Namespace", "validate-x", {**MANAGED, RUN_LABEL: "X Y"}),
-        platform_object("v1", "Namespace", "validate-ffff00001", {**MANAGED, RUN_LABEL: "ffff0000"}),
+        platform_object(
+            "v1", "Namespace", "validate-ffff00001", {**MANAGED, RUN_LABEL: "ffff0000"}
+        ),
         platform_object("v1", "Namespace", "validate-ab", {RUN_LABEL: "ab"}),
         platform_object("karpenter.sh/v1", "NodePool", "validate-ab", {**MANAGED, RUN_LABEL: "ab"}),
     ]
