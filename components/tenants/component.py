@@ -62,9 +62,7 @@ class TenantAccess(pulumi.ComponentResource):
             after = [args.namespaces[namespace]] if namespace in args.namespaces else []
             self.quotas[namespace] = k8s.core.v1.ResourceQuota(
                 f"{name}-quota-{namespace}",
-                metadata=k8s.meta.v1.ObjectMetaArgs(
-                    name=meta["name"], namespace=namespace, labels=meta.get("labels")
-                ),
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=meta["name"], namespace=namespace),
                 spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=manifest["spec"]["hard"]),
                 opts=pulumi.ResourceOptions(
                     parent=self, provider=args.k8s_provider, depends_on=after

@@ -88,11 +88,7 @@ def resource_quota_manifests(config: Any) -> list[dict[str, Any]]:
             {
                 "apiVersion": "v1",
                 "kind": "ResourceQuota",
-                "metadata": {
-                    "name": QUOTA_NAME,
-                    "namespace": queue.workload_namespace,
-                    "labels": {"app.kubernetes.io/managed-by": "eks-gpu-platform"},
-                },
+                "metadata": {"name": QUOTA_NAME, "namespace": queue.workload_namespace},
                 "spec": {"hard": hard},
             }
         )

@@ -130,8 +130,6 @@ def test_the_stack_rules_that_read_one_resource_violate_through_the_proxy():
     ]
     proxied = [StackResource(r.type, r.name, r.urn, unknown_checking_proxy(r.props)) for r in stack]
     found = {
-        rule.name
-        for rule in RULES
-        if rule.is_stack and rule.stack_messages(proxied, rule.config())
+        rule.name for rule in RULES if rule.is_stack and rule.stack_messages(proxied, rule.config())
     }
     assert {"gpu-nodepool-gpu-limit", "efa-nodeclass-no-public-ip"} <= found

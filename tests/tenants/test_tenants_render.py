@@ -27,14 +27,13 @@ ENTRY = "aws:eks/accessEntry:AccessEntry"
 ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 PROVIDER = "pulumi:providers:kubernetes"
-MANAGED = {"app.kubernetes.io/managed-by": "eks-gpu-platform"}
 
 
 def quota(namespace: str, hard: dict[str, str]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ResourceQuota",
-        "metadata": {"name": "gpu-budget", "namespace": namespace, "labels": MANAGED},
+        "metadata": {"name": "gpu-budget", "namespace": namespace},
         "spec": {"hard": hard},
     }
 

@@ -22,6 +22,7 @@ from .phase_helpers import QUEUE_NAMESPACE, make_ctx
 # kind -> (API group, resource), written from the Kubernetes API reference and the CRDs.
 RESOURCES = {
     "Namespace": ("", "namespaces"),
+    "ConfigMap": ("", "configmaps"),
     "ServiceAccount": ("", "serviceaccounts"),
     "Pod": ("", "pods"),
     "Node": ("", "nodes"),
@@ -52,6 +53,10 @@ RESOURCES = {
         "mutatingadmissionpolicybindings",
     ),
 }
+
+
+# deployment.py's functions that read each rendered object by its kind.
+RENDERED_READERS = ("check_objects", "problems")
 
 
 def permission(call: tuple) -> tuple[str, str, str] | None:
@@ -221,6 +226,13 @@ def test_every_call_the_validation_made_is_allowed_by_its_role(render_dir):
             continue
         if module.endswith(".core") and function == "cleanup" and needed[1:] not in created:
             continue  # the clean-up of a test's stand-in phase's objects
+        if module.endswith(".deployment") and function in RENDERED_READERS:
+            # Reads of the rendered kinds: allowed by the role of the render the test used.
+            _, api_version, kind, *_ = call
+            rendered = rbac.cluster_role([{"apiVersion": api_version, "kind": kind}])
+            if not rbac.allows(rendered, *needed):
+                denied.append((needed, module, function))
+            continue
         seen.add(needed)
         if not rbac.allows(role, *needed):
             denied.append((needed, module, function))
