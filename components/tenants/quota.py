@@ -29,6 +29,13 @@ queue's namespace at the queue's limit bounds what a bypass can take.
   pod that requests ``nvidia.com/gpu: 1`` in KAI's own namespace ``kai-resource-reservation``
   (``pkg/binder/binding/resourcereservation/resource_reservation.go`` L434-438, L527-533), never
   in a queue namespace. The platform's system pods run in their own namespaces too.
+- Pods that request no GPU are untouched: quota admission demands explicit requests only for
+  ``cpu`` and ``memory`` (kubernetes v1.36.3 ``pkg/quota/v1/evaluator/core/pods.go``
+  ``Constraints`` L147-151, ``validationSet``).
+- The quota is enforced once kube-controller-manager's resourcequota controller has filled its
+  ``status.hard``: admission matches a pod against ``Status.Hard`` (k8s.io/apiserver v0.36.3
+  ``pkg/admission/plugin/resourcequota/controller.go`` L468-475). A bare API server (the
+  conformance suite's) admits the object and enforces nothing.
 - ``vpc.amazonaws.com/efa`` is not capped: KAI's queues budget no EFA, and the interfaces come
   with the GPU nodes whose GPUs this quota already bounds.
 """
