@@ -306,3 +306,40 @@ def test_a_pool_name_with_a_newline_stays_on_one_config_error_line():
     assert err.value.lines[0].startswith(
         "nodePools[0]('gpu\\nnodePools[1].name: fine').name: 'gpu\\nnodePools[1].name: fine' "
     )
+
+
+class UnknownValueError(Exception):
+    """Named as pulumi_policy's: what its proxy raises on a value unknown during preview."""
+
+
+class Unknowns(dict):
+    """Props whose listed keys are unknown, as a preview's proxy serves a new subnet's id."""
+
+    def __init__(self, props: dict, unknown: tuple[str, ...]):
+        super().__init__(props)
+        self.unknown = unknown
+
+    def get(self, key, default=None):
+        if key in self.unknown:
+            raise UnknownValueError(key)
+        return super().get(key, default)
+
+
+def test_unknown_subnet_ids_in_a_preview_do_not_silence_the_rule():
+    resources = [
+        r._replace(props=Unknowns(r.props, ("id", "subnetId")))
+        if r.type in (SUBNET, ASSOCIATION)
+        else r
+        for r in stack()
+    ]
+    props_of(resources, EFA_NC)["spec"]["associatePublicIPAddress"] = True
+    props_of(resources, EFA_NC)["spec"]["subnetSelectorTerms"] = [{"tags": {"Name": "*"}}]
+    # Unknown ids: only the elb-tagged public subnet is known public; the public IP still counts.
+    assert messages(resources, PUBLIC_IP) == [
+        'EC2NodeClass "train-efa-p5-48xlarge" has 4 efa-only interfaces and '
+        "associatePublicIPAddress: true; EC2 rejects such launches "
+        "(InvalidParameterCombination), so set it to false and use private subnets",
+        f'{HEAD}[0] tags {{"Name": "*"}} match public subnets platform-network-public-a (tags in '
+        "a term are ANDed, '*' matches any value, and the terms are ORed); select the stack's "
+        "private subnets",
+    ]

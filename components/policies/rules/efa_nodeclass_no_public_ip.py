@@ -58,42 +58,55 @@ def check(props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _known(props: Mapping[str, Any], key: str) -> Any:
+    """``props[key]``, or None while it is unknown (a new subnet's id during ``pulumi preview``:
+    the engine's proxy raises ``UnknownValueError``, caught by name so rules import no Pulumi).
+    The network's unknowns must not silence this rule's other findings in a preview."""
+    try:
+        return props.get(key)
+    except Exception as exc:
+        if type(exc).__name__ == "UnknownValueError":
+            return None
+        raise
+
+
 def _id(resource: StackResource) -> str | None:
-    value = resource.props.get("id")
+    value = _known(resource.props, "id")
     return value if isinstance(value, str) and value else None
 
 
 def public_subnets(resources: Sequence[StackResource]) -> dict[str, tuple[str | None, dict]]:
-    """The stack's public subnets: resource name -> (subnet id or None, tags), each with why."""
+    """The stack's public subnets: resource name -> (subnet id or None, tags); a value unknown
+    in a preview counts as absent."""
     gateways = {i for r in of_type(resources, INTERNET_GATEWAY) if (i := _id(r))}
 
     def to_igw(route: Mapping[str, Any]) -> bool:
-        gateway = route.get("gatewayId")
+        gateway = _known(route, "gatewayId")
         return isinstance(gateway, str) and (gateway in gateways or gateway.startswith("igw-"))
 
     public_tables = {
         table
         for r in of_type(resources, ROUTE)
-        if to_igw(r.props) and isinstance(table := r.props.get("routeTableId"), str)
+        if to_igw(r.props) and isinstance(table := _known(r.props, "routeTableId"), str)
     }
     public_tables |= {
         i
         for r in of_type(resources, ROUTE_TABLE)
-        if (i := _id(r)) and any(to_igw(mapping(x)) for x in sequence(r.props.get("routes")))
+        if (i := _id(r)) and any(to_igw(mapping(x)) for x in sequence(_known(r.props, "routes")))
     }
     routed = {
         subnet
         for r in of_type(resources, ASSOCIATION)
-        if r.props.get("routeTableId") in public_tables
-        and isinstance(subnet := r.props.get("subnetId"), str)
+        if _known(r.props, "routeTableId") in public_tables
+        and isinstance(subnet := _known(r.props, "subnetId"), str)
     }
     out: dict[str, tuple[str | None, dict]] = {}
     for subnet in of_type(resources, SUBNET):
-        tags = {str(k): v for k, v in mapping(subnet.props.get("tags")).items()}
+        tags = {str(k): v for k, v in mapping(_known(subnet.props, "tags")).items()}
         sid = _id(subnet)
         if (
             (sid is not None and sid in routed)
-            or is_true(subnet.props.get("mapPublicIpOnLaunch"))
+            or is_true(_known(subnet.props, "mapPublicIpOnLaunch"))
             or PUBLIC_ELB_TAG in tags
         ):
             out[subnet.name] = (sid, tags)
