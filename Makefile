@@ -20,8 +20,8 @@ ifneq ($(OUT),)
 RENDER_ARGS += --out $(OUT)
 endif
 
-.PHONY: venv render-venv render validate test lint format snapshot bench clean docs plan \
-	security-scan conformance conformance-bins conformance-inputs conformance-probe \
+.PHONY: venv render-venv render validate validate-rbac test lint format snapshot bench clean docs \
+	plan security-scan conformance conformance-bins conformance-inputs conformance-probe \
 	mutation-score
 
 # Two stages in one virtualenv (the program's .venv, which `pulumi up` fills from
@@ -55,6 +55,11 @@ validate: render
 	$(PY) -m eks_gpu_platform.validate --stack $(STACK) $(if $(OUT),--render $(OUT)) \
 		$(if $(KUBECONFIG),--kubeconfig $(KUBECONFIG)) $(if $(PHASES),--phases $(PHASES)) \
 		$(if $(filter 1,$(DRY_RUN)),--dry-run) $(VALIDATE_ARGS)
+
+# The validation's least-privilege ClusterRole and its binding for the stack's render (YAML for
+# `kubectl apply -f -`; docs/validation.md, "Least-privilege RBAC").
+validate-rbac: render
+	$(PY) -m eks_gpu_platform.validate.rbac --stack $(STACK) $(if $(OUT),--render $(OUT))
 
 lint: venv
 	$(PY) -m ruff check .

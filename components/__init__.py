@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         SchedulerSpec,
     )
     from .spec import SpecError
+    from .tenants.component import TenantAccess, TenantAccessArgs
 
 # Public name -> the submodule that defines it.
 _EXPORTS = {
@@ -85,6 +86,8 @@ _EXPORTS = {
     "QueueSpec": ".scheduler",
     "SchedulerSpec": ".scheduler",
     "SpecError": ".spec",
+    "TenantAccess": ".tenants.component",
+    "TenantAccessArgs": ".tenants.component",
 }
 
 
@@ -143,6 +146,8 @@ __all__ = [
     "SpecError",
     "SystemNodeGroupSpec",
     "TaintSpec",
+    "TenantAccess",
+    "TenantAccessArgs",
     "VpcSpec",
     "__version__",
     "read_stack_config",

@@ -73,6 +73,7 @@ from .spec import (
     load_value,
     show,
 )
+from .tenants.checks import tenant_conflict_problems, tenant_partition_problems
 from .validate.spec import ValidationSpec
 
 # The configuration namespaces something reads, besides the project's own (the program reads
@@ -296,6 +297,10 @@ class PlatformConfig(Spec):
         if {"cluster", "region"} <= valid:
             out += admin_problems(self.cluster.admins, self.region, self.partition)
             out += admin_problems(self.cluster.viewers, self.region, self.partition, "viewers")
+        if {"scheduler", "region"} <= valid:
+            out += tenant_partition_problems(self.scheduler.queues, self.region, self.partition)
+        if {"cluster", "scheduler"} <= valid:
+            out += tenant_conflict_problems(self.cluster, self.scheduler.queues)
         keys: list[tuple[Any, Any]] = []
         if "cluster" in valid:
             keys.append((("cluster", "kms_key_arn"), self.cluster.kms_key_arn))

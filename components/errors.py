@@ -72,14 +72,33 @@ def named(path: Path, data: Any) -> Path:
     return tuple(out)
 
 
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character (newline, carriage return, tab, the Unicode
+    line and paragraph separators...) written as its backslash escape, as ``repr`` writes it
+    (``'\n'`` becomes ``\\n``): a value a user typed can never split a message into lines or
+    rewrite a terminal line. Printable text is returned as is."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode() for c in text
+    )
+
+
+def _part(text: str) -> str:
+    """A name inside a problem path (a list item's name, a key as typed): as is when printable,
+    else its ``repr`` (``'gpu\\nx'``), so it stays on one line and shows it was quoted."""
+    return text if text.isprintable() else repr(text)
+
+
 def format_path(root: str, path: Path, *, config: bool) -> str:
     """Join a problem path onto its root, camelCasing field names for configuration keys."""
     out = root
     for part in path:
         if isinstance(part, int):
-            out += f"[{part}]" + (f"({part.label})" if isinstance(part, Item) else "")
+            out += f"[{part}]" + (f"({_part(part.label)})" if isinstance(part, Item) else "")
         else:
             name = camel(part) if config and not isinstance(part, RawKey) else part
+            name = _part(name)
             out = f"{out}.{name}" if out else name
     return out
 
@@ -112,15 +131,17 @@ class SpecError(ValueError):
             [(named(p, data), m) for p, m in problems] if data is not None else list(problems)
         )
         self.config = config
-        self.lines = [f"{format_path(root, p, config=config)}: {m}" for p, m in self.problems]
+        self.lines = [
+            one_line(f"{format_path(root, p, config=config)}: {m}") for p, m in self.problems
+        ]
         super().__init__("\n".join(self.lines))
 
     @classmethod
     def from_lines(cls, lines: list[str]) -> SpecError:
         """An error made of finished ``<key>: <problem>`` lines from several sections."""
         err = cls("", [])
-        err.lines = list(lines)
-        err.args = ("\n".join(lines),)
+        err.lines = [one_line(line) for line in lines]
+        err.args = ("\n".join(err.lines),)
         return err
 
 

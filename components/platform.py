@@ -41,6 +41,7 @@ from .nodepool.zones import checked_vpc_zones
 from .scheduler import KaiScheduler, KaiSchedulerArgs
 from .schema import typed_dict_for
 from .spec import SpecError, config_from_python
+from .tenants.component import tenant_access
 
 
 def stack_config_values(raw: dict[str, Any], project: str = PROJECT) -> dict[str, Any]:
@@ -366,6 +367,11 @@ class GpuPlatform(pulumi.ComponentResource):
                     depends_on=[self.gpu_operator, self.cluster.system_node_group, *cpu_pools],
                 ),
                 opts=child,
+            )
+        self.tenants = None
+        if self.scheduler is not None:
+            self.tenants = tenant_access(
+                f"{name}-tenants", config, self.cluster, self.scheduler, tags, child
             )
         self.cluster_name = self.cluster.cluster_name
         self.kubeconfig = pulumi.Output.secret(self.cluster.kubeconfig)

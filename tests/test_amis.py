@@ -135,7 +135,8 @@ def test_up_names_a_parameter_it_may_not_read(run_program, monkeypatch):
         f"nodePools (l4): looking up the SSM parameter {NVIDIA_136} (the image of AMI alias "
         "al2023@v20260903 for Kubernetes 1.36) failed (invoke of "
         "aws:ssm/getParameter:getParameter failed: invoking aws:ssm/getParameter:getParameter: 1 "
-        f"error occurred:\n\t* reading SSM Parameter ({NVIDIA_136}): operation error SSM: "
+        # The provider's multi-line error, escaped onto the problem's one line (issue 29).
+        f"error occurred:\\n\\t* reading SSM Parameter ({NVIDIA_136}): operation error SSM: "
         "GetParameter, https response error StatusCode: 400, RequestID: 0, api error "
         "AccessDeniedException: not authorized to perform: ssm:GetParameter); the deploying "
         "identity needs ssm:GetParameter on the public /aws/service/ parameters",

@@ -19,10 +19,11 @@ from eks_gpu_platform.network import Network
 from eks_gpu_platform.nodepool import NodePool
 from eks_gpu_platform.platform import GpuPlatform
 from eks_gpu_platform.scheduler import KaiScheduler
+from eks_gpu_platform.tenants.component import TenantAccess
 
 PREFIX = "eks-gpu-platform:index:"
 ALL = (GpuPlatform, Network, EksCluster, Karpenter, NodePool, EfaDevicePlugin, GpuOperator)
-COMPONENTS = {c.__name__: c for c in (*ALL, KaiScheduler)}
+COMPONENTS = {c.__name__: c for c in (*ALL, KaiScheduler, TenantAccess)}
 STACKS = USER_STACKS
 
 

@@ -50,11 +50,17 @@ def _field(resource: Any, key: str) -> Any:
 
 def _as_stack_resource(resource: Any) -> StackResource:
     inputs = _field(resource, "inputs")
+    props = inputs if isinstance(inputs, Mapping) else {}
+    # The engine's outputs carry the resource's ``id`` (a subnet's, a route table's): rules that
+    # join resources by id (efa-nodeclass-no-public-ip) read it there; offline, the recorded id.
+    rid = _field(resource, "id")
+    if isinstance(rid, str) and rid and "id" not in props:
+        props = {**props, "id": rid}
     return StackResource(
         type=str(_field(resource, "type") or ""),
         name=str(_field(resource, "name") or ""),
         urn=str(_field(resource, "urn") or ""),
-        props=inputs if isinstance(inputs, Mapping) else {},
+        props=props,
     )
 
 
@@ -96,7 +102,7 @@ def evaluate(
         if level == DISABLED:
             continue
         if rule.check_stack is not None:
-            for message in rule.check_stack(stack, props):
+            for message in rule.stack_messages(stack, props):
                 target = getattr(message, "urn", None) or STACK_TARGET
                 out.append(Violation(rule.name, level, target, str(message)))
             continue

@@ -47,12 +47,11 @@ def _resource_validation(rule: Rule):
 
 def _stack_validation(rule: Rule):
     assert rule.check_stack is not None
-    check_stack = rule.check_stack
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         # The engine hands stack policies each resource's *outputs* (offline.py passes inputs).
         resources = [StackResource(r.resource_type, r.name, r.urn, r.props) for r in args.resources]
-        for message in check_stack(resources, rule.config(args.get_config())):
+        for message in rule.stack_messages(resources, rule.config(args.get_config())):
             report_violation(str(message), getattr(message, "urn", None))
 
     return validate

@@ -13,6 +13,7 @@ from ..spec import (
     doc,
     show,
 )
+from ..tenants.checks import queue_tenant_problems, scheduler_tenant_problems
 from .constants import (
     BUILTIN_PRIORITY_CLASSES,
     DNS_LABEL,
@@ -135,6 +136,12 @@ class QueueSpec(Spec):
         "Namespaces whose pods may call the queue's inference template (Triton's ports, through "
         "its NetworkPolicy); the queue's own namespace always may, no other by default.",
     )
+    tenants: tuple[str, ...] = doc(
+        (),
+        "IAM principals of the leaf queue's tenants (the forms cluster.admins takes: full ARNs, "
+        "or 'role/NAME' / 'user/NAME'): each gets an EKS access entry with AmazonEKSEditPolicy "
+        "scoped to this queue's namespace only (docs/security.md, Tenants).",
+    )
     workload_kind: Literal["training", "inference", "notebook"] | None = doc(
         None,
         "What the leaf queue runs, which picks its example template: training (a gang-scheduled "
@@ -187,6 +194,7 @@ class QueueSpec(Spec):
                 out.append((("inference_clients", i), msg))
         if len(set(self.inference_clients)) != len(self.inference_clients):
             out.append((("inference_clients",), "lists the same namespace twice"))
+        out += queue_tenant_problems(self.tenants)
         if self.parent is not None and self.parent == self.name:
             out.append((("parent",), f"{show(self.parent)} is the queue itself"))
         for i, pool in enumerate(self.node_pools):
@@ -315,6 +323,7 @@ class SchedulerSpec(Spec):
                 )
         out += self._cycle_problems(by_name)
         leaves = leaf_queue_names(self.queues)
+        out += scheduler_tenant_problems(self.queues, leaves)
         for i, queue in enumerate(self.queues):
             if queue.name in leaves and not queue.node_pools:
                 out.append(

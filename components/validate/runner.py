@@ -1,10 +1,11 @@
 """Running the phases: pre-flight, the phases in order, clean-up always.
 
-1. Pre-flight ``leftovers``: objects of older runs (label ``app.kubernetes.io/managed-by=
-   eks-gpu-platform-validate`` with another run id) of the kinds a run creates at cluster scope
-   (its namespaces hold everything else). Reported as a failing check (they may hold nodes and
-   bias capacity and scheduling results); with ``--delete-leftovers`` deleted, and the check
-   passes unless a delete fails.
+1. Pre-flight ``leftovers``: namespaces of older runs (``leftovers.py``: labels
+   ``app.kubernetes.io/managed-by=eks-gpu-platform-validate`` and another run's id, named
+   ``validate-<that run>[-...]``; the only cluster-scoped kind a run creates, its namespaces
+   hold everything else; never a Queue, PriorityClass or NodePool). Reported as a failing
+   check (they may hold nodes and bias capacity and scheduling results); with
+   ``--delete-leftovers`` deleted, and the check passes unless a delete fails.
 2. Pre-flight ``run-namespace``: the run's own namespace ``validate-<run id>``, created through
    ``Context.create`` (labelled, cleaned up). Without it no phase runs.
 3. The phases, in ``core.PHASES`` order, each module imported lazily by name
@@ -42,17 +43,11 @@ from .core import (
     KubeError,
     Result,
 )
+from .leftovers import LEFTOVER_KINDS, is_leftover
 
 PREFLIGHT = "preflight"
 CLEANUP = "cleanup"
 
-# The cluster-scoped kinds a run may create; namespaced objects live in the run's namespaces.
-LEFTOVER_KINDS = (
-    ("v1", "Namespace"),
-    ("scheduling.run.ai/v2", "Queue"),
-    ("scheduling.k8s.io/v1", "PriorityClass"),
-    ("karpenter.sh/v1", "NodePool"),
-)
 
 Importer = Callable[[str], ModuleType]
 
@@ -132,7 +127,8 @@ def _ref(obj: dict) -> str:
 
 
 def find_leftovers(ctx: Context) -> list[dict]:
-    """Objects of older runs: the managed-by label with a run id other than this run's, not
+    """Objects of older runs (``leftovers.is_leftover``): only the namespaces a run creates,
+    carrying both labels and another run's well-formed id, named as that run names them, not
     already being deleted (a namespace stays ``Terminating`` while its content goes)."""
     out = []
     for api_version, kind in LEFTOVER_KINDS:
@@ -141,8 +137,8 @@ def find_leftovers(ctx: Context) -> list[dict]:
         for obj in ctx.kube.list(
             api_version, kind, label_selector=f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}"
         ):
-            labels = obj.get("metadata", {}).get("labels", {}) or {}
-            if labels.get(RUN_LABEL) != ctx.run_id and not obj["metadata"].get("deletionTimestamp"):
+            obj = {"apiVersion": api_version, "kind": kind, **obj}
+            if is_leftover(obj, ctx.run_id):
                 out.append(obj)
     return out
 

@@ -444,7 +444,12 @@ def compliant_stack() -> list[StackResource]:
             "platform-pool-train-spot",
             gpu_nodepool("train-spot", preemptible=True, capacity_types=("spot",), gpu_limit=32),
         ),
-        resource(KAI_QUEUE, "platform-queue-research", kai_queue("research", None, quota=-1)),
+        # Unlimited parent: KAI reads a Queue's gpu.limit as is (0 would admit nothing to it or
+        # its children: kai-scheduler v0.16.8 pkg/scheduler/plugins/proportion/proportion.go
+        # L344-347, capacity_policy/max_allowed_check.go L19, L51-64); -1 is unlimited.
+        resource(
+            KAI_QUEUE, "platform-queue-research", kai_queue("research", None, quota=-1, limit=-1)
+        ),
         resource(
             KAI_QUEUE,
             "platform-queue-llm",

@@ -83,7 +83,6 @@ def test_violating_cases_do_violate():
     """So the proxy comparison above compares real violations, not empty lists."""
     assert violated(NODEPOOL, unknown_checking_proxy(violating_nodepool())) == {
         "gpu-nodepool-taint-and-pool-label",
-        "gpu-nodepool-gpu-limit",
         "spot-only-on-preemptible-pools",
         "nodepool-expire-after",
     }
@@ -91,7 +90,6 @@ def test_violating_cases_do_violate():
         "imdsv2-required",
         "node-volumes-encrypted",
         "node-volume-size",
-        "efa-nodeclass-no-public-ip",
         "ami-version-pinned",
     }
     assert violated(IAM_POLICY, unknown_checking_proxy(violating_iam_policy())) == {
@@ -120,3 +118,18 @@ def test_unknown_values_reach_the_engine():
     rule = RULES_BY_NAME["gpu-nodepool-taint-and-pool-label"]
     with pytest.raises(UnknownValueError):
         rule.check(NODEPOOL, unknown_checking_proxy(props), rule.config())
+
+
+def test_the_stack_rules_that_read_one_resource_violate_through_the_proxy():
+    """gpu-nodepool-gpu-limit and efa-nodeclass-no-public-ip became stack rules (issue 29,
+    point 11: they read the queues and the subnets): their per-resource findings still come
+    through the proxy."""
+    stack = [
+        StackResource(NODEPOOL, "platform-pool-bad", "urn:bad-pool", violating_nodepool()),
+        StackResource(EC2NODECLASS, "platform-bad-class", "urn:bad-class", violating_nodeclass()),
+    ]
+    proxied = [StackResource(r.type, r.name, r.urn, unknown_checking_proxy(r.props)) for r in stack]
+    found = {
+        rule.name for rule in RULES if rule.is_stack and rule.stack_messages(proxied, rule.config())
+    }
+    assert {"gpu-nodepool-gpu-limit", "efa-nodeclass-no-public-ip"} <= found

@@ -46,6 +46,7 @@ def test_security_and_correctness_rules_are_mandatory():
 def test_label_domain_is_configurable_wherever_labels_are_read():
     uses_labels = {
         "gpu-nodepool-taint-and-pool-label",
+        "gpu-nodepool-gpu-limit",
         "spot-only-on-preemptible-pools",
         "non-preemptible-consolidate-when-empty",
         "nodepool-gpu-limit-within-queue-capacity",

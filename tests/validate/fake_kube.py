@@ -9,9 +9,39 @@ server: behaviour of the API server is judged by the conformance suite's real on
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Callable
 
 from eks_gpu_platform.validate.core import KubeError
+
+# Every call the validation's own code made to any FakeKube of this test process, with the
+# function of the validation that made it: (call..., (module, function)). test_rbac.py checks
+# each against the validation's ClusterRole (issue 29, point 8).
+JOURNAL: list[tuple[tuple, tuple[str, str]]] = []
+
+_VALIDATION = "eks_gpu_platform.validate."
+_FAKES = ("fake_kube", "gpu_cluster")
+
+
+def _caller() -> tuple[str, str] | None:
+    """The validation code that called the fake: the first frame outside the fakes, when it is
+    in ``eks_gpu_platform.validate``; for ``core`` (Context.create, cleanup, queue_namespace),
+    only when the code that called *it* is the validation's too (not a test's stand-in phase)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").endswith(_FAKES):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    module, function = frame.f_globals.get("__name__", ""), frame.f_code.co_name
+    if not module.startswith(_VALIDATION):
+        return None
+    if module == f"{_VALIDATION}core":
+        outer = frame.f_back
+        while outer is not None and outer.f_globals.get("__name__") == module:
+            outer = outer.f_back
+        if outer is None or not outer.f_globals.get("__name__", "").startswith(_VALIDATION):
+            return None
+    return module, function
 
 
 class FakeKube:
@@ -30,20 +60,26 @@ class FakeKube:
         meta = obj["metadata"]
         return (obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
 
+    def _record(self, call: tuple) -> None:
+        self.calls.append(call)
+        caller = _caller()
+        if caller is not None:
+            JOURNAL.append((call, caller))
+
     def put(self, obj: dict) -> None:
         self.objects[self.key(obj)] = copy.deepcopy(obj)
 
     def served(self, api_version: str, kind: str) -> bool:
-        self.calls.append(("served", api_version, kind))
+        self._record(("served", api_version, kind))
         return self.served_kinds is None or (api_version, kind) in self.served_kinds
 
     def get(self, api_version, kind, name, namespace=None):
-        self.calls.append(("get", api_version, kind, name, namespace))
+        self._record(("get", api_version, kind, name, namespace))
         obj = self.objects.get((api_version, kind, namespace, name))
         return copy.deepcopy(obj) if obj is not None else None
 
     def list(self, api_version, kind, namespace=None, label_selector=None):
-        self.calls.append(("list", api_version, kind, namespace, label_selector))
+        self._record(("list", api_version, kind, namespace, label_selector))
         wanted = {}
         for term in (label_selector or "").split(","):
             if term:
@@ -59,7 +95,7 @@ class FakeKube:
         return out
 
     def create(self, obj, *, dry_run=False):
-        self.calls.append(("create", self.key(obj), dry_run))
+        self._record(("create", self.key(obj), dry_run))
         denial = self.deny(obj)
         if denial is not None:
             raise KubeError(403 if "denied" in denial else 422, "Forbidden", denial)
@@ -71,9 +107,9 @@ class FakeKube:
         return copy.deepcopy(stored)
 
     def delete(self, api_version, kind, name, namespace=None):
-        self.calls.append(("delete", api_version, kind, name, namespace))
+        self._record(("delete", api_version, kind, name, namespace))
         self.objects.pop((api_version, kind, namespace, name), None)
 
     def logs(self, name, namespace, container=None):
-        self.calls.append(("logs", name, namespace, container))
+        self._record(("logs", name, namespace, container))
         return self.pod_logs.get((namespace, name), "")

@@ -247,6 +247,8 @@ def older_run_kube() -> FakeKube:
         [
             terminating(leftover("Namespace", "v1", "validate-eeee0000", "eeee0000")),
             leftover("Namespace", "v1", "validate-ffff0000", "ffff0000"),
+            leftover("Namespace", "v1", "validate-ffff0000-research", "ffff0000"),
+            # A run never creates a Queue: not a leftover, even named and labelled like one.
             leftover("Queue", "scheduling.run.ai/v2", "validate-ffff0000-q", "ffff0000"),
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "research-batch"}},
         ]
@@ -264,7 +266,7 @@ def test_the_preflight_reports_leftovers_of_older_runs() -> None:
     )
     assert results[0].details == (
         "Namespace validate-ffff0000 (run ffff0000)",
-        "Queue validate-ffff0000-q (run ffff0000)",
+        "Namespace validate-ffff0000-research (run ffff0000)",
     )
     assert "validate-ffff0000" in stored(kube)
 
@@ -278,7 +280,39 @@ def test_delete_leftovers_deletes_them_and_nothing_else() -> None:
         "pass",
         "deleted 2 objects of older runs",
     )
-    assert stored(kube) == ["research-batch", "validate-eeee0000"]
+    assert stored(kube) == ["research-batch", "validate-eeee0000", "validate-ffff0000-q"]
+
+
+def platform_object(api_version: str, kind: str, name: str, labels: dict) -> dict:
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "labels": labels}}
+
+
+MANAGED = {MANAGED_BY_LABEL: MANAGED_BY_VALUE}
+
+
+def test_delete_leftovers_never_deletes_what_no_run_created() -> None:
+    """Issue 29, point 8 (security review M1): objects with the validation's managed-by label
+    but no run id, a malformed one, or a name no run gives are not leftovers; nor is any kind a
+    run never creates, a run label notwithstanding."""
+    platform = [
+        platform_object("scheduling.run.ai/v2", "Queue", "research", MANAGED),
+        platform_object("karpenter.sh/v1", "NodePool", "train-efa", MANAGED),
+        platform_object("scheduling.k8s.io/v1", "PriorityClass", "train", MANAGED),
+        platform_object("v1", "Namespace", "research", MANAGED),
+        platform_object("v1", "Namespace", "validate-ffff0000", MANAGED),
+        platform_object("v1", "Namespace", "llm", {**MANAGED, RUN_LABEL: "ffff0000"}),
+        platform_object("v1", "Namespace", "validate-x", {**MANAGED, RUN_LABEL: "X Y"}),
+        platform_object(
+            "v1", "Namespace", "validate-ffff00001", {**MANAGED, RUN_LABEL: "ffff0000"}
+        ),
+        platform_object("v1", "Namespace", "validate-ab", {RUN_LABEL: "ab"}),
+        platform_object("karpenter.sh/v1", "NodePool", "validate-ab", {**MANAGED, RUN_LABEL: "ab"}),
+    ]
+    kube = FakeKube(platform)
+    results = runner.run(context(kube), [], delete_leftovers=True)
+    assert summary(results)[0] == ("preflight", "leftovers", "pass", "no objects of older runs")
+    assert [c for c in kube.calls if c[0] == "delete"] == [("delete", "v1", "Namespace", NS, None)]
+    assert sorted(kube.objects) == sorted(FakeKube.key(o) for o in platform)
 
 
 def test_load_phases_imports_by_name_in_phase_order() -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ...config import DEFAULT_LABEL_DOMAIN
+from ...errors import one_line
 
 MANDATORY = "mandatory"
 ADVISORY = "advisory"
@@ -123,4 +124,20 @@ class Rule:
     ) -> list[str]:
         """Run the resource check for ``resource_type``; ``[]`` for types the rule ignores."""
         check = self.resource_checks.get(resource_type)
-        return [] if check is None else check(props, config)
+        return [] if check is None else [escaped(m) for m in check(props, config)]
+
+    def stack_messages(
+        self, resources: Sequence[StackResource], config: Mapping[str, Any]
+    ) -> list[str]:
+        """Run the stack check (``[]`` for a resource rule), each message ``escaped``."""
+        if self.check_stack is None:
+            return []
+        return [escaped(m) for m in self.check_stack(resources, config)]
+
+
+def escaped(message: str) -> str:
+    """A rule's message on one line (``errors.one_line``): the one place every message of the
+    pack passes (``Rule.check``, ``Rule.stack_messages``; the engine pack and the offline runner
+    call only these), so a name or value holding a newline (``NodePool "a\\nb"``) can never
+    split a violation into lines. A ``Finding`` keeps its URN."""
+    return Finding(one_line(str(message)), getattr(message, "urn", None))
