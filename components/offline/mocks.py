@@ -34,9 +34,11 @@ from pulumi.runtime import resource as _sdk_resource
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import resource_pb2, source_pb2
 
+from ..cluster import access_wait
 from ..config import partition_for_region
 from ..regions import modelled_zone_names
 from ..spec import SpecError
+from .mock_account import MockAccount
 from .mock_outputs import GLOBAL_SERVICES, KNOWN_ARNS, MockOutputs
 from .mock_types import DIRECTIONS, Registration, Scope, _hex, region_short_code
 
@@ -80,7 +82,7 @@ class InvokeFailed(grpc.RpcError):
         return self._details
 
 
-class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
+class RecordingMocks(MockOutputs, MockAccount, pulumi.runtime.Mocks):
     """Realistic answers for every resource type and invoke this project uses.
 
     ``region``/``partition``: the default provider's (the stack's ``aws:region``), or None when
@@ -257,6 +259,8 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                     role = arn.split(":assumed-role/", 1)[1].split("/")[0]
                     issuer = scope.arn("iam", f"role/{role}", region=False)
                 return {"arn": arn, "issuerArn": issuer, "id": arn}
+            if (answer := self.account_invoke(token, scope, dict(args.args))) is not None:
+                return answer
             if token == "aws:eks/getCluster:getCluster":
                 return self._get_cluster(scope, args.args["name"])
             if token == "aws:ssm/getParameter:getParameter":
@@ -463,6 +467,8 @@ class Recording:
     remote_children: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     # What the program logged as warnings (``pulumi.log.warn``), sorted, each once.
     warnings: list[str] = field(default_factory=list)
+    # The server of each access review the program's access wait made (cluster/access_wait.py).
+    api_probes: list[str] = field(default_factory=list)
 
     @property
     def notices(self) -> list[str]:
@@ -553,9 +559,12 @@ def run(
     saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
     if saved_stack_trace is not None:
         _sdk_resource._get_stack_trace = _empty_stack_trace
+    # The mocks stand in for the API server the access wait calls (cluster/access_wait.py).
+    saved_transport, access_wait.TRANSPORT = access_wait.TRANSPORT, mocks.access_transport()
     try:
         execute()
     finally:
+        access_wait.TRANSPORT = saved_transport
         logger.removeHandler(kept)
         if saved_stack_trace is not None:
             _sdk_resource._get_stack_trace = saved_stack_trace
@@ -570,6 +579,7 @@ def run(
         unmodelled=dict(mocks.unmodelled),
         remote_children=list(mocks.remote_children),
         warnings=sorted(set(kept.messages)),
+        api_probes=list(getattr(mocks, "api_probes", [])),
     )
 
 
