@@ -257,7 +257,8 @@ class RecordingMocks(MockOutputs, MockAccount, pulumi.runtime.Mocks):
                 issuer = arn
                 if ":assumed-role/" in arn:
                     role = arn.split(":assumed-role/", 1)[1].split("/")[0]
-                    issuer = scope.arn("iam", f"role/{role}", region=False)
+                    path = self.iam_paths.get(role, "/")  # the role's IAM path (mock_account)
+                    issuer = scope.arn("iam", f"role{path}{role}", region=False)
                 return {"arn": arn, "issuerArn": issuer, "id": arn}
             if (answer := self.account_invoke(token, scope, dict(args.args))) is not None:
                 return answer
