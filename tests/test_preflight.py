@@ -110,6 +110,25 @@ def test_a_missing_viewer_is_refused_before_anything_is_registered(monkeypatch):
     assert seen == ONLY_THE_COMPONENT
 
 
+def test_a_missing_principal_is_refused_by_the_preview_too(monkeypatch):
+    """Whoever previews (CI's read-only role), a principal IAM does not know is refused there
+    as in `up`: a pull request's preview fails as its deploy would."""
+    monkeypatch.setattr(mocks.RecordingMocks, "caller", "assumed-role/GitHubActionsPreview/pr")
+    monkeypatch.setattr(
+        mocks.RecordingMocks, "missing_iam_principals", frozenset({"GitHubActionsPreview-dev"})
+    )
+    with pytest.raises(SpecError) as err:
+        mocks.run(
+            lambda: GpuPlatform("platform", read_stack_config()),
+            project="eks-gpu-platform",
+            stack="dev",
+            config=dev_config(viewers=["role/GitHubActionsPreview-dev"]),
+            region="us-west-2",
+            preview=True,
+        )
+    assert err.value.lines == [MISSING_VIEWER]
+
+
 def test_an_unlisted_deployer_is_refused_before_the_network(monkeypatch):
     """Point 3 (fails on the old code: 18 network resources were registered first)."""
     seen = registrations_on_refusal(monkeypatch, dev_config(), caller="user/someone-else")

@@ -137,6 +137,10 @@ def resolve_access(
     checked = check_principals(spec, partition, account, deployer, invoke)
     for note in checked.notes:
         pulumi.log.info(note, component)
+    if checked.problems and not up:
+        # A missing principal does not depend on who runs the preview: refused there too, so
+        # a pull request's preview fails as its deploy would (issue 28, point 1's rule).
+        raise SpecError.from_lines(checked.problems)
     problems: list[str] = [*checked.problems, *checked.failures]
     arns = dict(checked.arns)
     known = {i: arns.get(a) or admin_principal_arn(a, partition, account) for i, a in _admins(spec)}
