@@ -26,6 +26,7 @@ the entry is not yet in effect and ``allowed: false`` that the policy associatio
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -35,7 +36,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -180,11 +181,7 @@ def access_checked(
     it is (plus the dependency)."""
     ids = [r.id for r in after if isinstance(r, pulumi.CustomResource)]
 
-    def wait(values: list) -> str:
-        kubeconfig_json = values[0]
-        if pulumi.runtime.is_dry_run() or not ids:
-            return kubeconfig_json
-        transport = TRANSPORT
+    def blocking_wait(kubeconfig_json: str, transport: Transport) -> str:
         try:
             wait_until_allowed(
                 transport.probe_for(kubeconfig_json),
@@ -194,5 +191,15 @@ def access_checked(
         except AccessTimeout as error:
             raise pulumi.RunError(timeout_message(cluster, TIMEOUT_SECONDS, error)) from None
         return kubeconfig_json
+
+    def wait(values: list) -> str | Awaitable[str]:
+        kubeconfig_json = values[0]
+        if pulumi.runtime.is_dry_run() or not ids:
+            return kubeconfig_json
+        # In a worker thread, so the program's other registrations go on meanwhile; an apply
+        # may answer an awaitable (pulumi/output.py L332-340, 3.272.0).
+        return asyncio.get_running_loop().run_in_executor(
+            None, blocking_wait, kubeconfig_json, TRANSPORT
+        )
 
     return pulumi.Output.all(kubeconfig, *ids).apply(wait)
