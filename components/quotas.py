@@ -34,7 +34,7 @@ What is checked, per GPU pool and instance class, for its On-Demand and Spot cap
   up), naming the quota and the command that raises it; when only one of two types falls
   short, a warning;
 - the pool at its full budget (its GPU limit filled with the type of most vCPUs per GPU): above
-  a quota, a warning.
+  a quota, a warning; and pools that share a quota, each within it but together above it.
 
 A lookup that fails (no ``servicequotas:GetServiceQuota``) or answers unknown is a warning: the
 pools are then not checked against that quota. The data source answers the applied value, else
@@ -203,7 +203,33 @@ def judge(
                 f"{region}; launches beyond it fail; raise it: "
                 f"`{q.raise_command(need.budget_vcpus, region)}`"
             )
-    return refusals, warnings
+    return refusals, warnings + shared_warnings(needs, values, region)
+
+
+def shared_warnings(
+    needs: Sequence[ClassNeed], values: Mapping[str, float], region: str
+) -> list[str]:
+    """Pools that draw on one quota (each with that single capacity type for the class), each
+    within it at its full budget but together above it: a warning naming them."""
+    by_code: dict[str, list[ClassNeed]] = {}
+    for need in needs:
+        if len(need.capacity_types) == 1 and need.budget_vcpus is not None:
+            q = QUOTAS[(need.capacity_types[0], need.klass)]
+            if q.code in values:
+                by_code.setdefault(q.code, []).append(need)
+    out = []
+    for code, group in by_code.items():
+        q = QUOTAS[(group[0].capacity_types[0], group[0].klass)]
+        value = values[code]
+        total = sum(n.budget_vcpus or 0 for n in group)
+        if len(group) < 2 or total <= value or any((n.budget_vcpus or 0) > value for n in group):
+            continue
+        out.append(
+            f"{', '.join(n.key for n in group)}: at their full budgets together these pools may "
+            f"run up to {total} vCPUs, above the EC2 quota {_label(q, value)} in {region}; "
+            f"launches beyond it fail; raise it: `{q.raise_command(total, region)}`"
+        )
+    return out
 
 
 def check_quotas(

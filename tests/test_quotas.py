@@ -93,3 +93,25 @@ CMD = "aws service-quotas request-service-quota-increase --service-code ec2 --qu
 )
 def test_judge(needs, values, refusals, warnings):
     assert judge(needs, values, "us-east-1") == (refusals, warnings)
+
+
+def test_pools_sharing_a_quota_are_summed():
+    """dev's inference (4 GPUs: at most 4 x g6.16xlarge, 64 vCPUs each) and notebooks (1 GPU:
+    one g6.16xlarge), both on-demand L4 pools, against one On-Demand G quota of 300 vCPUs."""
+    needs = [
+        ClassNeed(
+            "inference", "nodePools[1](inference)", "g", "g6.24xlarge", 96, 4, 256, ("on-demand",)
+        ),
+        ClassNeed(
+            "notebooks", "nodePools[2](notebooks)", "g", "g6.16xlarge", 64, 1, 64, ("on-demand",)
+        ),
+    ]
+    assert judge(needs, {"L-DB2E81BA": 300.0}, "us-west-2") == (
+        [],
+        [
+            "nodePools[1](inference), nodePools[2](notebooks): at their full budgets together "
+            "these pools may run up to 320 vCPUs, above the EC2 quota Running On-Demand G and VT "
+            "instances (L-DB2E81BA) is 300 vCPUs in us-west-2; launches beyond it fail; raise it: "
+            f"`{CMD} L-DB2E81BA --desired-value 320 --region us-west-2`"
+        ],
+    )
