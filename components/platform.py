@@ -254,6 +254,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 depends_on=self.cluster.controller_prerequisites,
                 tags=tags,
                 spot_service_linked_role=preflight.spot_role.create,
+                spot_role_arn=preflight.spot_role.existing_arn,
             ),
             opts=child,
         )

@@ -76,6 +76,8 @@ class KarpenterArgs:
     # Declare the EC2 Spot service-linked role: decided by ``GpuPlatform``'s preflight
     # (spot_role.py); None: looked up here when ``spec.spot_service_linked_role`` is on.
     spot_service_linked_role: bool | None = None
+    # The role's ARN when it exists and is not this stack's: read, not managed (spot_role.py).
+    spot_role_arn: str | None = None
 
     def __post_init__(self) -> None:
         problems = require_instance(self, "spec", KarpenterSpec)
@@ -343,15 +345,18 @@ class Karpenter(pulumi.ComponentResource):
                     opts=child,
                 )
             )
-        create_spot_role = args.spot_service_linked_role
+        create_spot_role, spot_role_arn = args.spot_service_linked_role, args.spot_role_arn
         if create_spot_role is None:
-            create_spot_role = spec.spot_service_linked_role and (
-                spot_role_plan(
-                    ["(any)"],
-                    True,
-                    cluster,
-                    lambda token, a: plain_invoke(self, token, a),
-                ).create
+            plan = spot_role_plan(
+                ["(any)"],
+                spec.spot_service_linked_role,
+                cluster,
+                lambda token, a: plain_invoke(self, token, a),
+            )
+            create_spot_role, spot_role_arn = plan.create, plan.existing_arn
+        if spot_role_arn and not create_spot_role:
+            self.controller_needs.append(
+                aws.iam.ServiceLinkedRole.get(f"{name}-spot", spot_role_arn, opts=child)
             )
         if create_spot_role:
             # Account-wide: kept by `pulumi destroy` (spot_role.py); the release waits for it.

@@ -14,7 +14,13 @@ The role is account-wide, and ``CreateServiceLinkedRole`` fails when it exists, 
   the description ``owner_description(cluster)`` and ``retainOnDelete``: other stacks and
   workloads of the account may rely on it, so `pulumi destroy` leaves it;
 - present with this stack's description: declared again (no change; the stack keeps it);
-- present otherwise (made by hand, by EC2, or by another stack): left alone;
+- present otherwise (made by hand, by EC2, or by another stack): read, not managed
+  (``ServiceLinkedRole.get`` under the same name, so the release still waits for it). A stack
+  whose earlier version created the role under that name without the marker then releases it
+  instead of deleting it: a read whose ID matches the managed resource's is a "relinquish", no
+  delete step (pulumi/pulumi pkg/resource/deploy/step_generator.go L353-381, HEAD 1b59498;
+  the provider's ID of the role is its ARN: terraform-provider-aws internal/service/iam/
+  service_linked_role.go ``resourceServiceLinkedRoleCreate``, ``d.SetId(output.Role.Arn)``);
 - the lookup fails (no ``iam:GetRole``) or answers unknown: nothing is created, and a warning
   says how to create it by hand.
 
@@ -43,10 +49,12 @@ def owner_description(cluster_name: str) -> str:
 
 @dataclass(frozen=True)
 class SpotRolePlan:
-    """``create``: declare the role in this stack; ``warning``: what the user must know."""
+    """``create``: declare the role in this stack; ``existing_arn``: the role exists and is not
+    this stack's, so it is read; ``warning``: what the user must know."""
 
     create: bool
     warning: str | None = None
+    existing_arn: str | None = None
 
 
 def spot_role_plan(
@@ -57,12 +65,14 @@ def spot_role_plan(
 ) -> SpotRolePlan:
     """Whether this stack declares the role, from ``lookup(token, args)`` (a synchronous
     invoke, ``{}`` when unknown, raising the provider's error)."""
-    if not spot_pools:
+    if not spot_pools and not wanted:
         return SpotRolePlan(False)
     pools = ", ".join(spot_pools)
     try:
         found = lookup(GET_ROLE, {"name": SPOT_ROLE_NAME})
     except Exception as error:  # the provider's "not found" only: lookup_missing
+        if not spot_pools:
+            return SpotRolePlan(False)
         if not lookup_missing("role", error):
             return SpotRolePlan(
                 False,
@@ -72,6 +82,14 @@ def spot_role_plan(
                 f"ServiceLinkedRoleCreationNotPermitted; create it once: `{CREATE_COMMAND}`",
             )
         found = None
+    if not spot_pools:
+        # No pool launches spot: nothing to create; a role this stack created before is kept
+        # under management, one of others read (an old stack's role released, not deleted).
+        if not found:
+            return SpotRolePlan(False)
+        if found.get("description") == owner_description(cluster_name):
+            return SpotRolePlan(True)
+        return SpotRolePlan(False, existing_arn=found.get("arn"))
     if found is None:
         if wanted:
             return SpotRolePlan(True)
@@ -88,4 +106,6 @@ def spot_role_plan(
             f"node pools {pools} may launch spot instances; whether the account has the EC2 "
             f"Spot service-linked role ({SPOT_ROLE_NAME}) is unknown in this preview",
         )
-    return SpotRolePlan(wanted and found.get("description") == owner_description(cluster_name))
+    if wanted and found.get("description") == owner_description(cluster_name):
+        return SpotRolePlan(True)
+    return SpotRolePlan(False, existing_arn=found.get("arn"))

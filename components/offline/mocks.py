@@ -352,6 +352,12 @@ class RecordingMonitor(_mocks.MockMonitor):
     def __init__(self, mocks: RecordingMocks):
         super().__init__(mocks)
         self.registrations: dict[str, Registration] = {}
+        # Resources the program reads (``Resource.get``): (type, name, id), in order.
+        self.reads: list[tuple[str, str, str]] = []
+
+    def ReadResource(self, request):
+        self.reads.append((request.type, request.name, request.id))
+        return super().ReadResource(request)
 
     def Invoke(self, request):
         """As the stock monitor, except that an identity lookup with no caller set is answered
@@ -470,6 +476,8 @@ class Recording:
     warnings: list[str] = field(default_factory=list)
     # The server of each access review the program's access wait made (cluster/access_wait.py).
     api_probes: list[str] = field(default_factory=list)
+    # Existing resources the program read (``Resource.get``): (type, name, id).
+    reads: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def notices(self) -> list[str]:
@@ -581,6 +589,7 @@ def run(
         remote_children=list(mocks.remote_children),
         warnings=sorted(set(kept.messages)),
         api_probes=list(getattr(mocks, "api_probes", [])),
+        reads=list(monitor.reads),
     )
 
 
