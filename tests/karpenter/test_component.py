@@ -356,7 +356,10 @@ def test_spot_role_is_declared_only_when_absent_or_this_stacks(
     # Another's role is read under the same name, by its ARN (the provider's id of the role):
     # a stack that created it before without the marker releases it instead of deleting it
     # (spot_role.py), and the chart still waits for it.
-    arn = "arn:aws:iam::123456789012:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"
+    arn = (
+        "arn:aws:iam::123456789012:role/aws-service-role/spot.amazonaws.com/"
+        "AWSServiceRoleForEC2Spot"
+    )
     reads = [("aws:iam/serviceLinkedRole:ServiceLinkedRole", "k-spot", arn)]
     assert rec.reads == ([] if declared or description is None else reads)
 
