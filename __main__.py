@@ -10,7 +10,11 @@ except SpecError as err:
     # A clean failure: one line per bad key, no traceback.
     raise pulumi.RunError(f"invalid stack configuration:\n{err}") from None
 
-platform = GpuPlatform("platform", config)
+try:
+    platform = GpuPlatform("platform", config)
+except SpecError as err:
+    # What `up` (or preview) refuses before anything is created: the same clean failure.
+    raise pulumi.RunError(f"refused before anything was created:\n{err}") from None
 
 # The component's outputs, under their package schema names (GpuPlatform documents each).
 pulumi.export("clusterName", platform.cluster_name)

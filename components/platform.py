@@ -15,17 +15,14 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
-from .amis import check_ami_parameters
 from .budget import capacity_of, capacity_warnings, needs_node_overlay
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
-from .cluster.addon_versions import efa_floors, resolve_addon_versions
 from .cluster.component import refuse_placeholder_cidrs
 from .cluster.lifecycle import credential_problems
 from .config import PROJECT, PlatformConfig
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .gpu_operator import GpuOperator, GpuOperatorArgs, mig_ready_pools
 from .karpenter import Karpenter, KarpenterArgs
-from .karpenter.lifecycle import spot_role_warning
 from .naming import TYPE_PREFIX
 from .network import Network, NetworkArgs
 from .nodepool import (
@@ -38,6 +35,7 @@ from .nodepool import (
     pool_taints,
 )
 from .nodepool.zones import checked_vpc_zones
+from .preflight import run_preflight
 from .scheduler import KaiScheduler, KaiSchedulerArgs
 from .schema import typed_dict_for
 from .spec import SpecError, config_from_python
@@ -205,30 +203,14 @@ class GpuPlatform(pulumi.ComponentResource):
         # `pulumi up` with a documentation CIDR is refused before anything is registered.
         refuse_placeholder_cidrs(config.cluster)
         super().__init__(f"{TYPE_PREFIX}GpuPlatform", name, None, opts)
-        spot_pools = [p.name for p in config.pools if "spot" in p.capacity_types]
-        if warning := spot_role_warning(spot_pools, config.karpenter.spot_service_linked_role):
-            pulumi.log.warn(warning, self)
         child = pulumi.ResourceOptions(parent=self)
         self.aws_provider = None
         if given_provider is None and not stack_aws.get("aws:region"):
             self.aws_provider = aws.Provider(f"{name}-aws", region=config.region, opts=child)
             child = pulumi.ResourceOptions(parent=self, providers={"aws": self.aws_provider})
-        # Every pool's AMI alias must have an image for the cluster's minor (amis.py).
-        check_ami_parameters(
-            self,
-            config.pools,
-            config.cluster.kubernetes_version,
-            self.aws_provider or given_provider,
-        )
-        # Every add-on's version, and its floor with EFA pools (cluster/addon_versions.py).
-        addon_versions = resolve_addon_versions(
-            self,
-            config.cluster.name,
-            config.cluster.kubernetes_version,
-            config.cluster.addon_versions,
-            provider=self.aws_provider or given_provider,
-            floors=efa_floors([p.name for p in config.efa_pools]),
-        )
+        # Every check that can refuse `up` (AMIs, principals and access, quotas, the spot
+        # role), before the first resource is registered (preflight.py).
+        preflight = run_preflight(self, name, config, self.aws_provider or given_provider)
         cluster_name = config.cluster.name
         node_tags = {"eks-gpu-platform/cluster": cluster_name}
         tags = {**config.tags, **node_tags}
@@ -253,7 +235,8 @@ class GpuPlatform(pulumi.ComponentResource):
                 private_subnet_ids=self.network.private_subnet_ids,
                 public_subnet_ids=self.network.public_subnet_ids,
                 tags=tags,
-                addon_versions=addon_versions,
+                addon_versions=preflight.addon_versions,
+                access=preflight.access,
             ),
             opts=child,
         )
@@ -274,6 +257,8 @@ class GpuPlatform(pulumi.ComponentResource):
                 # its node pools are gone (issue 11, item 3).
                 depends_on=self.cluster.controller_prerequisites,
                 tags=tags,
+                spot_service_linked_role=preflight.spot_role.create,
+                spot_role_arn=preflight.spot_role.existing_arn,
             ),
             opts=child,
         )
@@ -371,7 +356,13 @@ class GpuPlatform(pulumi.ComponentResource):
         self.tenants = None
         if self.scheduler is not None:
             self.tenants = tenant_access(
-                f"{name}-tenants", config, self.cluster, self.scheduler, tags, child
+                f"{name}-tenants",
+                config,
+                self.cluster,
+                self.scheduler,
+                tags,
+                child,
+                principal_arns=preflight.access.principals,
             )
         self.cluster_name = self.cluster.cluster_name
         self.kubeconfig = pulumi.Output.secret(self.cluster.kubeconfig)

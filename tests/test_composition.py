@@ -148,8 +148,9 @@ def test_consumer_example_renders_a_working_gpu_platform(consumer: Path) -> None
     ]
     # 77 + the admin's access entry and its policy association (EksCluster children: issue 11),
     # + the vpc-cni role and its CNI policy - the CNI and SSM policies on both node roles
-    # (issue 22, point 3)
-    assert len(resources) == 77
+    # (issue 22, point 3), + the EC2 Spot service-linked role Karpenter creates when the
+    # account has none (issue 28, point 7)
+    assert len(resources) == 78
 
 
 def test_consumer_karpenter_runs_on_the_system_nodes(consumer: Path) -> None:

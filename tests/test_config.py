@@ -677,7 +677,7 @@ def test_minimal_configuration_gets_every_default():
         cpu="1",
         memory="1Gi",
         log_level="info",
-        spot_service_linked_role=False,
+        spot_service_linked_role=True,  # created when absent (issue 28, point 7)
     )
     assert loaded.karpenter.version == "1.14.1" == versions.KARPENTER_VERSION
     assert loaded.tags == {}
@@ -779,7 +779,7 @@ def test_dev_stack_file():
         endpoint_public_access=True,
         public_access_cidrs=("203.0.113.0/24",),
         admins=("role/PlatformAdmin",),
-        viewers=("role/GitHubActionsPreview-dev",),
+        # The preview role's viewer entry is commented out until CI creates the role (issue 28).
     )
     assert loaded.vpc == VpcSpec(cidr="10.40.0.0/16", az_count=2)
     assert loaded.system_node_group == SystemNodeGroupSpec(

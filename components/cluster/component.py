@@ -34,6 +34,7 @@ from .access import (
     admin_principal_arn,
     without_bootstrap_admin,
 )
+from .access_wait import access_checked
 from .addon_versions import (
     ADDON_MINOR_TAG,
     AddonVersion,
@@ -89,6 +90,9 @@ class EksClusterArgs:
     # The add-ons' versions, resolved before anything is registered (GpuPlatform resolves them
     # before its network); None: EksCluster resolves them itself (addon_versions.py).
     addon_versions: Mapping[str, AddonVersion] | None = None
+    # Who deploys and the admins' entries, resolved before anything is registered
+    # (``GpuPlatform``'s preflight); None: ``EksCluster`` resolves them itself.
+    access: AdminAccess | None = None
 
     def __post_init__(self) -> None:
         problems = require_instance(self, "spec", ClusterSpec)
@@ -191,7 +195,7 @@ class EksCluster(pulumi.ComponentResource):
         account_id = aws.get_caller_identity_output(opts=scoped).account_id
         region = aws.get_region_output(opts=scoped).region
         # The deployer, and the admins' existing entries; resolved before anything is declared.
-        access = resolve_access(self, name, spec)
+        access = args.access if args.access is not None else resolve_access(self, name, spec)
 
         if spec.kms_key_arn:
             self.kms_key_arn = pulumi.Output.from_input(spec.kms_key_arn)
@@ -280,10 +284,16 @@ class EksCluster(pulumi.ComponentResource):
         # Kubernetes delete keeps them all (the engine withholds a failed step's transitive
         # dependencies: pulumi/pulumi pkg/resource/deploy/deployment_executor.go L501-553,
         # v3.259.0 == HEAD 1b59498). The associations depend on their entries.
+        # The kubeconfig waits, in `up`, until the new access works (access_wait.py): the
+        # provider discovers the API server once, at configure.
         self.provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=cluster.kubeconfig_json.apply(
-                lambda k: kubeconfig_with_credentials(k, profile, assumed_role)
+            kubeconfig=access_checked(
+                cluster.kubeconfig_json.apply(
+                    lambda k: kubeconfig_with_credentials(k, profile, assumed_role)
+                ),
+                self.admin_associations,
+                spec.name,
             ),
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_associations)),
@@ -460,9 +470,7 @@ class EksCluster(pulumi.ComponentResource):
         entries, associations = [], []
         for i, admin in enumerate(spec.admins):
             if isinstance(admin, str) and access.account:
-                principal: pulumi.Input[str] = admin_principal_arn(
-                    admin, access.partition or "aws", access.account
-                )
+                principal: pulumi.Input[str] = access.arn_of(admin)
                 key = admin_entry_key(admin)
             elif isinstance(admin, str):  # identity unknown (preview only: resolve_access)
                 principal = pulumi.Output.all(partition, account_id).apply(
@@ -621,7 +629,7 @@ def _principal(
     """The full ARN of a viewer or the break-glass role, as ``_admin_entries`` builds an
     admin's: plain once ``resolve_access`` knows the account, else an output."""
     if isinstance(principal, str) and access.account:
-        return admin_principal_arn(principal, access.partition or "aws", access.account)
+        return access.arn_of(principal)
     return pulumi.Output.all(partition, account_id, principal).apply(
         lambda a: admin_principal_arn(a[2], a[0], a[1])
     )

@@ -3,7 +3,8 @@ exists, and for an existing one which admins already have an entry the stack did
 resolved with synchronous invokes before ``EksCluster`` declares anything (cluster/access.py
 says why nothing is guessed from a tag or from who deploys)."""
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pulumi
 from pulumi_aws._utilities import get_invoke_opts_defaults as aws_invoke_defaults
@@ -21,6 +22,7 @@ from .access import (
     needs_session_context,
     owned_entry,
 )
+from .principals import check_principals
 from .spec import ClusterSpec
 
 
@@ -34,9 +36,22 @@ class AdminAccess:
     account: str | None = None
     deployer: str | None = None
     exists: bool | None = None
+    # Each configured principal -> the ARN its access entry uses (principals.py: IAM's own ARN,
+    # path included; the deployer's exact ARN). Empty when not looked up.
+    principals: Mapping[str, str] = field(default_factory=dict)
+
+    def arn_of(self, principal: str) -> str:
+        """The ARN of a configured principal's access entry (needs ``account``)."""
+        found = self.principals.get(principal)
+        return found or admin_principal_arn(principal, self.partition or "aws", self.account or "")
 
 
-def plain_invoke(component: pulumi.Resource, token: str, args: dict[str, str]) -> dict:
+def plain_invoke(
+    component: pulumi.Resource,
+    token: str,
+    args: dict[str, str],
+    provider: pulumi.ProviderResource | None = None,
+) -> dict:
     """A synchronous invoke through the component's AWS provider, as a plain dict; empty when
     the engine answers unknown or the provider gives nothing.
 
@@ -48,14 +63,27 @@ def plain_invoke(component: pulumi.Resource, token: str, args: dict[str, str]) -
     configuration is unknown the engine answers unknown (invoke.py L368-369: ``InvokeResult(
     None, is_known=False)``) or the provider an empty map; the typed SDK functions would
     then fail (``pulumi.get(None, ...)``), so the raw invoke, with pulumi-aws's own defaults
-    (its plugin version: pulumi_aws/_utilities.py ``get_invoke_opts_defaults``)."""
-    opts = pulumi.InvokeOptions.merge(aws_invoke_defaults(), pulumi.InvokeOptions(parent=component))
+    (its plugin version: pulumi_aws/_utilities.py ``get_invoke_opts_defaults``). ``provider``:
+    the AWS provider to use when it is not the component's (``GpuPlatform``'s own, for a
+    region given in code)."""
+    opts = pulumi.InvokeOptions.merge(
+        aws_invoke_defaults(), pulumi.InvokeOptions(parent=component, provider=provider)
+    )
     result = pulumi.runtime.invoke(token, args, opts=opts)
     return dict(result.value or {}) if result.is_known else {}
 
 
-def resolve_access(component: pulumi.Resource, name: str, spec: ClusterSpec) -> AdminAccess:
+def resolve_access(
+    component: pulumi.Resource,
+    name: str,
+    spec: ClusterSpec,
+    provider: pulumi.ProviderResource | None = None,
+    extra_principals: Sequence[tuple[str, str]] = (),
+) -> AdminAccess:
     """The partition, account and deploying principal, and the admins' existing entries.
+    ``extra_principals``: other (config key, principal) pairs to find in IAM with the admins
+    (the queues' tenants, ``tenants.access.tenant_principal_keys``); their ARNs join
+    ``AdminAccess.principals``.
 
     The deployer: ``sts:GetCallerIdentity``, and for an assumed-role session its role
     (``iam.getSessionContext``: "IAM source role ARN if `arn` corresponds to an STS assumed
@@ -69,19 +97,25 @@ def resolve_access(component: pulumi.Resource, name: str, spec: ClusterSpec) -> 
     told apart (EKS's bootstrap entry of the creator, one made by hand, or one an old version of
     this program created untagged) and is refused with the way out for each case.
 
+    Every configured principal is looked up in IAM first (principals.py); the entries use the
+    ARNs IAM answers. An unlisted deployer whose entry this stack owns would lose it at the end
+    of this `up` (the engine deletes the entry no longer declared): refused (issue 28, point 5).
+
     What cannot be decided (identity or lookups unknown: a provider configured from other
     resources' outputs, in preview) is a warning in preview and a ``SpecError`` in ``pulumi
     up``; every problem is reported at once."""
     if not spec.admins:
         return AdminAccess()
     up = not pulumi.runtime.is_dry_run()
-    partition = plain_invoke(component, "aws:index/getPartition:getPartition", {}).get("partition")
-    caller = plain_invoke(component, "aws:index/getCallerIdentity:getCallerIdentity", {})
+
+    def invoke(token: str, args: dict[str, str]) -> dict:
+        return plain_invoke(component, token, args, provider)
+
+    partition = invoke("aws:index/getPartition:getPartition", {}).get("partition")
+    caller = invoke("aws:index/getCallerIdentity:getCallerIdentity", {})
     account, deployer = caller.get("accountId"), caller.get("arn")
     if deployer and needs_session_context(deployer):
-        context = plain_invoke(
-            component, "aws:iam/getSessionContext:getSessionContext", {"arn": deployer}
-        )
+        context = invoke("aws:iam/getSessionContext:getSessionContext", {"arn": deployer})
         deployer = context.get("issuerArn")
     if not (partition and account and deployer):
         message = (
@@ -105,19 +139,28 @@ def resolve_access(component: pulumi.Resource, name: str, spec: ClusterSpec) -> 
         )
     if lines := _shared_entry_lines(spec, account):
         raise SpecError.from_lines(lines)
-    known = {
-        i: admin_principal_arn(a, partition, account)
-        for i, a in enumerate(spec.admins)
-        if isinstance(a, str)
-    }
+    checked = check_principals(spec, partition, account, deployer, invoke, extra_principals)
+    for note in checked.notes:
+        pulumi.log.info(note, component)
+    if checked.problems and not up:
+        # A missing principal does not depend on who runs the preview: refused there too, so
+        # a pull request's preview fails as its deploy would (issue 28, point 1's rule).
+        raise SpecError.from_lines(checked.problems)
+    problems: list[str] = [*checked.problems, *checked.failures]
+    arns = dict(checked.arns)
+    known = {i: arns.get(a) or admin_principal_arn(a, partition, account) for i, a in _admins(spec)}
     deployer_listed = any(is_deployer(arn, deployer) for arn in known.values())
     try:
-        found = plain_invoke(component, "aws:eks/getCluster:getCluster", {"name": spec.name})
+        found = invoke("aws:eks/getCluster:getCluster", {"name": spec.name})
     except Exception as error:  # the provider's "not found" only: cluster_missing
         if not cluster_missing(error):
-            raise
+            raise SpecError.from_lines(
+                [
+                    f"cluster.name: looking up cluster {spec.name} failed "
+                    f"({str(error).strip()}); the deploying identity needs eks:DescribeCluster"
+                ]
+            ) from None
         found = None
-    problems: list[str] = []
     if found is None:  # a new cluster: nobody has access but the admins listed
         if not deployer_listed:
             problems.append(
@@ -126,32 +169,66 @@ def resolve_access(component: pulumi.Resource, name: str, spec: ClusterSpec) -> 
                 "so its Kubernetes steps would be refused (Unauthorized); add it to "
                 "cluster.admins"
             )
-        return _decide(component, problems, up, AdminAccess(partition, account, deployer, False))
+        return _decide(
+            component, problems, up, AdminAccess(partition, account, deployer, False, arns)
+        )
     if not found:  # unknown in preview (plain_invoke)
         pulumi.log.warn(
             f"cluster {spec.name}: whether it exists is unknown in this preview; an entry is "
             "shown for every admin",
             component,
         )
-        return AdminAccess(partition, account, deployer, None)
+        if problems:
+            return _decide(
+                component, problems, up, AdminAccess(partition, account, deployer, None, arns)
+            )
+        return AdminAccess(partition, account, deployer, None, arns)
     for i, arn in known.items():
-        problem = _existing_entry_problem(component, name, spec, i, arn)
+        problem = _existing_entry_problem(component, name, spec, i, arn, provider)
         if problem:
             problems.append(problem)
     for key, principal, resource in _other_entries(name, spec):
-        arn = admin_principal_arn(principal, partition, account)
-        problem = _entry_problem(component, spec, key, arn, resource)
+        arn = arns.get(principal) or admin_principal_arn(principal, partition, account)
+        problem = _entry_problem(component, spec, key, arn, resource, provider)
         if problem:
             problems.append(problem)
     if not deployer_listed:
-        entry = _lookup_entry(component, spec.name, deployer, "the deploying identity")
+        entry = _lookup_entry(component, spec.name, deployer, "the deploying identity", provider)
         if entry is None:
             problems.append(
                 f"cluster.admins: the deploying identity {deployer} is not listed and has no "
                 f"access entry on cluster {spec.name}, so its Kubernetes steps would be refused "
                 "(Unauthorized); add it to cluster.admins"
             )
-    return _decide(component, problems, up, AdminAccess(partition, account, deployer, True))
+        elif owned_entry(entry.get("tags"), spec.name) and not _other_key_of(spec, deployer):
+            problems.append(lockout_line(spec.name, deployer))
+    return _decide(component, problems, up, AdminAccess(partition, account, deployer, True, arns))
+
+
+def lockout_line(cluster: str, deployer: str) -> str:
+    """Point 5: the unlisted deployer's entry is this stack's, so this `up` deletes it."""
+    return (
+        f"cluster.admins: the deploying identity {deployer} is not listed, but its access entry "
+        f"on cluster {cluster} is this stack's (tag {CLUSTER_TAG}={cluster}): this `pulumi up` "
+        "would delete it and lock the deployer out of the cluster; put it back in "
+        "cluster.admins, or run this change as another admin that stays listed"
+    )
+
+
+def _admins(spec: ClusterSpec) -> list[tuple[int, str]]:
+    return [(i, a) for i, a in enumerate(spec.admins) if isinstance(a, str)]
+
+
+def _other_key_of(spec: ClusterSpec, deployer: str) -> bool:
+    """Whether the deployer keeps an entry as a viewer or the break-glass role."""
+    others = [v for v in spec.viewers if isinstance(v, str)]
+    if isinstance(spec.break_glass_role, str):
+        others.append(spec.break_glass_role)
+    account = deployer.split(":")[4] if deployer.count(":") >= 5 else ""
+    return any(
+        is_deployer(admin_principal_arn(o, deployer.split(":")[1], account), deployer)
+        for o in others
+    )
 
 
 def _decide(
@@ -165,7 +242,11 @@ def _decide(
 
 
 def _lookup_entry(
-    component: pulumi.Resource, cluster: str, principal: str, what: str
+    component: pulumi.Resource,
+    cluster: str,
+    principal: str,
+    what: str,
+    provider: pulumi.ProviderResource | None = None,
 ) -> dict | None:
     """The principal's access entry (``aws:eks/getAccessEntry``), None when it has none, ``{}``
     when unknown in preview; any other failure is a ``SpecError`` naming ``what``."""
@@ -174,6 +255,7 @@ def _lookup_entry(
             component,
             "aws:eks/getAccessEntry:getAccessEntry",
             {"clusterName": cluster, "principalArn": principal},
+            provider,
         )
     except Exception as error:  # the provider's "not found" only: entry_missing
         if entry_missing(error):
@@ -225,7 +307,12 @@ def _shared_entry_lines(spec: ClusterSpec, account: str) -> list[str]:
 
 
 def _existing_entry_problem(
-    component: pulumi.Resource, name: str, spec: ClusterSpec, index: int, principal: str
+    component: pulumi.Resource,
+    name: str,
+    spec: ClusterSpec,
+    index: int,
+    principal: str,
+    provider: pulumi.ProviderResource | None = None,
 ) -> str | None:
     """Why ``admins[index]`` (``principal``) of an existing cluster cannot get its entry, or
     None."""
@@ -235,15 +322,21 @@ def _existing_entry_problem(
         f"cluster.admins[{index}]",
         principal,
         f"{name}-admin-{admin_entry_key(spec.admins[index])}",
+        provider,
     )
 
 
 def _entry_problem(
-    component: pulumi.Resource, spec: ClusterSpec, key: str, principal: str, resource: str
+    component: pulumi.Resource,
+    spec: ClusterSpec,
+    key: str,
+    principal: str,
+    resource: str,
+    provider: pulumi.ProviderResource | None = None,
 ) -> str | None:
     """Why the principal configured at ``key`` cannot get its entry ``resource`` on an existing
     cluster, or None."""
-    entry = _lookup_entry(component, spec.name, principal, key)
+    entry = _lookup_entry(component, spec.name, principal, key, provider)
     if entry is None or owned_entry(entry.get("tags"), spec.name):
         return None
     if not entry:

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 
 from .. import versions
 from ..cluster.component import EksCluster
+from ..cluster.identity import plain_invoke
 from ..cluster.nodegroup import system_tolerations
 from ..iam import attach_managed_policies, compact_json, ec2_trust_policy
 from ..naming import IAM_ROLE_NAME_MAX, SQS_QUEUE_NAME_MAX, TYPE_PREFIX, bounded_name
@@ -37,6 +38,7 @@ from .iam import (
     queue_policy,
 )
 from .spec import NAMESPACE, SERVICE_ACCOUNT, KarpenterSpec, version_tuple
+from .spot_role import SPOT_SERVICE, owner_description, spot_role_plan
 from .values import DEFAULT_FEATURE_GATES, karpenter_values
 
 
@@ -71,6 +73,11 @@ class KarpenterArgs:
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     depends_on: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
+    # Declare the EC2 Spot service-linked role: decided by ``GpuPlatform``'s preflight
+    # (spot_role.py); None: looked up here when ``spec.spot_service_linked_role`` is on.
+    spot_service_linked_role: bool | None = None
+    # The role's ARN when it exists and is not this stack's: read, not managed (spot_role.py).
+    spot_role_arn: str | None = None
 
     def __post_init__(self) -> None:
         problems = require_instance(self, "spec", KarpenterSpec)
@@ -338,10 +345,27 @@ class Karpenter(pulumi.ComponentResource):
                     opts=child,
                 )
             )
-        if spec.spot_service_linked_role:
+        create_spot_role, spot_role_arn = args.spot_service_linked_role, args.spot_role_arn
+        if create_spot_role is None:
+            plan = spot_role_plan(
+                ["(any)"],
+                spec.spot_service_linked_role,
+                cluster,
+                lambda token, a: plain_invoke(self, token, a),
+            )
+            create_spot_role, spot_role_arn = plan.create, plan.existing_arn
+        if spot_role_arn and not create_spot_role:
+            self.controller_needs.append(
+                aws.iam.ServiceLinkedRole.get(f"{name}-spot", spot_role_arn, opts=child)
+            )
+        if create_spot_role:
+            # Account-wide: kept by `pulumi destroy` (spot_role.py); the release waits for it.
             self.controller_needs.append(
                 aws.iam.ServiceLinkedRole(
-                    f"{name}-spot", aws_service_name="spot.amazonaws.com", opts=child
+                    f"{name}-spot",
+                    aws_service_name=SPOT_SERVICE,
+                    description=owner_description(cluster),
+                    opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
                 )
             )
 

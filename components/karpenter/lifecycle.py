@@ -38,20 +38,3 @@ def go_duration(seconds: int) -> str:
 def finalizer_delete_timeout(termination_grace_period: str) -> str:
     """The ``customTimeouts.delete`` of a pool's NodePool and EC2NodeClass."""
     return go_duration(duration_seconds(termination_grace_period) + DELETE_MARGIN_SECONDS)
-
-
-def spot_role_warning(spot_pools: list[str], creates_role: bool) -> str | None:
-    """A warning when pools may launch spot and the project does not create the EC2 Spot
-    service-linked role: an account that never used spot has none, and Karpenter's launches fail
-    with ``AuthFailure.ServiceLinkedRoleCreationNotPermitted`` (aws/karpenter-provider-aws
-    website/content/en/docs/troubleshooting.md L25-37, v1.14.1, "Missing Service Linked
-    Role")."""
-    if not spot_pools or creates_role:
-        return None
-    return (
-        f"node pools {', '.join(spot_pools)} may launch spot instances: unless this account "
-        "already has the EC2 Spot service-linked role (AWSServiceRoleForEC2Spot), Karpenter's "
-        "launches fail with ServiceLinkedRoleCreationNotPermitted; create it once with `aws iam "
-        "create-service-linked-role --aws-service-name spot.amazonaws.com`, or set "
-        "karpenter.spotServiceLinkedRole: true (fails if the role already exists)"
-    )

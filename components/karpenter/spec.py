@@ -48,7 +48,9 @@ class KarpenterSpec(Spec):
     memory: str = doc(DEFAULT_KARPENTER_MEMORY, "Controller memory request and limit.")
     log_level: Literal["debug", "info", "error"] = doc("info", "Controller log level.")
     spot_service_linked_role: bool = doc(
-        False, "Create the account-wide EC2 Spot service-linked role (fails if it exists)."
+        True,
+        "When a pool may launch spot and the account has no EC2 Spot service-linked role, "
+        "create it (kept on destroy).",
     )
 
     @property

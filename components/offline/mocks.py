@@ -34,9 +34,11 @@ from pulumi.runtime import resource as _sdk_resource
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import resource_pb2, source_pb2
 
+from ..cluster import access_wait
 from ..config import partition_for_region
 from ..regions import modelled_zone_names
 from ..spec import SpecError
+from .mock_account import MockAccount
 from .mock_outputs import GLOBAL_SERVICES, KNOWN_ARNS, MockOutputs
 from .mock_types import DIRECTIONS, Registration, Scope, _hex, region_short_code
 
@@ -83,7 +85,7 @@ class InvokeFailed(grpc.RpcError):
         return self._details
 
 
-class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
+class RecordingMocks(MockOutputs, MockAccount, pulumi.runtime.Mocks):
     """Realistic answers for every resource type and invoke this project uses.
 
     ``region``/``partition``: the default provider's (the stack's ``aws:region``), or None when
@@ -287,8 +289,11 @@ class RecordingMocks(MockOutputs, pulumi.runtime.Mocks):
                 issuer = arn
                 if ":assumed-role/" in arn:
                     role = arn.split(":assumed-role/", 1)[1].split("/")[0]
-                    issuer = scope.arn("iam", f"role/{role}", region=False)
+                    path = self.iam_paths.get(role, "/")  # the role's IAM path (mock_account)
+                    issuer = scope.arn("iam", f"role{path}{role}", region=False)
                 return {"arn": arn, "issuerArn": issuer, "id": arn}
+            if (answer := self.account_invoke(token, scope, dict(args.args))) is not None:
+                return answer
             if token == "aws:eks/getCluster:getCluster":
                 return self._get_cluster(scope, args.args["name"])
             if token == "aws:ssm/getParameter:getParameter":
@@ -384,6 +389,12 @@ class RecordingMonitor(_mocks.MockMonitor):
     def __init__(self, mocks: RecordingMocks):
         super().__init__(mocks)
         self.registrations: dict[str, Registration] = {}
+        # Resources the program reads (``Resource.get``): (type, name, id), in order.
+        self.reads: list[tuple[str, str, str]] = []
+
+    def ReadResource(self, request):
+        self.reads.append((request.type, request.name, request.id))
+        return super().ReadResource(request)
 
     def Invoke(self, request):
         """As the stock monitor, except that an identity lookup with no caller set is answered
@@ -500,6 +511,10 @@ class Recording:
     remote_children: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     # What the program logged as warnings (``pulumi.log.warn``), sorted, each once.
     warnings: list[str] = field(default_factory=list)
+    # The server of each access review the program's access wait made (cluster/access_wait.py).
+    api_probes: list[str] = field(default_factory=list)
+    # Existing resources the program read (``Resource.get``): (type, name, id).
+    reads: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def notices(self) -> list[str]:
@@ -590,9 +605,12 @@ def run(
     saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
     if saved_stack_trace is not None:
         _sdk_resource._get_stack_trace = _empty_stack_trace
+    # The mocks stand in for the API server the access wait calls (cluster/access_wait.py).
+    saved_transport, access_wait.TRANSPORT = access_wait.TRANSPORT, mocks.access_transport()
     try:
         execute()
     finally:
+        access_wait.TRANSPORT = saved_transport
         logger.removeHandler(kept)
         if saved_stack_trace is not None:
             _sdk_resource._get_stack_trace = saved_stack_trace
@@ -607,6 +625,8 @@ def run(
         unmodelled=dict(mocks.unmodelled),
         remote_children=list(mocks.remote_children),
         warnings=sorted(set(kept.messages)),
+        api_probes=list(getattr(mocks, "api_probes", [])),
+        reads=list(monitor.reads),
     )
 
 

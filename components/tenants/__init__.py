@@ -10,7 +10,13 @@ Pure modules (``access``, ``checks``, ``quota``) import no Pulumi; ``component.T
 imported from its module by the platform.
 """
 
-from .access import EDIT_POLICY, TenantBinding, edit_policy_arn, tenant_bindings, tenant_principals
+from .access import (
+    EDIT_POLICY,
+    TenantBinding,
+    edit_policy_arn,
+    tenant_bindings,
+    tenant_principal_keys,
+)
 from .quota import QUOTA_NAME, resource_quota_manifests
 
 __all__ = [
@@ -20,5 +26,5 @@ __all__ = [
     "edit_policy_arn",
     "resource_quota_manifests",
     "tenant_bindings",
-    "tenant_principals",
+    "tenant_principal_keys",
 ]

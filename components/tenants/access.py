@@ -88,14 +88,23 @@ def tenant_bindings(queues: Iterable[Any]) -> list[TenantBinding]:
     return [TenantBinding(first[i], tuple(queue_names[i]), tuple(namespaces[i])) for i in order]
 
 
-def tenant_principals(config: Any) -> list[str]:
-    """The tenant principals a pre-flight must find in IAM (``iam:GetRole``/``GetUser``) before
-    anything is registered: each distinct principal of ``scheduler.queues[].tenants``, as
-    written; none when the scheduler is off."""
+def tenant_principal_keys(config: Any) -> list[tuple[str, str]]:
+    """The tenant principals the pre-flight finds in IAM (``iam:GetRole``/``GetUser``) before
+    anything is registered (``preflight.py``, with the admins), each distinct principal of
+    ``scheduler.queues[].tenants`` once, with the config key it was first written at; none
+    when the scheduler is off."""
     scheduler = config.scheduler
     if not scheduler.enabled:
         return []
-    return [b.principal for b in tenant_bindings(scheduler.queues)]
+    keyed: list[tuple[str, str]] = []
+    seen: set[Any] = set()
+    for i, queue in enumerate(scheduler.queues):
+        for j, principal in enumerate(getattr(queue, "tenants", ()) or ()):
+            if not isinstance(principal, str) or _identity(principal) in seen:
+                continue
+            seen.add(_identity(principal))
+            keyed.append((f"scheduler.queues[{i}]({queue.name}).tenants[{j}]", principal))
+    return keyed
 
 
 def principal_spellings(queues: Sequence[Any]) -> dict[Any, list[tuple[int, int, str]]]:

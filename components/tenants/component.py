@@ -40,6 +40,10 @@ class TenantAccessArgs:
     k8s_provider: k8s.Provider | None = None
     namespaces: Mapping[str, pulumi.Resource] = field(default_factory=dict)
     tags: Mapping[str, str] = field(default_factory=dict)
+    # Each principal as written -> the ARN IAM answered before anything was registered (the
+    # pre-flight's ``AdminAccess.principals``: a role with a path gets its path ARN, the form
+    # EKS accepts, terraform-aws-modules/terraform-aws-eks#2969); others: built as written.
+    principal_arns: Mapping[str, str] = field(default_factory=dict)
 
 
 class TenantAccess(pulumi.ComponentResource):
@@ -100,7 +104,9 @@ class TenantAccess(pulumi.ComponentResource):
                 after.append(args.namespaces[namespace])
             if namespace in self.quotas:
                 after.append(self.quotas[namespace])
-        principal = pulumi.Output.all(partition, account_id).apply(
+        principal: pulumi.Input[str] = args.principal_arns.get(
+            binding.principal
+        ) or pulumi.Output.all(partition, account_id).apply(
             lambda a, p=binding.principal: admin_principal_arn(p, a[0], a[1])
         )
         entry = aws.eks.AccessEntry(
@@ -130,10 +136,12 @@ def tenant_access(
     scheduler: Any,
     tags: Mapping[str, str],
     opts: pulumi.ResourceOptions,
+    principal_arns: Mapping[str, str] | None = None,
 ) -> TenantAccess | None:
     """The platform's ``TenantAccess`` (``None`` when no queue has tenants or a finite GPU
     limit): ``config`` a ``PlatformConfig``, ``cluster`` its ``EksCluster``, ``scheduler`` its
-    ``KaiScheduler`` (whose queue namespaces the quotas and entries wait for)."""
+    ``KaiScheduler`` (whose queue namespaces the quotas and entries wait for);
+    ``principal_arns``: the pre-flight's ARNs of the principals as written."""
     from .access import tenant_bindings
     from .quota import resource_quota_manifests
 
@@ -154,6 +162,7 @@ def tenant_access(
             k8s_provider=cluster.provider,
             namespaces=namespaces,
             tags=tags,
+            principal_arns=dict(principal_arns or {}),
         ),
         opts=opts,
     )

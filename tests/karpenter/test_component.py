@@ -19,6 +19,7 @@ from eks_gpu_platform.karpenter.iam import (
 )
 from eks_gpu_platform.karpenter.spec import KarpenterSpec
 from eks_gpu_platform.karpenter.values import karpenter_values
+from eks_gpu_platform.offline import mocks
 
 from .helpers import SYSTEM_SELECTOR, SYSTEM_TOLERATIONS
 
@@ -108,20 +109,24 @@ def expected_children(
 
 
 VARIANTS = [
-    pytest.param(KarpenterSpec(), True, True, False, 32, id="pod-identity"),
-    pytest.param(KarpenterSpec(auth="irsa"), False, True, False, 31, id="irsa"),
+    # The spot role is created by default when the account has none (the mocks' account has
+    # none: offline/mock_account.py), issue 28 point 7.
+    pytest.param(KarpenterSpec(), True, True, True, 33, id="pod-identity"),
+    pytest.param(KarpenterSpec(auth="irsa"), False, True, True, 32, id="irsa"),
     pytest.param(
-        KarpenterSpec(interruption_handling=False), True, False, False, 18, id="no-interruption"
+        KarpenterSpec(interruption_handling=False), True, False, True, 19, id="no-interruption"
     ),
     pytest.param(
         KarpenterSpec(auth="irsa", interruption_handling=False),
         False,
         False,
-        False,
-        17,
+        True,
+        18,
         id="irsa-no-interruption",
     ),
-    pytest.param(KarpenterSpec(spot_service_linked_role=True), True, True, True, 33, id="spot-slr"),
+    pytest.param(
+        KarpenterSpec(spot_service_linked_role=False), True, True, False, 32, id="no-spot-slr"
+    ),
 ]
 
 
@@ -320,9 +325,43 @@ def test_controller_role_trust(run_program, auth):
 
 
 def test_spot_service_linked_role(run_program):
+    """Issue 28, point 7: absent from the account, so declared, marked as this cluster's, kept
+    by `pulumi destroy` (account-wide), and the chart release waits for it."""
     rec = karpenter(run_program, KarpenterSpec(spot_service_linked_role=True))
     slr = find(rec, "aws:iam/serviceLinkedRole:ServiceLinkedRole", "k-spot")
-    assert slr.inputs == {"awsServiceName": "spot.amazonaws.com"}
+    assert slr.inputs == {
+        "awsServiceName": "spot.amazonaws.com",
+        "description": "EC2 Spot service-linked role, created by eks-gpu-platform cluster gpu-dev",
+    }
+    assert slr.retain_on_delete
+    chart = find(rec, "kubernetes:helm.sh/v3:Release", "k-chart")
+    assert slr.urn in chart.dependencies
+
+
+@pytest.mark.parametrize(
+    ("description", "declared"),
+    [
+        (None, True),  # absent: created
+        ("EC2 Spot service-linked role, created by eks-gpu-platform cluster gpu-dev", True),
+        ("", False),  # made by hand or by EC2: left alone
+        ("EC2 Spot service-linked role, created by eks-gpu-platform cluster gpu-prod", False),
+    ],
+)
+def test_spot_role_is_declared_only_when_absent_or_this_stacks(
+    run_program, monkeypatch, description, declared
+):
+    monkeypatch.setattr(mocks.RecordingMocks, "spot_role_description", description)
+    rec = karpenter(run_program, KarpenterSpec())
+    assert len(rec.of_type("aws:iam/serviceLinkedRole:ServiceLinkedRole")) == int(declared)
+    # Another's role is read under the same name, by its ARN (the provider's id of the role):
+    # a stack that created it before without the marker releases it instead of deleting it
+    # (spot_role.py), and the chart still waits for it.
+    arn = (
+        "arn:aws:iam::123456789012:role/aws-service-role/spot.amazonaws.com/"
+        "AWSServiceRoleForEC2Spot"
+    )
+    reads = [("aws:iam/serviceLinkedRole:ServiceLinkedRole", "k-spot", arn)]
+    assert rec.reads == ([] if declared or description is None else reads)
 
 
 def test_registered_outputs(run_program):

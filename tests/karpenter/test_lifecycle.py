@@ -36,31 +36,24 @@ def test_finalizer_delete_timeout(grace, timeout):
     assert finalizer_delete_timeout(grace) == timeout
 
 
-SPOT_WARNING = (
-    "node pools train-spot, general may launch spot instances: unless this account already has "
-    "the EC2 Spot service-linked role (AWSServiceRoleForEC2Spot), Karpenter's launches fail with "
-    "ServiceLinkedRoleCreationNotPermitted; create it once with `aws iam "
-    "create-service-linked-role --aws-service-name spot.amazonaws.com`, or set "
-    "karpenter.spotServiceLinkedRole: true (fails if the role already exists)"
-)
-
-
-def test_spot_role_warning():
-    from eks_gpu_platform.karpenter.lifecycle import spot_role_warning
-
-    assert spot_role_warning(["train-spot", "general"], False) == SPOT_WARNING
-    assert spot_role_warning(["train-spot"], True) is None
-    assert spot_role_warning([], False) is None
-
-
-def test_prod_render_warns_about_the_spot_role(repo, caplog):
-    """Issue 11, item 9 (fails on the old code: no warning; the first spot launch failed)."""
-    import logging
-
+def test_prod_render_creates_the_spot_role(repo):
+    """Issue 28, point 7 (fails on the old code: a warning only, and the first spot launch of a
+    fresh account failed): the mocks model a fresh account, without the role, so the render
+    declares it, kept by destroy, and Karpenter's release waits for it."""
     from stack_files import fixture_stack
 
     from eks_gpu_platform.offline.render import render
 
-    caplog.set_level(logging.WARNING)
-    render(repo, fixture_stack("prod"))
-    assert SPOT_WARNING in caplog.text
+    rec = render(repo, fixture_stack("prod"))
+    (slr,) = rec.of_type("aws:iam/serviceLinkedRole:ServiceLinkedRole")
+    assert (slr.name, slr.inputs["awsServiceName"], slr.retain_on_delete) == (
+        "platform-karpenter-spot",
+        "spot.amazonaws.com",
+        True,
+    )
+    (chart,) = [
+        r
+        for r in rec.of_type("kubernetes:helm.sh/v3:Release")
+        if r.name.endswith("-chart") and "karpenter" in r.name
+    ]
+    assert slr.urn in chart.dependencies

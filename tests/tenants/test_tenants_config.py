@@ -10,7 +10,7 @@ import pytest
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.spec import SpecError
-from eks_gpu_platform.tenants import TenantBinding, tenant_bindings, tenant_principals
+from eks_gpu_platform.tenants import TenantBinding, tenant_bindings, tenant_principal_keys
 
 REGION = "us-west-2"
 FORM = (
@@ -155,8 +155,12 @@ def test_a_principal_in_two_queues_is_one_binding_with_both_namespaces():
         "type": "namespace",
         "namespaces": ["a", "team-b"],
     }
-    assert tenant_principals(config) == ["role/Alice", "user/bob"]
+    # Each principal once, at the key it was first written at (the pre-flight's lookups).
+    assert tenant_principal_keys(config) == [
+        ("scheduler.queues[1](a).tenants[0]", "role/Alice"),
+        ("scheduler.queues[1](a).tenants[1]", "user/bob"),
+    ]
 
 
 def test_no_tenants_no_principals():
-    assert tenant_principals(loaded([queue("a", ["gpu"])])) == []
+    assert tenant_principal_keys(loaded([queue("a", ["gpu"])])) == []
