@@ -78,8 +78,11 @@ class Request:
             "namespaceObject": celpy.json_to_cel(self.namespace),
             "request": celpy.json_to_cel(
                 {
-                    "kind": {"group": GROUPS.get(self.kind, ""), "version": "v1",
-                             "kind": self.kind},
+                    "kind": {
+                        "group": GROUPS.get(self.kind, ""),
+                        "version": "v1",
+                        "kind": self.kind,
+                    },
                     "operation": self.operation,
                     "userInfo": self.user,
                     "namespace": self.namespace["metadata"]["name"],
