@@ -108,7 +108,7 @@ def _matches(policy: dict, binding: dict, req: Request) -> bool:
             continue
         if "*" not in rule["apiGroups"] and group not in rule["apiGroups"]:
             continue
-        if "*" in rule["resources"] and not req.subresource or resource in rule["resources"]:
+        if ("*" in rule["resources"] and not req.subresource) or resource in rule["resources"]:
             return all(
                 cel(c["expression"], req.activation())
                 for c in policy["spec"].get("matchConditions", [])

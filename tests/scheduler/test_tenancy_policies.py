@@ -10,8 +10,8 @@ from stack_files import fixture_stack
 from eks_gpu_platform.offline.examples import example_workloads
 from eks_gpu_platform.offline.render import validate as validate_stack
 from eks_gpu_platform.platform import tenant_pools
-from eks_gpu_platform.scheduler.tenancy import queue_tenancy
 from eks_gpu_platform.scheduler.spec import leaf_queue_names
+from eks_gpu_platform.scheduler.tenancy import queue_tenancy
 from eks_gpu_platform.scheduler.tenancy_policies import tenancy_policies
 
 from .tenancy_eval import Request, denials, mutate
