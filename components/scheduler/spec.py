@@ -149,8 +149,9 @@ class QueueSpec(Spec):
         "Priority classes the queue's pods and workloads may name (spec.priorityClassName, the "
         "priorityClassName label); the tenancy policy refuses any other. Default by "
         "workloadKind: training train, build-preemptible, build; inference inference, build, "
-        "build-preemptible, train; notebook build, build-preemptible; without the classes of "
-        "value 100 or more (non-preemptible) when every GPU pool of the queue is preemptible.",
+        "build-preemptible, train; notebook build, build-preemptible, train; without the "
+        "classes of value 100 or more (non-preemptible) when every GPU pool of the queue is "
+        "preemptible.",
     )
 
     @property

@@ -30,11 +30,13 @@ from .spec import QueueSpec, leaf_queue_names
 # The classes a queue may use by default, by its workload kind (``PlatformConfig.workload_kinds``),
 # as the shipped templates use them (offline/examples.py: training ``train``, or ``build`` on a
 # non-preemptible pool; inference ``inference``; notebooks ``build-preemptible``/``build``): KAI's
-# four (PRIORITY_CLASSES). A leaf queue routed to no GPU pool (no kind) may use all four.
+# four (PRIORITY_CLASSES). Every kind may use the preemptible ``train`` and ``build-preemptible``;
+# the kinds differ in the non-preemptible classes. A leaf queue routed to no GPU pool (no kind)
+# may use all four.
 DEFAULT_CLASSES: Mapping[str | None, tuple[str, ...]] = {
     "training": ("train", "build-preemptible", "build"),
     "inference": ("inference", "build", "build-preemptible", "train"),
-    "notebook": ("build", "build-preemptible"),
+    "notebook": ("build", "build-preemptible", "train"),
     None: ("train", "build-preemptible", "build", "inference"),
 }
 

@@ -85,14 +85,15 @@ _LISTS = (
 
 
 def tolerates(key: str, value: str, effect: str) -> str:
-    """CEL: the pod tolerates the taint (kubernetes v1.36.3 pkg/apis/core/v1/helper
-    ``ToleratesTaint``: an empty effect matches every effect, an empty key with ``Exists`` every
-    taint, ``Exists`` any value, else ``Equal`` (the default) the value)."""
+    """CEL: the pod tolerates the taint by its key (kubernetes v1.36.3 pkg/apis/core/v1/helper
+    ``ToleratesTaint``: an empty effect matches every effect, ``Exists`` any value, else
+    ``Equal`` (the default) the value). A toleration without a key tolerates every taint, and
+    ``platform-tenant-tolerations`` (guardrails.py), deployed with these policies, refuses it in
+    the same namespaces: counting it here too would only give one pod two refusals."""
     return (
-        "(has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
-        "((!has(t.key) || t.key == '') ? (has(t.operator) && t.operator == 'Exists') : "
-        f"(t.key == '{key}' && ((has(t.operator) && t.operator == 'Exists') || "
-        f"(has(t.value) ? t.value : '') == '{value}'))) && "
+        "(has(object.spec.tolerations) && object.spec.tolerations.exists(t, has(t.key) && "
+        f"t.key == '{key}' && ((has(t.operator) && t.operator == 'Exists') || "
+        f"(has(t.value) ? t.value : '') == '{value}') && "
         f"(!has(t.effect) || t.effect == '' || t.effect == '{effect}')))"
     )
 

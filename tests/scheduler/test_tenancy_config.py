@@ -65,7 +65,7 @@ def test_default_classes_follow_the_workload_kind_and_drop_non_preemptible_on_sp
         "batch": ("train", "build-preemptible"),
         "serve": ("inference", "build", "build-preemptible", "train"),
         "train": ("train", "build-preemptible", "build"),
-        "lab": ("build", "build-preemptible"),
+        "lab": ("build", "build-preemptible", "train"),
         "spot-serve": ("build-preemptible", "train"),
     }
 

@@ -255,10 +255,17 @@ func TenancyScenario(ctx context.Context, e *Env, r *render.Render, fx *Fixtures
 	if len(pods) < 2 {
 		fail("render %s: %d template pods in queue namespaces, want at least 2", r.Stack, len(pods))
 	} else {
-		probe := tenancyCases[4].object(pods[0], pods[1])
+		// The policies keep their names from render to render: wait until this render's act (the
+		// probe refused, and this render's last template pod, which names its own queue's class,
+		// admitted), not the previous render's, still in the API server's informer for a moment.
+		probe := tenancyCases[0].object(pods[0], pods[1])
+		last := pods[len(pods)-1].pod
 		if err := Poll(ctx, PolicyTimeout, func() error {
 			if o := e.admit(ctx, probe); !o.byPolicy {
 				return fmt.Errorf("the tenancy policies never refused %s/%s (%+v)", probe.GetNamespace(), probe.GetName(), o)
+			}
+			if o := e.admit(ctx, last); o.denied != "" {
+				return fmt.Errorf("this render's policies not yet active: %s/%s denied: %s", last.GetNamespace(), last.GetName(), o.denied)
 			}
 			return nil
 		}); err != nil {
