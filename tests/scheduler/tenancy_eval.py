@@ -135,6 +135,9 @@ def denials(manifests: list[dict], req: Request) -> list[str]:
         for validation in policy["spec"]["validations"]:
             if cel(validation["expression"], act):
                 continue
+            if "messageExpression" not in validation:
+                out.append(validation["message"])
+                continue
             message = str(cel(validation["messageExpression"], act))
             out.append(validation["message"] if "\n" in message else message)
     return out

@@ -10,6 +10,7 @@ from stack_files import fixture_stack
 from eks_gpu_platform.offline.examples import example_workloads
 from eks_gpu_platform.offline.render import validate as validate_stack
 from eks_gpu_platform.platform import tenant_pools
+from eks_gpu_platform.scheduler.guardrails import tenant_toleration_policy
 from eks_gpu_platform.scheduler.spec import leaf_queue_names
 from eks_gpu_platform.scheduler.tenancy import queue_tenancy
 from eks_gpu_platform.scheduler.tenancy_policies import tenancy_policies
@@ -496,4 +497,19 @@ def test_an_ephemeral_container_may_not_set_visible_devices_in_a_no_gpu_pod():
         f"GPU visibility: pod {TRAIN} requests no GPU but sets NVIDIA_VISIBLE_DEVICES "
         "(container=value: debug=all); allowed: NVIDIA_VISIBLE_DEVICES unset, void or none, by "
         "value (valueFrom cannot be checked)"
+    ]
+
+
+def test_a_keyless_toleration_gets_one_refusal_the_toleration_guardrails():
+    """``platform-tenant-tolerations`` refuses a toleration without a key in the same
+    namespaces; the pool rule does not count it, so the validation CLI sees that one message."""
+    pod = pod_of("dev", "research-batch")
+    del pod["spec"]["affinity"]
+    pod["spec"]["tolerations"] = [{"operator": "Exists"}]
+    guardrail = tenant_toleration_policy(
+        label_domain=DOMAIN, system_taint_keys=["CriticalAddonsOnly"]
+    )
+    assert denials(POLICIES["dev"] + guardrail, Request(obj=pod, namespace=ns_of("dev", pod))) == [
+        "tenant pods may not carry a toleration without a key (operator Exists tolerates every "
+        "taint, the system nodes' included): name the taint to tolerate"
     ]
