@@ -23,10 +23,12 @@ platform's queue namespaces only (``manifests.queue_namespace_selector``: never 
   and a Deployment, StatefulSet, ReplicaSet, Job or CronJob whose pod template lacks it, naming the
   label to add.
 
-Never judged (``matchConditions``): requests of KAI's own service accounts (namespace
-``kai-scheduler``: its podgrouper writes PodGroups derived from the pod and owner labels judged
-here, its binder patches pods it binds), and a DaemonSet's or mirror pod when the DaemonSet
-controller (``system:serviceaccount:kube-system:daemon-set-controller``, or
+Never judged (``matchConditions``): requests of KAI's own service accounts (KAI's operator runs
+each operand as a Deployment in ``Config.spec.namespace``, the release namespace ``kai-scheduler``,
+under a service account of the operand's name: kai-scheduler v0.16.8 pkg/operator/operands/
+common/common.go L137-143, L164; its podgrouper writes PodGroups derived from the pod and owner
+labels judged here, its binder patches pods it binds), and a DaemonSet's or mirror pod when the
+DaemonSet controller (``system:serviceaccount:kube-system:daemon-set-controller``, or
 ``system:kube-controller-manager`` without per-controller credentials: kubernetes v1.36.3
 cmd/kube-controller-manager/app/controllermanager.go ``--use-service-account-credentials``) or a
 node (group ``system:nodes``: the kubelet creates mirror pods, pkg/kubelet/pod/mirror_client.go)

@@ -15,6 +15,7 @@ from eks_gpu_platform.scheduler.spec import leaf_queue_names
 from eks_gpu_platform.scheduler.tenancy import queue_tenancy
 from eks_gpu_platform.scheduler.tenancy_policies import tenancy_policies
 
+from .helpers import queue_namespace_selector
 from .tenancy_eval import Request, denials, mutate
 from .test_admission_fixtures import SYSTEM_PODS, _id
 
@@ -513,3 +514,51 @@ def test_a_keyless_toleration_gets_one_refusal_the_toleration_guardrails():
         "tenant pods may not carry a toleration without a key (operator Exists tolerates every "
         "taint, the system nodes' included): name the taint to tolerate"
     ]
+
+
+def test_the_policies_match_what_they_must_and_nothing_else():
+    """Every namespaced kind for the queue policy (scope Namespaced: a cluster-scoped object has
+    no namespace to read the queue from), pods and ephemeral containers for the pod policy, pod
+    CREATE for the 1.36 mutation, all bound to the queue namespaces only, failing closed."""
+    selector = queue_namespace_selector(DOMAIN)
+    by_name = {(m["kind"], m["metadata"]["name"]): m for m in POLICIES["dev"]}
+    queue = by_name[("ValidatingAdmissionPolicy", "platform-tenant-queue")]["spec"]
+    pods = by_name[("ValidatingAdmissionPolicy", "platform-tenant-pods")]["spec"]
+    label = by_name[("MutatingAdmissionPolicy", "platform-tenant-queue-label")]["spec"]
+    assert queue["matchConstraints"] == {
+        "namespaceSelector": selector,
+        "resourceRules": [
+            {
+                "apiGroups": ["*"],
+                "apiVersions": ["*"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["*"],
+                "scope": "Namespaced",
+            }
+        ],
+    }
+    assert pods["matchConstraints"]["resourceRules"] == [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["pods", "pods/ephemeralcontainers"],
+        }
+    ]
+    assert label["matchConstraints"]["resourceRules"][0]["operations"] == ["CREATE"]
+    assert {queue["failurePolicy"], pods["failurePolicy"], label["failurePolicy"]} == {"Fail"}
+    for (kind, name), manifest in by_name.items():
+        if kind.endswith("Binding"):
+            assert manifest["spec"]["matchResources"] == {"namespaceSelector": selector}, name
+    assert sorted(by_name) == [
+        ("MutatingAdmissionPolicy", "platform-tenant-queue-label"),
+        ("MutatingAdmissionPolicyBinding", "platform-tenant-queue-label"),
+        ("ValidatingAdmissionPolicy", "platform-tenant-pods"),
+        ("ValidatingAdmissionPolicy", "platform-tenant-queue"),
+        ("ValidatingAdmissionPolicyBinding", "platform-tenant-pods"),
+        ("ValidatingAdmissionPolicyBinding", "platform-tenant-queue"),
+    ]
+    assert {m["kind"] for m in POLICIES["dev-1.35"]} == {
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    }
