@@ -63,6 +63,7 @@ from .nodepool import (
 )
 from .scheduler import SchedulerSpec
 from .scheduler.spec import QueueSpec, leaf_queue_names
+from .scheduler.tenancy import priority_class_problems
 from .spec import (
     Problem,
     Spec,
@@ -426,6 +427,14 @@ class PlatformConfig(Spec):
         out += [(("scheduler", *p), m) for p, m in routing]
         out += self._gang_problems()
         out += self._workload_kind_problems()
+        out += [
+            (("scheduler", *path), msg)
+            for path, msg in priority_class_problems(
+                self.scheduler.queues,
+                {p.name: p.preemptible for p in self.gpu_pools},
+                self.scheduler.priority_classes,
+            )
+        ]
         if not routing and "gpu_operator" in valid:
             limits = self.gpu_limits
             for i, pool in enumerate(self.node_pools):

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
-from .budget import capacity_of, capacity_warnings, needs_node_overlay
+from .budget import capacity_of, capacity_warnings, needs_node_overlay, nodepool_names
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .cluster.component import refuse_placeholder_cidrs
 from .cluster.lifecycle import credential_problems
@@ -37,9 +37,30 @@ from .nodepool import (
 from .nodepool.zones import checked_vpc_zones
 from .preflight import run_preflight
 from .scheduler import KaiScheduler, KaiSchedulerArgs
+from .scheduler.spec import leaf_queue_names
+from .scheduler.tenancy import PoolAccess, queue_tenancy
 from .schema import typed_dict_for
 from .spec import SpecError, config_from_python
 from .tenants.component import tenant_access
+
+
+def tenant_pools(config: PlatformConfig) -> list[PoolAccess]:
+    """Every pool as the tenancy policies see it: its NodePools and taints, and the leaf queues
+    routed to it (``scheduler.queues[].nodePools``, the budget's routing)."""
+    leaves = leaf_queue_names(config.scheduler.queues)
+    return [
+        PoolAccess(
+            name=pool.name,
+            nodepools=tuple(nodepool_names(pool)),
+            taints=tuple(pool_taints(pool)),
+            queues=tuple(
+                q.name
+                for q in config.scheduler.queues
+                if q.name in leaves and pool.name in q.node_pools
+            ),
+        )
+        for pool in config.pools
+    ]
 
 
 def stack_config_values(raw: dict[str, Any], project: str = PROJECT) -> dict[str, Any]:
@@ -349,6 +370,13 @@ class GpuPlatform(pulumi.ComponentResource):
                     pool_label_key=f"{config.cluster.label_domain}/pool",
                     system_node_selector=system_selector,
                     system_tolerations=system_tolerations(),
+                    tenant_queues=queue_tenancy(
+                        config.scheduler.queues,
+                        config.workload_kinds,
+                        {p.name: p.preemptible for p in config.gpu_pools},
+                        config.scheduler.priority_classes,
+                    ),
+                    tenant_pools=tenant_pools(config),
                     depends_on=[self.gpu_operator, self.cluster.system_node_group, *cpu_pools],
                 ),
                 opts=child,

@@ -218,3 +218,30 @@ def test_mutations_change_exactly_what_they_name(renders):
 def test_mutate_refuses_missing_renders(tmp_path, capsys):
     assert _mutate().main([str(tmp_path), str(tmp_path / "bad"), "--stacks", "prod"]) == 2
     assert capsys.readouterr().err == f"mutate: no render of prod under {tmp_path}\n"
+
+
+def test_tenancy_open_makes_every_pod_rule_true(renders):
+    """``tenancy-open`` changes only the validations of ``platform-tenant-pods``."""
+    manifests = renders / "renders" / "dev" / "manifests"
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "platform-tenant-pods"},
+        "spec": {"validations": [{"expression": "a", "message": "m"}, {"expression": "b"}]},
+    }
+    (manifests / "validatingadmissionpolicy-platform-tenant-pods.yaml").write_text(
+        yaml.safe_dump(policy, sort_keys=False)
+    )
+    out = renders / "bad"
+    assert _mutate().main([str(renders / "renders"), str(out), "--mutations", "tenancy-open"]) == 0
+    assert json.loads((out / "mutations.json").read_text()) == {"tenancy-open": ["dev"]}
+    good = _tree(renders / "renders" / "dev")
+    changed = _tree(out / "tenancy-open" / "dev")
+    name = "manifests/validatingadmissionpolicy-platform-tenant-pods.yaml"
+    assert {k: v for k, v in changed.items() if k != name} == {
+        k: v for k, v in good.items() if k != name
+    }
+    assert yaml.safe_load(changed[name])["spec"]["validations"] == [
+        {"expression": "true", "message": "m"},
+        {"expression": "true"},
+    ]

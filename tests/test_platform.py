@@ -492,11 +492,19 @@ def test_mutating_admission_policy_on_kubernetes_1_36(render_stack, stack):
         ("MutatingAdmissionPolicy", POLICY_NAME),
         ("MutatingAdmissionPolicy", f"{POLICY_NAME}-cronjobs"),
         ("MutatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
+        ("MutatingAdmissionPolicy", "platform-tenant-queue-label"),
         ("MutatingAdmissionPolicyBinding", POLICY_NAME),
         ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-cronjobs"),
         ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
-        # The tenant guardrail is a ValidatingAdmissionPolicy on every minor (issue 22, point 5).
+        # Issue 29: the queue label of an unlabelled tenant pod, mutating from 1.36.
+        ("MutatingAdmissionPolicyBinding", "platform-tenant-queue-label"),
+        # The tenant guardrail is a ValidatingAdmissionPolicy on every minor (issue 22, point 5),
+        # as are the tenancy policies (issue 29).
+        ("ValidatingAdmissionPolicy", "platform-tenant-pods"),
+        ("ValidatingAdmissionPolicy", "platform-tenant-queue"),
         ("ValidatingAdmissionPolicy", "platform-tenant-tolerations"),
+        ("ValidatingAdmissionPolicyBinding", "platform-tenant-pods"),
+        ("ValidatingAdmissionPolicyBinding", "platform-tenant-queue"),
         ("ValidatingAdmissionPolicyBinding", "platform-tenant-tolerations"),
     ]
 
@@ -537,10 +545,14 @@ def test_validating_admission_policy_before_kubernetes_1_36(repo, tmp_path):
         ("ValidatingAdmissionPolicy", POLICY_NAME),
         ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-cronjobs"),
         ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
+        ("ValidatingAdmissionPolicy", "platform-tenant-pods"),
+        ("ValidatingAdmissionPolicy", "platform-tenant-queue"),
         ("ValidatingAdmissionPolicy", "platform-tenant-tolerations"),
         ("ValidatingAdmissionPolicyBinding", POLICY_NAME),
         ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-cronjobs"),
         ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
+        ("ValidatingAdmissionPolicyBinding", "platform-tenant-pods"),
+        ("ValidatingAdmissionPolicyBinding", "platform-tenant-queue"),
         ("ValidatingAdmissionPolicyBinding", "platform-tenant-tolerations"),
     ]
     binding = named(recording, "ValidatingAdmissionPolicyBinding", POLICY_NAME)

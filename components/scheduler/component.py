@@ -36,6 +36,8 @@ from .manifests import (
 )
 from .network import queue_network_policies
 from .spec import SchedulerSpec
+from .tenancy import PoolAccess, QueueTenancy, queue_tenancy
+from .tenancy_policies import tenancy_policies
 from .values import kai_values
 
 if TYPE_CHECKING:  # cluster and gpu_operator import config, which imports this module
@@ -57,8 +59,11 @@ class KaiSchedulerArgs:
     ``system_node_selector`` are required; without ``gpu_operator``, ``depends_on`` must list
     it. ``disruption_policy`` switches the do-not-disrupt admission policy;
     ``tenant_guardrails`` the tenant toleration policy (``guardrails.tenant_toleration_policy``,
-    on the taints of ``system_tolerations``) and every queue namespace's default-deny and DNS
-    NetworkPolicies (``network.queue_network_policies``).
+    on the taints of ``system_tolerations``), every queue namespace's default-deny and DNS
+    NetworkPolicies (``network.queue_network_policies``) and the tenancy policies
+    (``tenancy_policies.tenancy_policies``) on ``tenant_queues`` (default: from ``spec``, every
+    queue with KAI's classes for no workload kind) and ``tenant_pools`` (the pools and the
+    queues routed to them; none: no pool rule refuses anything).
     """
 
     spec: SchedulerSpec
@@ -71,6 +76,8 @@ class KaiSchedulerArgs:
     system_tolerations: Sequence[Mapping[str, str]] | None = derived("cluster")
     disruption_policy: bool = True
     tenant_guardrails: bool = True
+    tenant_queues: Sequence[QueueTenancy] | None = None
+    tenant_pools: Sequence[PoolAccess] = ()
     depends_on: Sequence[pulumi.Resource] = ()
 
     def __post_init__(self) -> None:
@@ -239,6 +246,7 @@ class KaiScheduler(pulumi.ComponentResource):
         ]
         if args.tenant_guardrails:
             self._tenant_guardrails(name, args, label_domain, provider)
+            self._tenancy(name, args, label_domain, provider)
         created: dict[str, k8s.apiextensions.CustomResource] = {}
         for queue in queues_parents_first(spec.queues):
             manifest = queue_manifest(queue, label_domain=label_domain)
@@ -314,3 +322,33 @@ class KaiScheduler(pulumi.ComponentResource):
                     parent=self, provider=provider, depends_on=[namespaces[namespace]]
                 ),
             )
+
+    def _tenancy(self, name: str, args: KaiSchedulerArgs, label_domain: str, provider) -> None:
+        """The tenancy policies and bindings (issue 29), each binding after its policy."""
+        spec = args.spec
+        queues = args.tenant_queues
+        if queues is None:
+            queues = queue_tenancy(spec.queues, {}, {}, spec.priority_classes)
+        policy: pulumi.Resource | None = None
+        for manifest in tenancy_policies(
+            kubernetes_version=args.kubernetes_version or "",
+            label_domain=label_domain,
+            queues=queues,
+            pools=args.tenant_pools,
+            extra_priority_classes=spec.priority_classes,
+        ):
+            kind = manifest["kind"]
+            resource_type = getattr(k8s.admissionregistration.v1, kind)
+            suffix = "binding" if kind.endswith("Binding") else "policy"
+            created = resource_type(
+                f"{name}-{manifest['metadata']['name']}-{suffix}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=manifest["metadata"]["name"]),
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    provider=provider,
+                    depends_on=[policy] if suffix == "binding" and policy else [],
+                ),
+            )
+            if suffix == "policy":
+                policy = created

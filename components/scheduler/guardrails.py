@@ -1,6 +1,7 @@
 """Tenant guardrails (issue 22 point 5; pure builders, dicts out): the Pod Security levels of the
 system namespaces the platform creates, and the ``ValidatingAdmissionPolicy`` that keeps tenant
-pods off the system nodes.
+pods off the system nodes by toleration (``spec.nodeName``, which skips taints but NoExecute, is
+refused by ``tenancy_policies``' pod policy, deployed with it).
 
 Which pods it must never touch: every system pod. The binding (and the policy's own
 ``matchConstraints``) select only the platform's queue namespaces (label ``<labelDomain>/

@@ -151,6 +151,16 @@ class QueueSpec(Spec):
         "GPUs (a100, h100, h200, b200, b300), else inference.",
     )
 
+    priority_classes: tuple[str, ...] | None = doc(
+        None,
+        "Priority classes the queue's pods and workloads may name (spec.priorityClassName, the "
+        "priorityClassName label); the tenancy policy refuses any other. Default by "
+        "workloadKind: training train, build-preemptible, build; inference inference, build, "
+        "build-preemptible, train; notebook build, build-preemptible, train; without the "
+        "classes of value 100 or more (non-preemptible) when every GPU pool of the queue is "
+        "preemptible.",
+    )
+
     @property
     def workload_namespace(self) -> str:
         """The namespace the queue's workload templates run in: ``namespace`` or the name."""

@@ -21,6 +21,7 @@ from ..scheduler.constants import (
     PREEMPTIBILITY_LABEL,
     SYSTEM_NAMESPACES,
 )
+from ..scheduler.tenancy_policies import POD_POLICY_NAME, QUEUE_POLICY_NAME
 from . import gangs
 from .core import Context, KubeError, Planned, Result, result, skip
 from .probes import disruption_policy, probe_pod, queue_namespaces, vap_denial
@@ -91,6 +92,10 @@ def _disruption_check(ctx: Context, queue: str, policy: dict) -> Result:
             expected = message is not None and non_preemptible and not annotated
             if expected and vap_denial(policy["metadata"]["name"], message) in exc.message:
                 details.append(f"{what}: denied: {exc.message}")
+            elif non_preemptible and _tenancy_class_refusal(exc.message):
+                # A queue that runs preemptible work only refuses non-preemptible pods outright
+                # (components/scheduler/tenancy_policies.py): nothing left to annotate.
+                details.append(f"{what}: refused by the queue's priority classes: {exc.message}")
             else:
                 problems.append(f"{what}: denied: {exc.message}")
             continue
@@ -119,6 +124,15 @@ def _disruption_check(ctx: Context, queue: str, policy: dict) -> Result:
         True,
         f"{policy['kind']} {policy['metadata']['name']} {how} non-preemptible pods only",
         details,
+    )
+
+
+def _tenancy_class_refusal(message: str) -> bool:
+    """Whether the API server's denial is a tenancy policy's priority-class refusal."""
+    return any(
+        f"ValidatingAdmissionPolicy '{name}' with binding '{name}' denied request: priority "
+        "class:" in message
+        for name in (QUEUE_POLICY_NAME, POD_POLICY_NAME)
     )
 
 

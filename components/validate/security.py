@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..scheduler.constants import QUEUE_LABEL
 from .core import Context, KubeError, Planned, Result, result, skip
 from .probes import (
     PROBE_CONTAINER,
@@ -160,10 +161,13 @@ def _toleration_check(ctx: Context, queue: str, policy: dict) -> Result:
     details: list[str] = []
     problems: list[str] = []
     for i, (what, toleration, message) in enumerate(_toleration_cases(policy)):
+        # The queue's label: before 1.36 the tenancy policy would also refuse the pod without
+        # it, and which of two denials the API server reports is not the check's to guess.
         pod = probe_pod(
             name=ctx.run_object_name(f"toleration-{i}"),
             namespace=namespace,
             kai=False,
+            labels={QUEUE_LABEL: queue},
             tolerations=[toleration],
         )
         expected = vap_denial(policy_name, message)
@@ -204,8 +208,15 @@ def _pod_security_check(ctx: Context, queue: str, namespace: str, labels: dict) 
     run_namespace = queue_workspace(ctx, queue)
     details = [f"{namespace}: enforce {level}, version {version}"]
     problems: list[str] = []
+    # Both carry the queue's label, which the tenancy policy requires before 1.36
+    # (components/scheduler/tenancy_policies.py): Pod Security alone judges them.
+    queue_label = {QUEUE_LABEL: queue}
     privileged = probe_pod(
-        name=ctx.run_object_name("privileged"), namespace=run_namespace, kai=False, privileged=True
+        name=ctx.run_object_name("privileged"),
+        namespace=run_namespace,
+        kai=False,
+        labels=queue_label,
+        privileged=True,
     )
     _, denial = _attempt(ctx, privileged)
     psa = f'violates PodSecurity "{level}:{version}"'
@@ -219,7 +230,10 @@ def _pod_security_check(ctx: Context, queue: str, namespace: str, labels: dict) 
     else:
         details.append(f"privileged pod: denied: {denial.message}")
     compliant = probe_pod(
-        name=ctx.run_object_name("restricted"), namespace=run_namespace, kai=False
+        name=ctx.run_object_name("restricted"),
+        namespace=run_namespace,
+        kai=False,
+        labels=queue_label,
     )
     _, denial = _attempt(ctx, compliant)
     if denial is not None:

@@ -10,6 +10,7 @@ run each scenario on these and expect its specific failure (``CONFORMANCE_BAD``)
   issue 19's fix (``testdata/admission-unscoped/``: keyed on priority alone, in every namespace,
   ReplicaSets included): MutatingAdmissionPolicy in a render that writes MutatingAdmissionPolicies
   (Kubernetes 1.36), ValidatingAdmissionPolicy in one that writes ValidatingAdmissionPolicies.
+- ``tenancy-open``: the tenancy pod policy (``platform-tenant-pods``) admits everything.
 - ``psa-privileged``: the namespace of the first ``restricted`` workload template enforces
   ``privileged`` instead (in every file that declares it).
 - ``nodepool-invalid``: the first NodePool's ``expireAfter`` is ``30d``, outside the CRD's
@@ -137,10 +138,36 @@ def nodepool_invalid(render: Path) -> bool:
     return False
 
 
+def tenancy_open(render: Path) -> bool:
+    """The tenancy pod policy judging nothing: every validation of ``platform-tenant-pods``
+    always true (the queue policy stays, so the scenario's probe still sees the policies act)."""
+    for path, found in _kinds(render).items():
+        if "ValidatingAdmissionPolicy" not in found:
+            continue
+        docs = _docs(path)
+        policy = next(
+            (
+                d
+                for d in docs
+                if d.get("kind") == "ValidatingAdmissionPolicy"
+                and d["metadata"]["name"] == "platform-tenant-pods"
+            ),
+            None,
+        )
+        if policy is None:
+            continue
+        for validation in policy["spec"]["validations"]:
+            validation["expression"] = "true"
+        _write(path, docs, _header(path))
+        return True
+    return False
+
+
 MUTATIONS: dict[str, Callable[[Path], bool]] = {
     "admission-unscoped": admission_unscoped,
     "psa-privileged": psa_privileged,
     "nodepool-invalid": nodepool_invalid,
+    "tenancy-open": tenancy_open,
     # The Karpenter scenarios' (tests/conformance/karpenter): efa-split, nodepool-limit-raised,
     # overlay-missing.
     **KARPENTER_MUTATIONS,

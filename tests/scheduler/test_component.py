@@ -102,6 +102,15 @@ def test_component_children(run_program):
             (NAMESPACE_TYPE, "kai-queue-namespace-inference"),
             (ADMISSION + "ValidatingAdmissionPolicy", "kai-tenant-tolerations-policy"),
             (ADMISSION + "ValidatingAdmissionPolicyBinding", "kai-tenant-tolerations-binding"),
+            (ADMISSION + "MutatingAdmissionPolicy", "kai-platform-tenant-queue-label-policy"),
+            (
+                ADMISSION + "MutatingAdmissionPolicyBinding",
+                "kai-platform-tenant-queue-label-binding",
+            ),
+            (ADMISSION + "ValidatingAdmissionPolicy", "kai-platform-tenant-queue-policy"),
+            (ADMISSION + "ValidatingAdmissionPolicyBinding", "kai-platform-tenant-queue-binding"),
+            (ADMISSION + "ValidatingAdmissionPolicy", "kai-platform-tenant-pods-policy"),
+            (ADMISSION + "ValidatingAdmissionPolicyBinding", "kai-platform-tenant-pods-binding"),
             (NETPOL_TYPE, "kai-netpol-team-a-default-deny"),
             (NETPOL_TYPE, "kai-netpol-team-a-allow-dns"),
             (NETPOL_TYPE, "kai-netpol-inference-default-deny"),
@@ -223,7 +232,11 @@ def test_component_admission_policy(run_program, version, policy, expected):
     recording = run_program(make_scheduler(version, policy))
     _, kids = children(recording)
     admission = [
-        r for r in kids if r.type.startswith(ADMISSION) and "tenant-tolerations" not in r.name
+        r
+        for r in kids
+        if r.type.startswith(ADMISSION)
+        and "tenant-tolerations" not in r.name
+        and "platform-tenant-" not in r.name
     ]
     assert [r.type.removeprefix(ADMISSION) for r in admission] == expected
     manifests = (

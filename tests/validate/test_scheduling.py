@@ -345,3 +345,45 @@ def test_no_queue_namespace_is_a_named_skip_not_silence():
         ("do-not-disrupt", "skip", "the render has no queue namespace to probe")
     ]
     assert scheduling.checks(ctx)[0] == "do-not-disrupt"
+
+
+def test_a_preemptible_only_queue_refusing_non_preemptible_pods_passes():
+    """Issue 29: the tenancy policy refuses non-preemptible pods in a queue whose pools are all
+    preemptible; the check records that refusal instead of failing on it."""
+    kube = mutating_cluster()
+    refusal = (
+        'pods "{name}" is forbidden: ValidatingAdmissionPolicy '
+        "'{policy}' with binding '{policy}' denied request: priority class: refused"
+    )
+
+    def deny(obj: dict) -> str | None:
+        if obj["kind"] == "Pod" and non_preemptible(obj):
+            label = "kai.scheduler/preemptibility" in obj["metadata"].get("labels", {})
+            policy = "platform-tenant-queue" if label else "platform-tenant-pods"
+            return refusal.format(name=obj["metadata"]["name"], policy=policy)
+        return None
+
+    kube.deny = deny
+    np_label = refusal.format(name="validate-r1-dnd-np-label", policy="platform-tenant-queue")
+    np_class = refusal.format(name="validate-r1-dnd-np-class", policy="platform-tenant-pods")
+    assert disruption(kube, MAP) == (
+        "pass",
+        "MutatingAdmissionPolicy kai-non-preemptible-do-not-disrupt annotates non-preemptible "
+        "pods only",
+        (
+            "np-label (kai.scheduler/preemptibility=non-preemptible): refused by the queue's "
+            f"priority classes: {np_label}",
+            f"np-class (priorityClassName inference): refused by the queue's priority classes: "
+            f"{np_class}",
+            "preemptible (priorityClassName train): admitted, not annotated",
+        ),
+    )
+
+
+def test_another_denial_of_a_non_preemptible_pod_still_fails():
+    kube = mutating_cluster()
+    kube.deny = lambda obj: (
+        "forbidden: something else" if obj["kind"] == "Pod" and non_preemptible(obj) else None
+    )
+    status, _, _ = disruption(kube, MAP)
+    assert status == "fail"

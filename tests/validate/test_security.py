@@ -194,6 +194,10 @@ def test_privileged_and_toleration_pods(monkeypatch):
     ]
     assert seen["validate-r1-toleration-1"]["spec"]["tolerations"] == [{"operator": "Exists"}]
     assert "schedulerName" not in seen["validate-r1-toleration-1"]["spec"]
+    # Issue 29: the queue's label, which the tenancy policy requires before Kubernetes 1.36, so
+    # only the policy each check is about refuses the pod.
+    for name in ("privileged", "restricted", "toleration-0", "toleration-1"):
+        assert seen[f"validate-r1-{name}"]["metadata"]["labels"]["kai.scheduler/queue"] == QUEUE
 
 
 def results(kube: FakeKube, manifests=None) -> list[tuple]:

@@ -257,7 +257,17 @@ func (e *Env) PoliciesActive(ctx context.Context, r *render.Render, fx *Fixtures
 	if len(queueNamespaces) == 0 {
 		return fmt.Errorf("render %s: no leaf queue has a namespace", r.Stack)
 	}
-	return e.policiesAct(ctx, mode, kaiPod(fx.MustMatch[0], queueNamespaces))
+	return e.policiesAct(ctx, mode, policyProbe(fx, queueNamespaces))
+}
+
+// policyProbe is the first must-match KAI pod placed in the render without its tolerations: the
+// do-not-disrupt policies judge it by labels, class and scheduler only, and without the GPU
+// toleration the render's tenancy policies (which refuse a pod tolerating other queues' pools
+// without selecting its own) leave it to them.
+func policyProbe(fx *Fixtures, queueNamespaces []string) *unstructured.Unstructured {
+	pod := kaiPod(fx.MustMatch[0], queueNamespaces)
+	unstructured.RemoveNestedField(pod.Object, "spec", "tolerations")
+	return pod
 }
 
 // nvidiaRuntimeClass is the RuntimeClass the GPU Operator's operands name: runtimeClassName

@@ -27,6 +27,17 @@ func AdmittedScenario(ctx context.Context, e *Env, r *render.Render, fx *Fixture
 			}
 			applied = append(applied, d)
 		}
+		// The tenancy policies go before the do-not-disrupt ones are removed: they refuse the
+		// KAI fixture pod that removal probes with (it selects no pool), as they should.
+		kept := applied[:0]
+		for _, d := range applied {
+			if !isTenancy(d) {
+				kept = append(kept, d)
+			} else if err := e.Delete(ctx, d.Object); err != nil {
+				problems = append(problems, fmt.Errorf("cleanup: %s: %s", d, errorText(err)))
+			}
+		}
+		applied = kept
 		return problems
 	})
 	for i := len(applied) - 1; i >= 0; i-- {

@@ -43,6 +43,12 @@ var knownBads = map[string]knownBad{
 		Mutate: {`a privileged pod admitted in namespace`, `a hostNetwork pod admitted in namespace`, `a hostPath pod admitted in namespace`},
 		Deny:   {`a privileged pod admitted in namespace`, `a hostNetwork pod admitted in namespace`, `a hostPath pod admitted in namespace`},
 	}},
+	// The tenancy pod policy admitting everything: the pod cases go through (the queue label
+	// case, judged by the queue policy, still refuses).
+	"tenancy-open": {TenancyScenario, map[Mode][]string{
+		Mutate: {`a GPU pod under the default scheduler (`, `a pod with spec.nodeName (`, `a pod selecting another queue's pool (`, `a non-preemptible class in a preemptible-only queue (`},
+		Deny:   {`a GPU pod under the default scheduler (`, `a pod with spec.nodeName (`, `a pod selecting another queue's pool (`, `a non-preemptible class in a preemptible-only queue (`},
+	}},
 	// A NodePool outside the CRD's expireAfter pattern: the real schema validation rejects it.
 	"nodepool-invalid": {AdmittedScenario, map[Mode][]string{
 		Mutate: {`NodePool general not admitted: NodePool.karpenter.sh "general" is invalid: spec.template.spec.expireAfter: Invalid value: "30d"`},

@@ -161,3 +161,20 @@ func TestPodSecurity(t *testing.T) {
 		})
 	}
 }
+
+// README "Tenancy": in every queue namespace the tenancy policies refuse another queue's label (on
+// a pod and on a Deployment), GPUs outside KAI, NVIDIA_VISIBLE_DEVICES=all without a GPU,
+// spec.nodeName, a non-preemptible class in a preemptible-only queue and another queue's pool,
+// each with its exact message, and admit every shipped template's pod and every system pod.
+func TestTenancy(t *testing.T) {
+	fx := fixtures(t)
+	for _, r := range loadRenders(t) {
+		if r.Stack != "dev" && r.Stack != "prod" && r.Stack != "dev-1.35" {
+			continue
+		}
+		t.Run(r.Stack, func(t *testing.T) {
+			defer env.Lock()()
+			report(t, TenancyScenario(context.Background(), env, r, fx))
+		})
+	}
+}
