@@ -1,0 +1,645 @@
+package karpenter
+
+// Oracles of their own: what a pool may buy and launch, derived in Go from the rendered objects
+// (KAI Queues, PriorityClasses, workload templates, NodePools, NodeOverlays), the stack file the
+// render was made from and AWS's instance data, never from capacity.json or the project's Python
+// (the code under test writes both).
+//
+// KAI's admission rules (kai-scheduler/KAI-Scheduler v0.16.8):
+//   - a job is refused when, for its queue or any ancestor (the loop over ParentQueue,
+//     pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go L19), the GPU limit is
+//     set (not -1, L54) and limit < allocated + requested (L61);
+//   - a non-preemptible job (preemptible ones pass, quota_check.go L29-33) is refused when, for
+//     its queue or any ancestor (L35), the GPU quota is set (not -1, L66) and
+//     quota < allocated non-preemptible + requested (L73); both checks run, limits first
+//     (capacity_policy.go L33);
+//   - limit and quota are the Queue's spec.resources.gpu.limit and .quota as written
+//     (pkg/scheduler/plugins/proportion/proportion.go L344-347);
+//   - a pod group is non-preemptible when its kai.scheduler/preemptibility label (owner, then pod)
+//     says so, else when its priority class's value is >= 100 (pkg/common/podgroup/preemptible.go
+//     L10-26; default_grouper.go L226-246); the class is the owner's or the pod's
+//     priorityClassName label, else spec.priorityClassName, used only if the class exists
+//     (default_grouper.go L191-203, L275-297), else the grouper's fallback: inference for a
+//     Deployment (plugins/deployment/deployment_grouper.go L48), train for a Job or a bare pod
+//     (default_grouper.go L66).
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+)
+
+const (
+	nodePoolsAnnotation  = "eks-gpu-platform.io/node-pools"  // a leaf Queue's pools (components/scheduler/manifests.py queue_manifest)
+	poolSharesAnnotation = "eks-gpu-platform.io/pool-shares" // its explicit poolShares, pool=share,...
+	unlimited            = -1.0                              // KAI's UnlimitedResourceQuantity (pkg/common/constants/constants.go L14)
+	nonPreemptibleFrom   = 100                               // preemptible.go L10
+)
+
+// kaiQueue is one rendered Queue's GPU facts.
+type kaiQueue struct {
+	Name, Parent string
+	Quota, Limit float64
+	Pools        []string           // the annotation's pools; empty for a parent queue
+	Shares       map[string]float64 // explicit poolShares, if any
+}
+
+// renderQueues reads the rendered Queue objects (scheduling.run.ai/v2).
+func renderQueues(r *Render) (map[string]*kaiQueue, error) {
+	out := map[string]*kaiQueue{}
+	for _, d := range r.Kind("Queue") {
+		var q struct {
+			Metadata struct {
+				Name        string            `json:"name"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+			Spec struct {
+				ParentQueue string `json:"parentQueue"`
+				Resources   struct {
+					GPU struct {
+						Quota *float64 `json:"quota"`
+						Limit *float64 `json:"limit"`
+					} `json:"gpu"`
+				} `json:"resources"`
+			} `json:"spec"`
+		}
+		if err := fromUnstructuredLoose(d.Object, &q); err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		if q.Spec.Resources.GPU.Quota == nil || q.Spec.Resources.GPU.Limit == nil {
+			return nil, fmt.Errorf("%s: Queue %s has no spec.resources.gpu.quota/limit", d, q.Metadata.Name)
+		}
+		kq := &kaiQueue{Name: q.Metadata.Name, Parent: q.Spec.ParentQueue, Quota: *q.Spec.Resources.GPU.Quota, Limit: *q.Spec.Resources.GPU.Limit, Shares: map[string]float64{}}
+		for _, p := range strings.Split(q.Metadata.Annotations[nodePoolsAnnotation], ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				kq.Pools = append(kq.Pools, p)
+			}
+		}
+		for _, item := range strings.Split(q.Metadata.Annotations[poolSharesAnnotation], ",") {
+			pool, value, ok := strings.Cut(item, "=")
+			if !ok {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: annotation %s: %q: %w", d, poolSharesAnnotation, item, err)
+			}
+			kq.Shares[strings.TrimSpace(pool)] = v
+		}
+		out[kq.Name] = kq
+	}
+	for _, q := range out {
+		if q.Parent != "" && out[q.Parent] == nil {
+			return nil, fmt.Errorf("Queue %s: parentQueue %s is not rendered", q.Name, q.Parent)
+		}
+	}
+	return out, nil
+}
+
+func capOf(v float64) float64 {
+	if v == unlimited {
+		return math.Inf(1)
+	}
+	return v
+}
+
+func showCap(v float64) string {
+	if math.IsInf(v, 1) {
+		return "unlimited"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// poolPreemptible: whether the work the render routes to the pool is preemptible by KAI's rules:
+// every workload template (examples/) whose required node affinity names the pool is resolved to
+// its pod group's preemptibility; the pool is non-preemptible when all of them are (and there is
+// one). A pool no template names: the NodePool's eks-gpu-platform.io/preemptible label.
+func poolPreemptible(r *Render, h *Harness, workloads []Workload, pool string) (bool, string) {
+	classes := map[string]int32{}
+	for _, d := range r.Kind("PriorityClass") {
+		v, _, _ := unstructuredInt(d.Object.Object, "value")
+		classes[d.Object.GetName()] = int32(v)
+	}
+	var why []string
+	seen := false
+	for _, w := range workloads {
+		if !lo.Contains(w.Pools, pool) {
+			continue
+		}
+		seen = true
+		pre, reason := kaiPreemptible(w, classes)
+		why = append(why, fmt.Sprintf("%s %s: %s", w.Kind, w.Name, reason))
+		if pre {
+			return true, strings.Join(why, "; ")
+		}
+	}
+	if seen {
+		return false, strings.Join(why, "; ")
+	}
+	for _, np := range h.NodePools {
+		if np.Spec.Template.Labels[poolLabel] == pool {
+			return np.Spec.Template.Labels["eks-gpu-platform.io/preemptible"] != "false", "no template routes here: the NodePool's eks-gpu-platform.io/preemptible label"
+		}
+	}
+	return true, "no template, no NodePool"
+}
+
+// kaiPreemptible resolves a workload template's pod group preemptibility as KAI's pod grouper does.
+func kaiPreemptible(w Workload, classes map[string]int32) (bool, string) {
+	owner := w.Doc.Object.GetLabels()
+	pod := w.Template.Labels
+	for _, labels := range []map[string]string{owner, pod} {
+		switch labels["kai.scheduler/preemptibility"] {
+		case "preemptible":
+			return true, "label kai.scheduler/preemptibility=preemptible"
+		case "non-preemptible":
+			return false, "label kai.scheduler/preemptibility=non-preemptible"
+		}
+	}
+	name := ""
+	if v, ok := owner["priorityClassName"]; ok {
+		name = v
+	} else if v, ok := pod["priorityClassName"]; ok {
+		name = v
+	} else {
+		name = w.Template.Spec.PriorityClassName
+	}
+	if _, ok := classes[name]; !ok {
+		name = "train"
+		if w.Kind == "Deployment" {
+			name = "inference"
+		}
+	}
+	v, ok := classes[name]
+	if !ok {
+		return true, fmt.Sprintf("class %s is not rendered (priority 0)", name)
+	}
+	return v < nonPreemptibleFrom, fmt.Sprintf("class %s (%d)", name, v)
+}
+
+// kaiCeiling is the most GPU units KAI can ever admit into one pool, from the rendered Queues:
+// each leaf queue routed to it gives at most its gpu.limit (its poolShares entry if it has one;
+// for non-preemptible work also its gpu.quota), and each ancestor cuts the sum of its subtree to
+// its gpu.limit (for non-preemptible work also to its gpu.quota). Exact: whether no ancestor cut
+// is shared with another pool and every queue routed here routes nowhere else, so the pool's
+// budget is this ceiling (rounded up to whole nodes), not a share of it.
+type kaiCeiling struct {
+	Units  float64
+	Sum    float64 // the queues' own caps, summed: KAI never admits more
+	Exact  bool
+	Reason []string // the derivation, for messages
+}
+
+func poolCeiling(queues map[string]*kaiQueue, pool string, preemptible bool, gpuPools map[string]bool) kaiCeiling {
+	leafCap := func(q *kaiQueue, p string) float64 {
+		c := capOf(q.Limit)
+		if !preemptible {
+			c = math.Min(c, capOf(q.Quota))
+		}
+		if s, ok := q.Shares[p]; ok {
+			c = math.Min(c, s)
+		}
+		return c
+	}
+	children := map[string][]string{}
+	var roots []string
+	for _, name := range sortedKeys(queues) {
+		if p := queues[name].Parent; p != "" {
+			children[p] = append(children[p], name)
+		} else {
+			roots = append(roots, name)
+		}
+	}
+	c := kaiCeiling{Exact: true}
+	routed := func(q *kaiQueue) []string {
+		return lo.Filter(q.Pools, func(p string, _ int) bool { return gpuPools[p] })
+	}
+	// anyCap: a subtree's caps summed over every pool (for whether an ancestor's cut binds).
+	var subtreeAll func(name string) (float64, bool)
+	subtreeAll = func(name string) (float64, bool) {
+		q := queues[name]
+		if len(children[name]) == 0 {
+			r := routed(q)
+			if len(r) == 0 {
+				return 0, true
+			}
+			v := capOf(q.Limit)
+			if !preemptible {
+				v = math.Min(v, capOf(q.Quota))
+			}
+			return v, len(r) == 1 && r[0] == pool
+		}
+		sum, only := 0.0, true
+		for _, ch := range children[name] {
+			v, o := subtreeAll(ch)
+			sum += v
+			only = only && o
+		}
+		return sum, only
+	}
+	var walk func(name string) float64
+	walk = func(name string) float64 {
+		q := queues[name]
+		if len(children[name]) == 0 {
+			if !lo.Contains(q.Pools, pool) {
+				return 0
+			}
+			v := leafCap(q, pool)
+			c.Sum += v
+			c.Reason = append(c.Reason, fmt.Sprintf("queue %s gpu.limit %s quota %s", q.Name, showCap(q.Limit), showCap(q.Quota)))
+			if r := routed(q); len(r) != 1 {
+				c.Exact = false
+			}
+			return v
+		}
+		sum := 0.0
+		for _, ch := range children[name] {
+			sum += walk(ch)
+		}
+		if sum == 0 {
+			return 0
+		}
+		cut := capOf(q.Limit)
+		key := "gpu.limit"
+		if !preemptible && capOf(q.Quota) < cut {
+			cut, key = capOf(q.Quota), "gpu.quota"
+		}
+		if cut < sum {
+			c.Reason = append(c.Reason, fmt.Sprintf("ancestor %s %s %s", q.Name, key, showCap(cut)))
+		}
+		if all, only := subtreeAll(name); cut < all && !only {
+			c.Exact = false // the cut is shared with another pool: the pool gets a share of it
+		}
+		return math.Min(sum, cut)
+	}
+	for _, root := range roots {
+		c.Units += walk(root)
+	}
+	return c
+}
+
+// roundUpNodes: the smallest whole number of the pool's smallest nodes (in the units Karpenter
+// charges them) that holds `units`: a NodePool limit between the KAI ceiling and this is the
+// last node KAI can fill; above it, GPUs KAI never admits.
+func roundUpNodes(units float64, smallest int64) int64 {
+	if math.IsInf(units, 1) || smallest <= 0 {
+		return math.MaxInt64
+	}
+	return int64(math.Ceil(units/float64(smallest)-1e-9)) * smallest
+}
+
+// ---- the instance types a NodePool admits, from its requirements and AWS's data ----
+
+// typeLabels: the well-known labels Karpenter's AWS provider puts on an instance type, written
+// from AWS's DescribeInstanceTypes fields (karpenter-provider-aws v1.14.1
+// pkg/providers/instancetype/types.go L188-189 instance-type and arch, L245-256 category,
+// generation, family, size, L270-276 the GPU labels with lowerKabobCase, L593-595).
+func typeLabels(info ec2types.InstanceTypeInfo) map[string]string {
+	name := string(info.InstanceType)
+	family, size, _ := strings.Cut(name, ".")
+	labels := map[string]string{
+		corev1.LabelInstanceTypeStable:          name,
+		corev1.LabelOSStable:                    "linux",
+		"karpenter.k8s.aws/instance-family":     family,
+		"karpenter.k8s.aws/instance-size":       size,
+		"karpenter.k8s.aws/instance-cpu":        fmt.Sprint(aws.ToInt32(info.VCpuInfo.DefaultVCpus)),
+		"karpenter.k8s.aws/instance-hypervisor": string(info.Hypervisor),
+	}
+	if info.MemoryInfo != nil {
+		labels["karpenter.k8s.aws/instance-memory"] = fmt.Sprint(aws.ToInt64(info.MemoryInfo.SizeInMiB))
+	}
+	if info.ProcessorInfo != nil && len(info.ProcessorInfo.SupportedArchitectures) > 0 {
+		switch info.ProcessorInfo.SupportedArchitectures[0] {
+		case ec2types.ArchitectureTypeArm64:
+			labels[corev1.LabelArchStable] = karpv1.ArchitectureArm64
+		default:
+			labels[corev1.LabelArchStable] = karpv1.ArchitectureAmd64
+		}
+	}
+	// instance-category / -generation: the family's letters and the number after them
+	// (types.go L245-251: ^([a-z]+)(\-[0-9]+tb)?([0-9]+).*).
+	i := 0
+	for i < len(family) && family[i] >= 'a' && family[i] <= 'z' {
+		i++
+	}
+	letters := family[:i]
+	j := i
+	for j < len(family) && family[j] >= '0' && family[j] <= '9' {
+		j++
+	}
+	if i > 0 && j > i {
+		labels["karpenter.k8s.aws/instance-category"] = letters
+		labels["karpenter.k8s.aws/instance-generation"] = family[i:j]
+	}
+	if info.GpuInfo != nil && len(info.GpuInfo.Gpus) == 1 {
+		g := info.GpuInfo.Gpus[0]
+		kabob := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "-")) }
+		labels["karpenter.k8s.aws/instance-gpu-name"] = kabob(aws.ToString(g.Name))
+		labels["karpenter.k8s.aws/instance-gpu-manufacturer"] = kabob(aws.ToString(g.Manufacturer))
+		labels["karpenter.k8s.aws/instance-gpu-count"] = fmt.Sprint(aws.ToInt32(g.Count))
+		if g.MemoryInfo != nil {
+			labels["karpenter.k8s.aws/instance-gpu-memory"] = fmt.Sprint(aws.ToInt32(g.MemoryInfo.SizeInMiB))
+		}
+	}
+	return labels
+}
+
+// offerings of a type in the region: zone -> capacity types EC2 sells it as there (on-demand and
+// spot from SupportedUsageClasses, reserved where a reservation is seeded).
+func typeOfferings(d *InstanceData, region RegionData, reservations []ec2types.CapacityReservation, instanceType string) map[string][]string {
+	info := d.ByName[instanceType]
+	usage := lo.Map(info.SupportedUsageClasses, func(u ec2types.UsageClassType, _ int) string { return string(u) })
+	out := map[string][]string{}
+	for _, o := range region.Offerings {
+		if string(o.InstanceType) != instanceType {
+			continue
+		}
+		z := aws.ToString(o.Location)
+		for _, u := range usage {
+			switch u {
+			case "on-demand":
+				out[z] = append(out[z], karpv1.CapacityTypeOnDemand)
+			case "spot":
+				out[z] = append(out[z], karpv1.CapacityTypeSpot)
+			}
+		}
+	}
+	for _, cr := range reservations {
+		if aws.ToString(cr.InstanceType) == instanceType && aws.ToInt32(cr.TotalInstanceCount) > 0 {
+			z := aws.ToString(cr.AvailabilityZone)
+			out[z] = append(out[z], karpv1.CapacityTypeReserved)
+		}
+	}
+	return out
+}
+
+// admittedTypes: every instance type of AWS's data that the NodePool's requirements admit in the
+// render's region: each requirement on a label the type carries (typeLabels) holds, and some
+// offering (zone with a subnet of the render, capacity type) holds the zone and capacity-type
+// requirements. The requirement algebra (In, NotIn, Exists, DoesNotExist, Gt, Lt) is Karpenter's
+// own (sigs.k8s.io/karpenter v1.14.1 pkg/scheduling/requirement.go Has); the labels and offerings
+// are not taken from Karpenter. A requirement on a key the oracle does not know is an error.
+func admittedTypes(np *karpv1.NodePool, d *InstanceData, region RegionData, subnetZones []string, reservations []ec2types.CapacityReservation) ([]string, error) {
+	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	known := map[string]bool{corev1.LabelTopologyZone: true, karpv1.CapacityTypeLabelKey: true}
+	var out []string
+	for _, info := range d.Types {
+		labels := typeLabels(info)
+		for k := range labels {
+			known[k] = true
+		}
+		ok := true
+		for _, key := range reqs.Keys().UnsortedList() {
+			if key == corev1.LabelTopologyZone || key == karpv1.CapacityTypeLabelKey {
+				continue
+			}
+			v, has := labels[key]
+			req := reqs.Get(key)
+			if has && !req.Has(v) || !has && req.Operator() != corev1.NodeSelectorOpDoesNotExist && req.Operator() != corev1.NodeSelectorOpNotIn {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		name := string(info.InstanceType)
+		offered := false
+		for z, cts := range typeOfferings(d, region, reservations, name) {
+			if !lo.Contains(subnetZones, z) || !reqs.Get(corev1.LabelTopologyZone).Has(z) {
+				continue
+			}
+			for _, ct := range cts {
+				if reqs.Get(karpv1.CapacityTypeLabelKey).Has(ct) {
+					offered = true
+				}
+			}
+		}
+		if offered {
+			out = append(out, name)
+		}
+	}
+	for _, key := range reqs.Keys().UnsortedList() {
+		if !known[key] && !strings.HasPrefix(key, "eks-gpu-platform.io/") {
+			return nil, fmt.Errorf("NodePool %s: requirement on %s, a label the oracle cannot derive from AWS's data", np.Name, key)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// ---- what the stack file declares ----
+
+// stackPool is one entry of the stack file's eks-gpu-platform:nodePools: what the user asked
+// the pool to run (the input of the code under test, not its output).
+type stackPool struct {
+	Name          string   `json:"name"`
+	Kind          string   `json:"kind"`
+	GPUs          []string `json:"gpus"`
+	InstanceTypes []string `json:"instanceTypes"`
+	Families      []string `json:"instanceFamilies"`
+	CapacityTypes []string `json:"capacityTypes"`
+	Zone          string   `json:"zone"`
+}
+
+// stackPools reads the stack file the render was made from: <renders>/../stacks/Pulumi.<stack>.yaml
+// (tests/conformance/stacks.py writes the dev-1.35 and generated ones there), else the project's
+// Pulumi.<stack>.yaml (stacks.py renders every one of those).
+func stackPools(r *Render) (map[string]stackPool, string, error) {
+	candidates := []string{
+		filepath.Join(filepath.Dir(filepath.Dir(r.Dir)), "stacks", "Pulumi."+r.Stack+".yaml"),
+		filepath.Join(repoDir, "Pulumi."+r.Stack+".yaml"),
+	}
+	for _, path := range candidates {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var doc struct {
+			Config map[string]any `json:"config"`
+		}
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, path, fmt.Errorf("%s: %w", path, err)
+		}
+		raw, err := yaml.Marshal(doc.Config["eks-gpu-platform:nodePools"])
+		if err != nil {
+			return nil, path, err
+		}
+		var pools []stackPool
+		if err := yaml.Unmarshal(raw, &pools); err != nil {
+			return nil, path, fmt.Errorf("%s: eks-gpu-platform:nodePools: %w", path, err)
+		}
+		out := map[string]stackPool{}
+		for _, p := range pools {
+			out[p.Name] = p
+		}
+		return out, path, nil
+	}
+	return nil, "", fmt.Errorf("render %s: no stack file (%s)", r.Stack, strings.Join(candidates, ", "))
+}
+
+// declares: whether the stack's pool entry allows the instance type (its gpus by AWS's GPU name,
+// instanceFamilies, instanceTypes; a GPU pool: an NVIDIA GPU).
+func (p stackPool) declares(d *InstanceData, instanceType string) (bool, string) {
+	labels := typeLabels(d.ByName[instanceType])
+	if p.Kind != "cpu" && labels["karpenter.k8s.aws/instance-gpu-manufacturer"] != "nvidia" {
+		return false, fmt.Sprintf("%s has no NVIDIA GPU", instanceType)
+	}
+	if len(p.GPUs) > 0 && !lo.Contains(p.GPUs, labels["karpenter.k8s.aws/instance-gpu-name"]) {
+		return false, fmt.Sprintf("%s's GPU is %s, the stack's pool %s declares gpus %v", instanceType, labels["karpenter.k8s.aws/instance-gpu-name"], p.Name, p.GPUs)
+	}
+	if len(p.Families) > 0 && !lo.Contains(p.Families, labels["karpenter.k8s.aws/instance-family"]) {
+		return false, fmt.Sprintf("%s is not of the stack's pool %s instanceFamilies %v", instanceType, p.Name, p.Families)
+	}
+	if len(p.InstanceTypes) > 0 && !lo.Contains(p.InstanceTypes, instanceType) {
+		return false, fmt.Sprintf("%s is not among the stack's pool %s instanceTypes %v", instanceType, p.Name, p.InstanceTypes)
+	}
+	return true, ""
+}
+
+// nodeUnits: the GPU units Karpenter charges a node of the type in the pool: a NodeOverlay of the
+// render that selects the pool and the type and sets nvidia.com/gpu, else AWS's GPU count.
+func nodeUnits(r *Render, d *InstanceData, pool, instanceType string) int64 {
+	for _, o := range r.Kind("NodeOverlay") {
+		reqs, _, _ := unstructuredSlice(o.Object.Object, "spec", "requirements")
+		poolOK, typeOK := false, false
+		for _, x := range reqs {
+			m, _ := x.(map[string]any)
+			vals, _ := m["values"].([]any)
+			switch m["key"] {
+			case poolLabel:
+				poolOK = lo.Contains(vals, any(pool))
+			case corev1.LabelInstanceTypeStable:
+				typeOK = lo.Contains(vals, any(instanceType))
+			}
+		}
+		capacity, _, _ := unstructuredMap(o.Object.Object, "spec", "capacity")
+		if poolOK && typeOK && capacity[string(gpu)] != nil {
+			q := qty(fmt.Sprint(capacity[string(gpu)]))
+			return q.Value()
+		}
+	}
+	return int64(gpuCount(d, instanceType))
+}
+
+func unstructuredInt(obj map[string]any, fields ...string) (int64, bool, error) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return 0, false, nil
+		}
+		cur = m[f]
+	}
+	switch v := cur.(type) {
+	case int64:
+		return v, true, nil
+	case float64:
+		return int64(v), true, nil
+	case int:
+		return int64(v), true, nil
+	}
+	return 0, false, nil
+}
+
+// ---- the oracles applied to a harness ----
+
+// gpuNodePools: pool -> its NodePools with an nvidia.com/gpu limit, from the rendered NodePools'
+// eks-gpu-platform.io/pool template label (not capacity.json), sorted.
+func gpuNodePools(h *Harness) map[string][]string {
+	out := map[string][]string{}
+	for _, name := range sortedKeys(h.NodePools) {
+		np := h.NodePools[name]
+		if _, ok := np.Spec.Limits[gpu]; ok {
+			pool := np.Spec.Template.Labels[poolLabel]
+			out[pool] = append(out[pool], name)
+		}
+	}
+	return out
+}
+
+// seededReservations: the capacity reservations the fake EC2 holds (reservations_test.go).
+func (h *Harness) seededReservations() []ec2types.CapacityReservation {
+	if h.AWS.EC2API.DescribeCapacityReservationsOutput.IsNil() {
+		return nil
+	}
+	return h.AWS.EC2API.DescribeCapacityReservationsOutput.Clone().CapacityReservations
+}
+
+// typeOracle is, per NodePool, the instance types its requirements admit on AWS's data, and the
+// stack's declaration of its pool.
+type typeOracle struct {
+	admitted  map[string][]string // NodePool -> types
+	stack     map[string]stackPool
+	stackFile string
+}
+
+func newTypeOracle(h *Harness, d *InstanceData) (*typeOracle, error) {
+	subnets, err := h.Render.Subnets()
+	if err != nil {
+		return nil, err
+	}
+	zones := lo.Uniq(lo.Map(subnets, func(s Subnet, _ int) string { return s.Zone }))
+	o := &typeOracle{admitted: map[string][]string{}}
+	for name, np := range h.NodePools {
+		if o.admitted[name], err = admittedTypes(np, d, d.Regions[h.Region], zones, h.seededReservations()); err != nil {
+			return nil, err
+		}
+	}
+	if o.stack, o.stackFile, err = stackPools(h.Render); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// check: the launch's type is one its NodePool's requirements admit and the stack's pool
+// declares, and so is every instance type its NodeClaim could have launched (options).
+func (o *typeOracle) check(scenario, pool string, l Launched, options []string) []error {
+	var errs []error
+	np := l.NodePool()
+	sp, declared := o.stack[pool]
+	for _, it := range append([]string{l.InstanceType()}, options...) {
+		what := "launched"
+		if it != l.InstanceType() || len(errs) > 0 {
+			what = "NodeClaim " + l.NodeClaim.Name + " could launch"
+		}
+		if !lo.Contains(o.admitted[np], it) {
+			errs = append(errs, fmt.Errorf("%s: pool %s, NodePool %s: %s %s, which the NodePool's requirements do not admit on AWS's instance data (admitted: %v)",
+				scenario, pool, np, what, it, o.admitted[np]))
+		}
+		if !declared {
+			continue
+		}
+		if ok, why := sp.declares(instanceData, it); !ok {
+			errs = append(errs, fmt.Errorf("%s: pool %s, NodePool %s: %s %s, outside the pool the stack declares (%s): %s",
+				scenario, pool, np, what, it, filepath.Base(o.stackFile), why))
+		}
+	}
+	return errs
+}
+
+// smallestUnits: the fewest GPU units a node of any type the pool's NodePools admit is charged.
+func (o *typeOracle) smallestUnits(r *Render, d *InstanceData, pool string, nodePools []string) int64 {
+	smallest := int64(math.MaxInt64)
+	for _, np := range nodePools {
+		for _, it := range o.admitted[np] {
+			if u := nodeUnits(r, d, pool, it); u > 0 && u < smallest {
+				smallest = u
+			}
+		}
+	}
+	return smallest
+}
