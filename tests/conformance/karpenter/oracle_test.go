@@ -38,6 +38,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"eks-gpu-platform.local/conformance/internal/render"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 )
@@ -456,13 +457,18 @@ type stackPool struct {
 }
 
 // stackPools reads the stack file the render was made from: <renders>/../stacks/Pulumi.<stack>.yaml
-// (tests/conformance/stacks.py writes the dev-1.35 and generated ones there), else the project's
-// Pulumi.<stack>.yaml (stacks.py renders every one of those).
+// (tests/conformance/stacks.py writes the dev-1.35 and generated ones there; for a known-bad
+// render, the good renders' directory), else the project's Pulumi.<stack>.yaml (stacks.py renders
+// every one of those).
 func stackPools(r *Render) (map[string]stackPool, string, error) {
 	candidates := []string{
 		filepath.Join(filepath.Dir(filepath.Dir(r.Dir)), "stacks", "Pulumi."+r.Stack+".yaml"),
-		filepath.Join(repoDir, "Pulumi."+r.Stack+".yaml"),
 	}
+	// A known-bad render (<bad>/<mutation>/<stack>) was made from the good render's stack file.
+	if good, _, err := render.Renders(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(good), "stacks", "Pulumi."+r.Stack+".yaml"))
+	}
+	candidates = append(candidates, filepath.Join(repoDir, "Pulumi."+r.Stack+".yaml"))
 	for _, path := range candidates {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -642,4 +648,21 @@ func (o *typeOracle) smallestUnits(r *Render, d *InstanceData, pool string, node
 		}
 	}
 	return smallest
+}
+
+// queueCeiling: the most GPU units KAI admits to one queue at once: its gpu.limit (for
+// non-preemptible work also its gpu.quota), cut by every ancestor's (max_allowed_check.go L19,
+// quota_check.go L35).
+func queueCeiling(queues map[string]*kaiQueue, name string, preemptible bool) float64 {
+	c := math.Inf(1)
+	for q := queues[name]; q != nil; q = queues[q.Parent] {
+		c = math.Min(c, capOf(q.Limit))
+		if !preemptible {
+			c = math.Min(c, capOf(q.Quota))
+		}
+		if q.Parent == "" {
+			break
+		}
+	}
+	return c
 }

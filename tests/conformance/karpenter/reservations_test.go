@@ -48,18 +48,27 @@ const reservationOwner = "123456789012"
 
 // seedCapacityReservations gives the fake EC2 one active, targeted reservation per
 // capacityReservationSelectorTerms entry of the render's EC2NodeClasses, as the user would have
-// bought it for the NodePool that uses the class: of the NodePool's first instance type EC2 offers
-// in its zone (the zone requirement, else the render's first subnet zone), reservedInstances
-// instances, tagged as the term selects (or with the term's id). A term with neither is an error.
+// bought it for the NodePools that use the classes selecting it: of the first such NodePool's first
+// instance type EC2 offers in its zone (the zone requirement, else the render's first subnet
+// zone), reservedInstances instances, tagged as the term selects (or with the term's id); classes
+// with the same term share it. A term with neither tags nor id is an error.
 // A NodePool that requires karpenter.k8s.aws/capacity-reservation-type capacity-block gets a
 // Capacity Block (ReservationType capacity-block); none of the stacks does today.
 func (h *Harness) seedCapacityReservations(data *InstanceData) error {
-	var crs []ec2types.CapacityReservation
 	region := data.Regions[h.Region]
 	subnets, err := h.Render.Subnets()
 	if err != nil {
 		return err
 	}
+	// One reservation per distinct selector term: EC2NodeClasses that select the same tags (or
+	// id) share the reservation, as they would in EC2 (efa-split's per-type classes do).
+	type termUse struct {
+		term  awsv1.CapacityReservationSelectorTerm
+		users []string // "EC2NodeClass/NodePool"
+		cr    *ec2types.CapacityReservation
+	}
+	var order []string
+	uses := map[string]*termUse{}
 	for _, d := range h.Render.Kind("EC2NodeClass") {
 		var nc awsv1.EC2NodeClass
 		if err := fromUnstructured(d.Object, &nc); err != nil {
@@ -86,19 +95,27 @@ func (h *Harness) seedCapacityReservations(data *InstanceData) error {
 				break
 			}
 		}
-		if instanceType == "" {
-			return fmt.Errorf("EC2NodeClass %s selects capacity reservations, but NodePool %s names no instance type EC2 offers in %s to reserve", nc.Name, np.Name, zone)
-		}
 		crType := ec2types.CapacityReservationTypeDefault
 		if t := reqs.Get(awsv1.LabelCapacityReservationType); t.Has(string(awsv1.CapacityReservationTypeCapacityBlock)) && !t.Has(string(awsv1.CapacityReservationTypeDefault)) {
 			crType = ec2types.CapacityReservationTypeCapacityBlock
 		}
 		for i, term := range nc.Spec.CapacityReservationSelectorTerms {
+			if term.ID == "" && len(term.Tags) == 0 {
+				return fmt.Errorf("EC2NodeClass %s: capacityReservationSelectorTerms[%d] has neither id nor tags", nc.Name, i)
+			}
+			key := term.ID + "|" + strings.Join(lo.Map(sortedKeys(term.Tags), func(k string, _ int) string { return k + "=" + term.Tags[k] }), ",")
+			u := uses[key]
+			if u == nil {
+				u = &termUse{term: term}
+				uses[key] = u
+				order = append(order, key)
+			}
+			u.users = append(u.users, nc.Name+"/"+np.Name)
+			if u.cr != nil || instanceType == "" {
+				continue
+			}
 			id := term.ID
 			if id == "" {
-				if len(term.Tags) == 0 {
-					return fmt.Errorf("EC2NodeClass %s: capacityReservationSelectorTerms[%d] has neither id nor tags", nc.Name, i)
-				}
 				// EC2's form, ^cr-[0-9a-z]+$ (the EC2NodeClass status schema checks it).
 				id = fmt.Sprintf("cr-%s%d", strings.Map(func(r rune) rune {
 					if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
@@ -108,15 +125,23 @@ func (h *Harness) seedCapacityReservations(data *InstanceData) error {
 				}, strings.ToLower(nc.Name)), i)
 			}
 			owner := lo.Ternary(term.OwnerID != "", term.OwnerID, reservationOwner)
-			crs = append(crs, ec2types.CapacityReservation{
+			u.cr = &ec2types.CapacityReservation{
 				CapacityReservationId: aws.String(id), OwnerId: aws.String(owner),
 				InstanceType: aws.String(instanceType), AvailabilityZone: aws.String(zone), AvailabilityZoneId: aws.String(region.ZoneIDs[zone]),
 				AvailableInstanceCount: aws.Int32(reservedInstances), TotalInstanceCount: aws.Int32(reservedInstances),
 				State: ec2types.CapacityReservationStateActive, InstanceMatchCriteria: ec2types.InstanceMatchCriteriaTargeted,
 				ReservationType: crType, Interruptible: aws.Bool(false), InstancePlatform: ec2types.CapacityReservationInstancePlatformLinuxUnix,
 				Tags: ec2Tags(term.Tags),
-			})
+			}
 		}
+	}
+	var crs []ec2types.CapacityReservation
+	for _, key := range order {
+		u := uses[key]
+		if u.cr == nil {
+			return fmt.Errorf("capacity reservation selector %q (%v): no NodePool names an instance type EC2 offers in its zone to reserve", key, u.users)
+		}
+		crs = append(crs, *u.cr)
 	}
 	h.AWS.CapacityReservationAvailabilityCache.Flush()
 	if len(crs) > 0 {

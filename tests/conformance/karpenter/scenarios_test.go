@@ -2,6 +2,7 @@ package karpenter
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,10 +23,11 @@ const gpu = corev1.ResourceName("nvidia.com/gpu")
 var scenarios = []Scenario{
 	{
 		Name: "pool-shapes",
-		// README "Node pools": each pool launches the instance types capacity.json lists
-		// (instanceTypes) with the capacity types its NodePool allows, for the workload templates
-		// of its queues (examples/).
-		Claim:  "pods shaped like each pool's workload templates get NodeClaims of the pool's instance types and capacity types",
+		// README "Node pools": each pool launches the instance types its NodePool's requirements
+		// admit on AWS's data and its stack entry declares (oracle_test.go, not capacity.json),
+		// with the capacity types its NodePool allows, for the workload templates of its queues
+		// (examples/).
+		Claim:  "pods shaped like each pool's workload templates get NodeClaims of types the pool's NodePool and stack entry admit, and of its capacity types",
 		Stacks: always,
 		Run:    scenarioPoolShapes,
 	},
@@ -166,11 +168,16 @@ func scenarioPoolShapes(r *Render, d *InstanceData) []error {
 	if err != nil {
 		return []error{err}
 	}
+	probe, herrs := newHarness(r, d)
+	if herrs != nil {
+		return herrs
+	}
+	pools := gpuNodePools(probe)
 	var errs []error
-	for _, pool := range r.Capacity.Pools {
+	for _, pool := range sortedKeys(pools) {
 		var mine []Workload
 		for _, w := range workloads {
-			if lo.Contains(w.Pools, pool.Name) {
+			if lo.Contains(w.Pools, pool) {
 				mine = append(mine, w)
 			}
 		}
@@ -182,29 +189,31 @@ func scenarioPoolShapes(r *Render, d *InstanceData) []error {
 			if herrs != nil {
 				return append(errs, herrs...)
 			}
+			oracle, err := newTypeOracle(h, d)
+			if err != nil {
+				return append(errs, fmt.Errorf("pool-shapes: %w", err))
+			}
+			var admitted []string
+			for _, np := range pools[pool] {
+				admitted = append(admitted, oracle.admitted[np]...)
+			}
 			pods := w.Pods(0)
 			round, err := h.Provision(pods...)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("pool %s, %s: %w", pool.Name, w.Doc, err))
+				errs = append(errs, fmt.Errorf("pool %s, %s: %w", pool, w.Doc, err))
 				continue
 			}
 			for p, perr := range round.PodErrors {
-				errs = append(errs, fmt.Errorf("pool %s, %s: pod %s got no node%s: %v", pool.Name, w.Doc, p.Name, explainRandomDomain(perr, pool.InstanceTypes), perr))
+				errs = append(errs, fmt.Errorf("pool %s, %s: pod %s got no node%s: %v", pool, w.Doc, p.Name, explainRandomDomain(perr, admitted), perr))
 			}
-			allowed := pool.InstanceTypes
 			for _, l := range round.Launched {
 				np := l.NodePool()
-				if poolOf(h, np) != pool.Name {
-					errs = append(errs, fmt.Errorf("pool %s, %s: launched on NodePool %s of pool %q", pool.Name, w.Doc, np, poolOf(h, np)))
+				if poolOf(h, np) != pool {
+					errs = append(errs, fmt.Errorf("pool %s, %s: launched on NodePool %s of pool %q", pool, w.Doc, np, poolOf(h, np)))
 				}
-				if !lo.Contains(allowed, l.InstanceType()) {
-					errs = append(errs, fmt.Errorf("pool %s, %s: launched %s, not among capacity.json instanceTypes %v", pool.Name, w.Doc, l.InstanceType(), allowed))
-				}
-				if extra, _ := lo.Difference(round.Options[l.NodeClaim.Name], allowed); len(extra) > 0 {
-					errs = append(errs, fmt.Errorf("pool %s, %s: NodeClaim %s could launch %v, not in capacity.json instanceTypes", pool.Name, w.Doc, l.NodeClaim.Name, extra))
-				}
+				errs = append(errs, oracle.check("pool-shapes: "+w.Doc.String(), pool, l, l.Options)...)
 				if cts := capacityTypes(h.NodePools[np]); !lo.Contains(cts, l.CapacityType()) {
-					errs = append(errs, fmt.Errorf("pool %s, %s: capacity type %s, NodePool %s allows %v", pool.Name, w.Doc, l.CapacityType(), np, cts))
+					errs = append(errs, fmt.Errorf("pool %s, %s: capacity type %s, NodePool %s allows %v", pool, w.Doc, l.CapacityType(), np, cts))
 				}
 			}
 		}
@@ -457,8 +466,8 @@ func efaPools(r *Render) []string {
 
 // scenarioEFAGang: every queue routed to an EFA pool has one gang template (examples/: a Job with
 // pod affinity in its namespace), pinned to one of its EFA pools; the template asks at most the
-// queue's largest gang (capacity.json largestGang: parallelism x GPUs per pod), and a gang of
-// largestGang GPUs, placed as
+// queue's largest gang (what KAI admits to the queue, from the rendered Queues, within the pool's
+// NodePool limits: parallelism x GPUs per pod), and a gang of that many GPUs, placed as
 // the Job controller creates it, gets its nodes in the pinned pool, in one zone and one type,
 // from EFA launch templates. The product writes one training template per queue (not one per
 // EFA pool it routes to): components/offline/examples.py.
@@ -468,8 +477,18 @@ func scenarioEFAGang(r *Render, d *InstanceData) []error {
 		return []error{err}
 	}
 	efa := efaPools(r)
+	queues, err := renderQueues(r)
+	if err != nil {
+		return []error{err}
+	}
+	classes := map[string]int32{}
+	for _, d := range r.Kind("PriorityClass") {
+		v, _, _ := unstructuredInt(d.Object.Object, "value")
+		classes[d.Object.GetName()] = int32(v)
+	}
 	var errs []error
-	for _, q := range r.Capacity.Queues {
+	for _, name := range sortedKeys(queues) {
+		q := queues[name]
 		mine := lo.Filter(q.Pools, func(p string, _ int) bool { return lo.Contains(efa, p) })
 		if len(mine) == 0 {
 			continue
@@ -495,15 +514,31 @@ func scenarioEFAGang(r *Render, d *InstanceData) []error {
 			g := c.Resources.Requests[gpu]
 			perPod += g.Value()
 		}
-		largest := int64(q.LargestGang)
-		if perPod == 0 || largest == 0 || float64(largest) != q.LargestGang || largest%perPod != 0 {
-			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: largest gang %v GPUs is not a whole number of %d-GPU pods", pool, q.Name, q.LargestGang, perPod))
+		// The largest gang: what KAI admits to the queue at once (its gpu.limit, and its
+		// gpu.quota for non-preemptible work, cut by every ancestor's: oracle_test.go), within
+		// the EFA pool's NodePool limits (the rendered NodePools), in whole pods of the template.
+		preemptible, how := kaiPreemptible(*gang, classes)
+		kai := queueCeiling(queues, q.Name, preemptible)
+		poolLimit := int64(0)
+		for _, dnp := range r.Kind("NodePool") {
+			var np karpv1.NodePool
+			if err := fromUnstructured(dnp.Object, &np); err == nil && np.Spec.Template.Labels[poolLabel] == pool {
+				l := np.Spec.Limits[gpu]
+				poolLimit += l.Value()
+			}
+		}
+		largest := int64(math.Min(kai, float64(poolLimit)))
+		if perPod > 0 {
+			largest -= largest % perPod
+		}
+		if perPod == 0 || largest == 0 {
+			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: no gang of %d-GPU pods fits what KAI admits (%s, %s) within the pool's NodePool limits (%d)", pool, q.Name, perPod, showCap(kai), how, poolLimit))
 			continue
 		}
 		n := int(largest / perPod)
 		if gang.Replicas > n {
-			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: gang template %s runs %d pods x %d GPUs, more than the queue's largest gang (capacity.json largestGang: %d GPUs, %d pods)",
-				pool, q.Name, gang.Name, gang.Replicas, perPod, largest, n))
+			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: gang template %s runs %d pods x %d GPUs, more than the queue's largest gang (KAI admits %s, %s; the pool's NodePool limits %d: %d GPUs, %d pods)",
+				pool, q.Name, gang.Name, gang.Replicas, perPod, showCap(kai), how, poolLimit, largest, n))
 		}
 		h, herrs := newHarness(r, d)
 		if herrs != nil {
