@@ -612,28 +612,37 @@ func newTypeOracle(h *Harness, d *InstanceData) (*typeOracle, error) {
 }
 
 // check: the launch's type is one its NodePool's requirements admit and the stack's pool
-// declares, and so is every instance type its NodeClaim could have launched (options).
+// declares, and so is every instance type its NodeClaim could have launched (options); one
+// message for the launched type, one per NodeClaim for the options outside.
 func (o *typeOracle) check(scenario, pool string, l Launched, options []string) []error {
 	var errs []error
 	np := l.NodePool()
 	sp, declared := o.stack[pool]
-	for _, it := range append([]string{l.InstanceType()}, options...) {
-		what := "launched"
-		if it != l.InstanceType() || len(errs) > 0 {
-			what = "NodeClaim " + l.NodeClaim.Name + " could launch"
+	judge := func(what string, types []string) {
+		var notAdmitted, notDeclared, why []string
+		for _, it := range types {
+			if !lo.Contains(o.admitted[np], it) {
+				notAdmitted = append(notAdmitted, it)
+			}
+			if !declared {
+				continue
+			}
+			if ok, reason := sp.declares(instanceData, it); !ok {
+				notDeclared = append(notDeclared, it)
+				why = append(why, reason)
+			}
 		}
-		if !lo.Contains(o.admitted[np], it) {
-			errs = append(errs, fmt.Errorf("%s: pool %s, NodePool %s: %s %s, which the NodePool's requirements do not admit on AWS's instance data (admitted: %v)",
-				scenario, pool, np, what, it, o.admitted[np]))
+		if len(notAdmitted) > 0 {
+			errs = append(errs, fmt.Errorf("%s: pool %s, NodePool %s: %s %v, which the NodePool's requirements do not admit on AWS's instance data (admitted: %v)",
+				scenario, pool, np, what, notAdmitted, o.admitted[np]))
 		}
-		if !declared {
-			continue
-		}
-		if ok, why := sp.declares(instanceData, it); !ok {
-			errs = append(errs, fmt.Errorf("%s: pool %s, NodePool %s: %s %s, outside the pool the stack declares (%s): %s",
-				scenario, pool, np, what, it, filepath.Base(o.stackFile), why))
+		if len(notDeclared) > 0 {
+			errs = append(errs, fmt.Errorf("%s: pool %s, NodePool %s: %s %v, outside the pool the stack declares (%s): %s",
+				scenario, pool, np, what, notDeclared, filepath.Base(o.stackFile), strings.Join(lo.Uniq(why), "; ")))
 		}
 	}
+	judge("launched", []string{l.InstanceType()})
+	judge("NodeClaim "+l.NodeClaim.Name+" could launch", options)
 	return errs
 }
 
