@@ -24,7 +24,7 @@ var scenarios = []Scenario{
 	{
 		Name: "pool-shapes",
 		// README "Node pools": each pool launches the instance types its NodePool's requirements
-		// admit on AWS's data and its stack entry declares (oracle_test.go, not capacity.json),
+		// admit on AWS's data and its stack entry declares (oracle_types_test.go, not capacity.json),
 		// with the capacity types its NodePool allows, for the workload templates of its queues
 		// (examples/).
 		Claim:  "pods shaped like each pool's workload templates get NodeClaims of types the pool's NodePool and stack entry admit, and of its capacity types",
@@ -225,7 +225,7 @@ func scenarioPoolShapes(r *Render, d *InstanceData) []error {
 
 // scenarioPoolFlood floods each GPU pool (its NodePools: the rendered NodePools carrying its
 // eks-gpu-platform.io/pool label and an nvidia.com/gpu limit) with one-GPU pods and judges the
-// flood against oracles of its own (oracle_test.go), never capacity.json:
+// flood against oracles of its own (oracle_test.go, oracle_types_test.go), never capacity.json:
 //   - Karpenter stops at each NodePool's rendered spec.limits (its own promise);
 //   - the pool's GPUs stay within what KAI can ever admit there, from the rendered Queues by KAI's
 //     rules (limits, ancestors, quota for non-preemptible work), rounded up to whole nodes of the
