@@ -233,6 +233,9 @@ func (h *Harness) seed(data *InstanceData) error {
 	if err := h.seedPlacementGroups(); err != nil {
 		return err
 	}
+	if err := h.seedCapacityReservations(data); err != nil {
+		return err
+	}
 	if err := awsEnv.InstanceTypesProvider.UpdateInstanceTypes(suiteCtx); err != nil {
 		return err
 	}
@@ -347,6 +350,7 @@ type Launched struct {
 	NodeClaim *karpv1.NodeClaim
 	Node      *corev1.Node
 	Pods      []*corev1.Pod
+	Options   []string // the instance types its NodeClaim could have launched (InstanceTypeOptions)
 }
 
 func (l Launched) InstanceType() string { return l.NodeClaim.Labels[corev1.LabelInstanceTypeStable] }
@@ -359,6 +363,13 @@ type Round struct {
 	Launched  []Launched
 	PodErrors map[*corev1.Pod]error
 	Options   map[string][]string // NodeClaim name -> the instance types it could have launched
+	Failed    []FailedLaunch      // NodeClaims whose launch failed for insufficient capacity (deleted)
+}
+
+// FailedLaunch is a NodeClaim the cloud provider could not launch for insufficient capacity.
+type FailedLaunch struct {
+	NodeClaim *karpv1.NodeClaim
+	Err       error
 }
 
 // Provision creates the pods (pending: PodScheduled=False/Unschedulable, what Karpenter provisions
@@ -394,9 +405,22 @@ func (h *Harness) Provision(pods ...*corev1.Pod) (*Round, error) {
 		}
 		round.Options[name] = lo.Map(nc.InstanceTypeOptions, func(it *cloudprovider.InstanceType, _ int) string { return it.Name })
 		launched, err := h.launch(claim)
+		if cloudprovider.IsInsufficientCapacityError(err) {
+			// As the NodeClaim lifecycle controller does: the NodeClaim is deleted, its pods stay
+			// pending (karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/launch.go L85-90).
+			if derr := h.Client.Delete(h.Ctx, claim); derr != nil && !apierrors.IsNotFound(derr) {
+				return nil, derr
+			}
+			round.Failed = append(round.Failed, FailedLaunch{NodeClaim: claim, Err: err})
+			for _, p := range nc.Pods {
+				round.PodErrors[p] = fmt.Errorf("NodeClaim %s: cloudProvider.Create: %w", name, err)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("NodeClaim %s (NodePool %s): cloudProvider.Create: %w", name, claim.Labels[karpv1.NodePoolLabelKey], err)
 		}
+		launched.Options = round.Options[name]
 		for _, p := range nc.Pods {
 			if err := bindPod(h.Ctx, h.Client, p, launched.Node.Name); err != nil {
 				return nil, err

@@ -42,6 +42,11 @@ func TestModelDifferential(t *testing.T) {
 		python = "python3"
 	}
 	for _, r := range goodRenders(t) {
+		probe, errs := newHarness(r, instanceData)
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		pools := gpuNodePools(probe)
 		for _, pool := range r.Capacity.Pools {
 			t.Run(r.Stack+"/"+pool.Name, func(t *testing.T) {
 				gomega.RegisterTestingT(t)
@@ -108,6 +113,14 @@ func TestModelDifferential(t *testing.T) {
 					}
 					if realNodes[np] != modelNodes[np] {
 						t.Errorf("pool %s, NodePool %s: Karpenter launched %d nodes, the model %d (real launches: %s)", pool.Name, np, realNodes[np], modelNodes[np], describe(launched))
+					}
+				}
+				// A NodePool the model leaves out, where Karpenter launched or which the pool has
+				// (the rendered NodePools carrying its label), is a model that omits a NodePool
+				// (review 2026-11-27 L2).
+				for _, np := range lo.Uniq(append(sortedKeys(realUsage), pools[pool.Name]...)) {
+					if _, ok := m.Usage[np]; !ok {
+						t.Errorf("pool %s, NodePool %s: the model reports no usage for it; Karpenter charged %d nvidia.com/gpu on %d nodes (real launches: %s)", pool.Name, np, realUsage[np], realNodes[np], describe(launched))
 					}
 				}
 				if scheduled != m.PodsScheduled {

@@ -2,9 +2,11 @@ package karpenter
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -21,20 +23,37 @@ const gpu = corev1.ResourceName("nvidia.com/gpu")
 var scenarios = []Scenario{
 	{
 		Name: "pool-shapes",
-		// README "Node pools": each pool launches the instance types capacity.json lists
-		// (instanceTypes) with the capacity types its NodePool allows, for the workload templates
-		// of its queues (examples/).
-		Claim:  "pods shaped like each pool's workload templates get NodeClaims of the pool's instance types and capacity types",
+		// README "Node pools": each pool launches the instance types its NodePool's requirements
+		// admit on AWS's data and its stack entry declares (oracle_types_test.go, not capacity.json),
+		// with the capacity types its NodePool allows, for the workload templates of its queues
+		// (examples/).
+		Claim:  "pods shaped like each pool's workload templates get NodeClaims of types the pool's NodePool and stack entry admit, and of its capacity types",
 		Stacks: always,
 		Run:    scenarioPoolShapes,
 	},
 	{
 		Name: "pool-flood",
-		// capacity.json: each NodePool's limit (limit), the most nodes (maxNodes) and physical
-		// GPUs (maxGpus) Karpenter can launch for the pool; README "Capacity plan".
-		Claim:  "flooding a pool with unit pods stops exactly at its NodePool limits, within capacity.json maxNodes and at maxGpus",
+		// README "Capacity plan": Karpenter buys no more GPUs than KAI admits; the oracles are
+		// the rendered Queues and AWS's data (oracle_test.go), not capacity.json.
+		Claim:  "flooding a pool with unit pods stops at its NodePool limits, within what KAI admits from the rendered Queues, on instance types the NodePool and the stack admit",
 		Stacks: always,
 		Run:    scenarioPoolFlood,
+	},
+	{
+		Name: "reservations",
+		// Pulumi.prod.yaml "Multi-node training over EFA: a capacity reservation first, then
+		// on-demand": the NodePool's capacityReservationSelectorTerms (reservations_test.go).
+		Claim:  "a pool with reserved capacity buys its reservation first, then falls back to on-demand up to its limit; with on-demand out of capacity it stops at the reservation",
+		Stacks: func(r *Render) bool { return len(reservedNodePools(r)) > 0 },
+		Run:    scenarioReservations,
+	},
+	{
+		Name: "efa-taint",
+		// README "EFA pools": EFA nodes carry the vpc.amazonaws.com/efa taint, so GPU work that
+		// does not ask for EFA never lands on (and never buys) an EFA node.
+		Claim:  "a GPU pod that tolerates only nvidia.com/gpu launches nothing in an EFA NodePool",
+		Stacks: func(r *Render) bool { return len(efaPools(r)) > 0 },
+		Run:    scenarioEFATaint,
 	},
 	{
 		Name: "overlay-units",
@@ -149,11 +168,16 @@ func scenarioPoolShapes(r *Render, d *InstanceData) []error {
 	if err != nil {
 		return []error{err}
 	}
+	probe, herrs := newHarness(r, d)
+	if herrs != nil {
+		return herrs
+	}
+	pools := gpuNodePools(probe)
 	var errs []error
-	for _, pool := range r.Capacity.Pools {
+	for _, pool := range sortedKeys(pools) {
 		var mine []Workload
 		for _, w := range workloads {
-			if lo.Contains(w.Pools, pool.Name) {
+			if lo.Contains(w.Pools, pool) {
 				mine = append(mine, w)
 			}
 		}
@@ -165,29 +189,31 @@ func scenarioPoolShapes(r *Render, d *InstanceData) []error {
 			if herrs != nil {
 				return append(errs, herrs...)
 			}
+			oracle, err := newTypeOracle(h, d)
+			if err != nil {
+				return append(errs, fmt.Errorf("pool-shapes: %w", err))
+			}
+			var admitted []string
+			for _, np := range pools[pool] {
+				admitted = append(admitted, oracle.admitted[np]...)
+			}
 			pods := w.Pods(0)
 			round, err := h.Provision(pods...)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("pool %s, %s: %w", pool.Name, w.Doc, err))
+				errs = append(errs, fmt.Errorf("pool %s, %s: %w", pool, w.Doc, err))
 				continue
 			}
 			for p, perr := range round.PodErrors {
-				errs = append(errs, fmt.Errorf("pool %s, %s: pod %s got no node%s: %v", pool.Name, w.Doc, p.Name, explainRandomDomain(perr, pool.InstanceTypes), perr))
+				errs = append(errs, fmt.Errorf("pool %s, %s: pod %s got no node%s: %v", pool, w.Doc, p.Name, explainRandomDomain(perr, admitted), perr))
 			}
-			allowed := pool.InstanceTypes
 			for _, l := range round.Launched {
 				np := l.NodePool()
-				if poolOf(h, np) != pool.Name {
-					errs = append(errs, fmt.Errorf("pool %s, %s: launched on NodePool %s of pool %q", pool.Name, w.Doc, np, poolOf(h, np)))
+				if poolOf(h, np) != pool {
+					errs = append(errs, fmt.Errorf("pool %s, %s: launched on NodePool %s of pool %q", pool, w.Doc, np, poolOf(h, np)))
 				}
-				if !lo.Contains(allowed, l.InstanceType()) {
-					errs = append(errs, fmt.Errorf("pool %s, %s: launched %s, not among capacity.json instanceTypes %v", pool.Name, w.Doc, l.InstanceType(), allowed))
-				}
-				if extra, _ := lo.Difference(round.Options[l.NodeClaim.Name], allowed); len(extra) > 0 {
-					errs = append(errs, fmt.Errorf("pool %s, %s: NodeClaim %s could launch %v, not in capacity.json instanceTypes", pool.Name, w.Doc, l.NodeClaim.Name, extra))
-				}
+				errs = append(errs, oracle.check("pool-shapes: "+w.Doc.String(), pool, l, l.Options)...)
 				if cts := capacityTypes(h.NodePools[np]); !lo.Contains(cts, l.CapacityType()) {
-					errs = append(errs, fmt.Errorf("pool %s, %s: capacity type %s, NodePool %s allows %v", pool.Name, w.Doc, l.CapacityType(), np, cts))
+					errs = append(errs, fmt.Errorf("pool %s, %s: capacity type %s, NodePool %s allows %v", pool, w.Doc, l.CapacityType(), np, cts))
 				}
 			}
 		}
@@ -197,61 +223,107 @@ func scenarioPoolShapes(r *Render, d *InstanceData) []error {
 
 // ---- a. flood ----
 
+// scenarioPoolFlood floods each GPU pool (its NodePools: the rendered NodePools carrying its
+// eks-gpu-platform.io/pool label and an nvidia.com/gpu limit) with one-GPU pods and judges the
+// flood against oracles of its own (oracle_test.go, oracle_types_test.go), never capacity.json:
+//   - Karpenter stops at each NodePool's rendered spec.limits (its own promise);
+//   - the pool's GPUs stay within what KAI can ever admit there, from the rendered Queues by KAI's
+//     rules (limits, ancestors, quota for non-preemptible work), rounded up to whole nodes of the
+//     pool's smallest type; where the pool's budget is the whole ceiling (Exact), they reach it;
+//   - every launched type, and every type each NodeClaim could launch, is one the NodePool's
+//     requirements admit on AWS's data and the stack's pool declares;
+//   - each NodeClaim is charged its type's units (the pool's NodeOverlay, else AWS's GPU count).
 func scenarioPoolFlood(r *Render, d *InstanceData) []error {
+	queues, err := renderQueues(r)
+	if err != nil {
+		return []error{err}
+	}
+	workloads, err := r.Workloads()
+	if err != nil {
+		return []error{err}
+	}
+	probe, herrs := newHarness(r, d)
+	if herrs != nil {
+		return herrs
+	}
+	pools := gpuNodePools(probe)
+	gpuPools := lo.SliceToMap(lo.Keys(pools), func(p string) (string, bool) { return p, true })
 	var errs []error
-	for _, pool := range r.Capacity.Pools {
+	for _, pool := range sortedKeys(pools) {
 		h, herrs := newHarness(r, d)
 		if herrs != nil {
 			return append(errs, herrs...)
 		}
-		nodePools := nodePoolsOf(r, pool.Name)
+		oracle, err := newTypeOracle(h, d)
+		if err != nil {
+			return append(errs, fmt.Errorf("pool-flood: %w", err))
+		}
+		nodePools := pools[pool]
 		var taints []corev1.Taint
 		units := int64(0)
 		for _, np := range nodePools {
-			if h.NodePools[np] == nil {
-				errs = append(errs, fmt.Errorf("pool %s: capacity.json names NodePool %s, the render has none", pool.Name, np))
-				continue
-			}
 			taints = append(taints, h.NodePools[np].Spec.Template.Spec.Taints...)
-			units += pool.Limit[np][string(gpu)]
+			l := h.NodePools[np].Spec.Limits[gpu]
+			units += l.Value()
 		}
-		template := PoolTemplate(pool.Name, lo.UniqBy(taints, func(t corev1.Taint) string { return t.Key + string(t.Effect) }))
+		template := PoolTemplate(pool, lo.UniqBy(taints, func(t corev1.Taint) string { return t.Key + string(t.Effect) }))
 		unit := rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")
 		launched, last, err := h.Flood(func(i int) *corev1.Pod {
-			return UnitPod(template, "default", fmt.Sprintf("unit-%s-%d", pool.Name, i), unit)
+			return UnitPod(template, "default", fmt.Sprintf("unit-%s-%d", pool, i), unit)
 		}, int(units)+2, 40)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("pool %s: flood: %w", pool.Name, err))
+			errs = append(errs, fmt.Errorf("pool-flood: pool %s: %w", pool, err))
 			continue
 		}
 		charged := map[string]int64{}
-		physical := 0
+		total := int64(0)
 		for _, l := range launched {
 			q := l.NodeClaim.Status.Capacity[gpu]
 			charged[l.NodePool()] += q.Value()
-			physical += gpuCount(d, l.InstanceType())
+			total += q.Value()
+			if want := nodeUnits(r, d, pool, l.InstanceType()); q.Value() != want {
+				errs = append(errs, fmt.Errorf("pool-flood: pool %s: NodeClaim %s (%s) charged %d nvidia.com/gpu, its type is %d units (the pool's NodeOverlay, else AWS's GPU count)",
+					pool, l.NodeClaim.Name, l.InstanceType(), q.Value(), want))
+			}
+			errs = append(errs, oracle.check("pool-flood", pool, l, l.Options)...)
+		}
+		why := ""
+		if last != nil {
+			why = firstPodError(last)
 		}
 		for _, np := range nodePools {
-			if want := pool.Limit[np][string(gpu)]; charged[np] != want {
-				why := ""
-				if last != nil {
-					why = firstPodError(last)
-				}
+			limit := h.NodePools[np].Spec.Limits[gpu]
+			if charged[np] != limit.Value() {
+				w := why
 				if charged[np] == 0 {
-					why = h.offerings(np) + "; " + why
+					w = h.offerings(np) + "; " + why
 				}
-				errs = append(errs, fmt.Errorf("pool %s: NodePool %s: the flood stopped at %d nvidia.com/gpu charged, capacity.json limit %d (last round: %s)",
-					pool.Name, np, charged[np], want, why))
+				errs = append(errs, fmt.Errorf("pool-flood: pool %s: NodePool %s: the flood stopped at %d nvidia.com/gpu charged, its spec.limits say %d (last round: %s)",
+					pool, np, charged[np], limit.Value(), w))
 			}
 		}
-		if physical != pool.MaxGPUs {
-			errs = append(errs, fmt.Errorf("pool %s: the flood launched %d physical GPUs on %s, capacity.json maxGpus %d", pool.Name, physical, describe(launched), pool.MaxGPUs))
+		preemptible, how := poolPreemptible(r, h, workloads, pool)
+		c := poolCeiling(queues, pool, preemptible, gpuPools)
+		smallest := oracle.smallestUnits(r, d, pool, nodePools)
+		bound := roundUpNodes(c.Units, smallest)
+		work := "preemptible"
+		if !preemptible {
+			work = "non-preemptible"
 		}
-		if len(launched) > pool.MaxNodes {
-			errs = append(errs, fmt.Errorf("pool %s: the flood launched %d nodes, capacity.json maxNodes %d", pool.Name, len(launched), pool.MaxNodes))
+		derivation := fmt.Sprintf("%s work (%s); %s; the queues' own caps sum to %s; smallest node %d units",
+			work, how, strings.Join(c.Reason, ", "), showCap(c.Sum), smallest)
+		if len(c.Reason) == 0 {
+			errs = append(errs, fmt.Errorf("pool-flood: pool %s: the flood bought %d nvidia.com/gpu, but no rendered Queue routes to the pool (annotation %s): KAI admits nothing there",
+				pool, total, nodePoolsAnnotation))
+		} else if total > bound {
+			errs = append(errs, fmt.Errorf("pool-flood: pool %s: the flood bought %d nvidia.com/gpu (NodePools %v), KAI admits at most %s there, %d in whole nodes: Karpenter buys GPUs no queue can use (%s)",
+				pool, total, nodePools, showCap(c.Units), bound, derivation))
+		} else if c.Exact && total < bound {
+			errs = append(errs, fmt.Errorf("pool-flood: pool %s: the flood stopped at %d nvidia.com/gpu (NodePools %v), below the %s KAI admits there (%d in whole nodes): admitted work would stay pending (%s)",
+				pool, total, nodePools, showCap(c.Units), bound, derivation))
 		}
 		if last == nil || len(last.PodErrors) == 0 {
-			errs = append(errs, fmt.Errorf("pool %s: the flood of %d+2 unit pods per round left no pod pending: the limit did not stop it", pool.Name, units))
+			errs = append(errs, fmt.Errorf("pool-flood: pool %s: the flood of %d+2 unit pods per round left no pod pending: the limit did not stop it", pool, units))
 		}
 	}
 	return errs
@@ -394,8 +466,8 @@ func efaPools(r *Render) []string {
 
 // scenarioEFAGang: every queue routed to an EFA pool has one gang template (examples/: a Job with
 // pod affinity in its namespace), pinned to one of its EFA pools; the template asks at most the
-// queue's largest gang (capacity.json largestGang: parallelism x GPUs per pod), and a gang of
-// largestGang GPUs, placed as
+// queue's largest gang (what KAI admits to the queue, from the rendered Queues, within the pool's
+// NodePool limits: parallelism x GPUs per pod), and a gang of that many GPUs, placed as
 // the Job controller creates it, gets its nodes in the pinned pool, in one zone and one type,
 // from EFA launch templates. The product writes one training template per queue (not one per
 // EFA pool it routes to): components/offline/examples.py.
@@ -405,8 +477,18 @@ func scenarioEFAGang(r *Render, d *InstanceData) []error {
 		return []error{err}
 	}
 	efa := efaPools(r)
+	queues, err := renderQueues(r)
+	if err != nil {
+		return []error{err}
+	}
+	classes := map[string]int32{}
+	for _, d := range r.Kind("PriorityClass") {
+		v, _, _ := unstructuredInt(d.Object.Object, "value")
+		classes[d.Object.GetName()] = int32(v)
+	}
 	var errs []error
-	for _, q := range r.Capacity.Queues {
+	for _, name := range sortedKeys(queues) {
+		q := queues[name]
 		mine := lo.Filter(q.Pools, func(p string, _ int) bool { return lo.Contains(efa, p) })
 		if len(mine) == 0 {
 			continue
@@ -432,15 +514,31 @@ func scenarioEFAGang(r *Render, d *InstanceData) []error {
 			g := c.Resources.Requests[gpu]
 			perPod += g.Value()
 		}
-		largest := int64(q.LargestGang)
-		if perPod == 0 || largest == 0 || float64(largest) != q.LargestGang || largest%perPod != 0 {
-			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: largest gang %v GPUs is not a whole number of %d-GPU pods", pool, q.Name, q.LargestGang, perPod))
+		// The largest gang: what KAI admits to the queue at once (its gpu.limit, and its
+		// gpu.quota for non-preemptible work, cut by every ancestor's: oracle_test.go), within
+		// the EFA pool's NodePool limits (the rendered NodePools), in whole pods of the template.
+		preemptible, how := kaiPreemptible(*gang, classes)
+		kai := queueCeiling(queues, q.Name, preemptible)
+		poolLimit := int64(0)
+		for _, dnp := range r.Kind("NodePool") {
+			var np karpv1.NodePool
+			if err := fromUnstructured(dnp.Object, &np); err == nil && np.Spec.Template.Labels[poolLabel] == pool {
+				l := np.Spec.Limits[gpu]
+				poolLimit += l.Value()
+			}
+		}
+		largest := int64(math.Min(kai, float64(poolLimit)))
+		if perPod > 0 {
+			largest -= largest % perPod
+		}
+		if perPod == 0 || largest == 0 {
+			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: no gang of %d-GPU pods fits what KAI admits (%s, %s) within the pool's NodePool limits (%d)", pool, q.Name, perPod, showCap(kai), how, poolLimit))
 			continue
 		}
 		n := int(largest / perPod)
 		if gang.Replicas > n {
-			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: gang template %s runs %d pods x %d GPUs, more than the queue's largest gang (capacity.json largestGang: %d GPUs, %d pods)",
-				pool, q.Name, gang.Name, gang.Replicas, perPod, largest, n))
+			errs = append(errs, fmt.Errorf("EFA pool %s, queue %s: gang template %s runs %d pods x %d GPUs, more than the queue's largest gang (KAI admits %s, %s; the pool's NodePool limits %d: %d GPUs, %d pods)",
+				pool, q.Name, gang.Name, gang.Replicas, perPod, showCap(kai), how, poolLimit, largest, n))
 		}
 		h, herrs := newHarness(r, d)
 		if herrs != nil {
@@ -450,6 +548,24 @@ func scenarioEFAGang(r *Render, d *InstanceData) []error {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("EFA pool %s: %w", pool, err))
 			continue
+		}
+		// Pods that found a reserved offering already reserved in this round are retried in a
+		// later scheduling round, where the pool's other capacity types are tried (Karpenter's
+		// strict reserved-offering mode: karpenter v1.14.1
+		// pkg/controllers/provisioning/scheduling/nodeclaim.go L333-341): run the rounds the
+		// provisioner would, while they launch.
+		for i := 0; i < 5 && len(round.PodErrors) > 0 && len(round.Launched) > 0; i++ {
+			if err := h.waitBound(round.Launched); err != nil {
+				errs = append(errs, fmt.Errorf("EFA pool %s: %w", pool, err))
+				break
+			}
+			next, err := h.Provision()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("EFA pool %s: %w", pool, err))
+				break
+			}
+			next.Launched = append(round.Launched, next.Launched...)
+			round = next
 		}
 		if len(round.PodErrors) > 0 {
 			var first error
@@ -580,4 +696,70 @@ func slicedPools(r *Render) []string {
 		}
 	}
 	return out
+}
+
+// ---- EFA taint ----
+
+// scenarioEFATaint: for every EFA pool, a one-GPU pod that requires the pool's label and tolerates
+// only nvidia.com/gpu (what a GPU workload without EFA carries) gets no NodeClaim: the EFA
+// NodePools' vpc.amazonaws.com/efa taint keeps it out (Karpenter's scheduler tolerates a NodePool's
+// taints or skips it: karpenter v1.14.1 pkg/controllers/provisioning/scheduling/nodeclaimtemplate
+// and scheduling.Taints.ToleratesPod).
+func scenarioEFATaint(r *Render, d *InstanceData) []error {
+	var errs []error
+	for _, pool := range efaPools(r) {
+		h, herrs := newHarness(r, d)
+		if herrs != nil {
+			return append(errs, herrs...)
+		}
+		template := PoolTemplate(pool, []corev1.Taint{{Key: string(gpu), Effect: corev1.TaintEffectNoSchedule}})
+		round, err := h.Provision(UnitPod(template, "default", "no-efa-"+pool, rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("efa-taint: EFA pool %s: %w", pool, err))
+			continue
+		}
+		if len(round.Launched) > 0 {
+			var taints []string
+			for _, l := range round.Launched {
+				for _, t := range h.NodePools[l.NodePool()].Spec.Template.Spec.Taints {
+					taints = append(taints, t.Key+":"+string(t.Effect))
+				}
+			}
+			errs = append(errs, fmt.Errorf("efa-taint: EFA pool %s: a GPU pod tolerating only nvidia.com/gpu launched %s: the NodePool's taints %v lack vpc.amazonaws.com/efa:NoSchedule, so non-EFA work buys EFA nodes",
+				pool, describe(round.Launched), lo.Uniq(taints)))
+		}
+		if len(round.PodErrors) != 1 {
+			errs = append(errs, fmt.Errorf("efa-taint: EFA pool %s: the pod tolerating only nvidia.com/gpu is not pending (%d pod errors)", pool, len(round.PodErrors)))
+		}
+	}
+	return errs
+}
+
+// waitBound waits until the client lists every pod of the launches as bound: the next
+// scheduling round must not see a pod of this round as pending (the provisioner lists pods
+// through the client: karpenter v1.14.1 pkg/controllers/provisioning/provisioner.go L196-201).
+func (h *Harness) waitBound(launched []Launched) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pods := &corev1.PodList{}
+		if err := h.Client.List(h.Ctx, pods); err != nil {
+			return err
+		}
+		bound := lo.SliceToMap(pods.Items, func(p corev1.Pod) (string, bool) { return p.Namespace + "/" + p.Name, p.Spec.NodeName != "" })
+		missing := 0
+		for _, l := range launched {
+			for _, p := range l.Pods {
+				if !bound[p.Namespace+"/"+p.Name] {
+					missing++
+				}
+			}
+		}
+		if missing == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d bound pods still listed as pending after 10 s", missing)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
