@@ -47,6 +47,7 @@ def test_the_list_applies_to_todays_code():
         "admission-unscoped",
         "psa-privileged",
         "nodepool-invalid",
+        "tenancy-open",
     }
 
 
