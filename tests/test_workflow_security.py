@@ -203,6 +203,17 @@ def test_the_deploy_job_previews_with_the_deploy_role_right_before_up(job):
     assert steps[preview + 1]["with"]["command"] == "up"
 
 
+def test_the_pull_request_preview_does_not_refresh():
+    """A refresh reads each resource (the Helm releases' Secrets among them), which the
+    preview role (AmazonEKSViewPolicy) may not; pulumi/actions v7.0.0 action.yml L85-88:
+    `refresh` defaults to false."""
+    (pulumi,) = [
+        s for s in PR["jobs"]["preview"]["steps"] if s.get("uses", "").startswith("pulumi/actions@")
+    ]
+    assert "refresh" not in pulumi["with"]
+    assert "--refresh" not in text_of(PR)
+
+
 # Issue 29, point 10 (review L10): the write token never meets the pull request's code.
 def test_the_comment_job_runs_none_of_the_pull_requests_code():
     comment = PR["jobs"]["comment"]
