@@ -21,15 +21,20 @@ RENDER_ARGS += --out $(OUT)
 endif
 
 .PHONY: venv render-venv render validate validate-rbac test lint format snapshot bench clean docs \
-	plan security-scan conformance conformance-bins conformance-inputs conformance-probe \
+	plan lock security-scan conformance conformance-bins conformance-inputs conformance-probe \
 	mutation-score
 
-# Two stages in one virtualenv (the program's .venv, which `pulumi up` fills from
-# requirements.txt: Pulumi.yaml): `make render` (and plan, snapshot, docs) installs only
-# requirements.txt; `make test` (and lint, format, bench) adds requirements-dev.txt on top.
-$(VENV)/.render-installed: requirements.txt pyproject.toml
+# Two stages in one virtualenv (the program's .venv): `make render` (and plan, snapshot, docs,
+# and every CI job that previews or deploys) installs requirements.lock, every package pinned
+# with its hashes (`--require-hashes`: a download whose hash differs is refused; `--no-deps`:
+# the lock is complete), then this project itself, editable, without its dependencies and
+# with the locked setuptools (pip cannot hash a local editable package, so it is not in the
+# lock); `make test` (and lint, format, bench) adds requirements-dev.txt on top.
+$(VENV)/.render-installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+		-r requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.render-installed requirements-dev.txt
@@ -37,6 +42,18 @@ $(VENV)/.installed: $(VENV)/.render-installed requirements-dev.txt
 	touch $@
 
 render-venv: $(VENV)/.render-installed
+
+# requirements.lock: requirements.txt (without its `-e .`) and the build backend of this
+# project (requirements-build.txt), resolved with every transitive dependency and the sha256
+# of every distribution of each pinned version (so it installs on any platform the resolution
+# covers: `--universal`, Python 3.11 and later, CI's linux x86_64 included). uv is pinned in
+# requirements-dev.txt. Needs PyPI; commit the result.
+lock: venv
+	mkdir -p build/lock
+	grep -v '^-e ' requirements.txt > build/lock/requirements.in
+	$(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+		--custom-compile-command "make lock" --output-file requirements.lock \
+		build/lock/requirements.in requirements-build.txt
 
 venv: $(VENV)/.installed
 

@@ -2,7 +2,8 @@
 workflows, every finding checked against security/allowlist.yaml (issue 22).
 
 - parliament (`--minimum_severity LOW`) over every IAM document the render writes
-  (build/security/<stack>/iam/*.json);
+  (build/security/<stack>/iam/*.json) and over the CI roles' documents (security/ci-roles/,
+  their `<placeholders>` filled with example values: `ci_role_documents`);
 - cloudsplaining (`scan-policy-file`) over the identity policies among them (not the trust
   policies, not the queue's resource policy: it reads identity policies only);
 - checkov over the rendered Kubernetes examples (`--framework kubernetes`) and the workflows
@@ -127,8 +128,43 @@ def zizmor(directory: Path) -> set[Finding]:
     return found
 
 
+CI_ROLES = REPO / "security" / "ci-roles"
+# Example values for the CI role documents' placeholders (docs/ci.md): parliament checks ARN
+# formats, so a placeholder must become a well-formed value.
+CI_ROLE_VALUES = {
+    "<partition>": "aws",
+    "<account>": "111122223333",
+    "<region>": "us-west-2",
+    "<owner>/<repo>": "example-org/eks-gpu-platform",
+    "<stack>": "dev",
+    "<state-bucket>": "example-pulumi-state",
+}
+
+
+def ci_role_documents() -> list[Path]:
+    """The IAM documents of security/ci-roles (not the GitHub subject template), placeholders
+    filled, written to build/security/ci-roles/ under the same names."""
+    out_dir = OUT / "ci-roles"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for source in sorted(CI_ROLES.glob("*.json")):
+        text = source.read_text()
+        if '"Statement"' not in text:
+            continue
+        for placeholder, value in CI_ROLE_VALUES.items():
+            text = text.replace(placeholder, value)
+        target = out_dir / source.name
+        target.write_text(text)
+        paths.append(target)
+    return paths
+
+
 def scan() -> set[Finding]:
     found: set[Finding] = set()
+    for path in ci_role_documents():
+        found |= parliament(path)
+        if is_identity_policy(path):
+            found |= cloudsplaining(path)
     for stack in stacks():
         out = render(stack)
         for path in sorted((out / "iam").glob("*.json")):

@@ -55,3 +55,23 @@ def test_the_scanners_are_pinned_outside_the_test_requirements():
         "checkov": "3.3.30",
     }
     assert "make security-scan" in (REPO / ".ci" / "run").read_text()
+
+
+def test_the_ci_role_documents_are_scanned_with_their_placeholders_filled(tmp_path, monkeypatch):
+    """Issue 29: the CI roles' IAM documents go through parliament (and the identity policy
+    through cloudsplaining) with example values for `<partition>`, `<account>` and the rest."""
+    monkeypatch.setattr(scan, "OUT", tmp_path)
+    paths = scan.ci_role_documents()
+    assert [p.name for p in paths] == [
+        "deploy-trust.json",
+        "preview-policy.json",
+        "preview-trust.json",
+    ]
+    deploy = paths[0].read_text()
+    assert "<" not in "".join(p.read_text() for p in paths)
+    assert (
+        '"token.actions.githubusercontent.com:sub": '
+        '"repo:example-org/eks-gpu-platform:environment:dev:ref:refs/heads/main"'
+    ) in deploy
+    assert "arn:aws:iam::111122223333:oidc-provider/token.actions.githubusercontent.com" in deploy
+    assert [scan.is_identity_policy(p) for p in paths] == [False, True, False]

@@ -47,12 +47,10 @@ EXPECTED = {
     ("pull-request", "test"): (None, None, set(), set()),
     ("pull-request", "changes"): (None, None, set(), set()),
     ("pull-request", "conformance"): (None, None, set(), set()),
-    ("pull-request", "render"): (
-        {"contents": "read", "pull-requests": "write"},
-        None,
-        set(),
-        set(),
-    ),
+    # Issue 29, point 10: the render job runs the pull request's code with a read-only token;
+    # only the comment job, which runs none of it, may write to the pull request.
+    ("pull-request", "render"): ({"contents": "read"}, None, set(), set()),
+    ("pull-request", "comment"): ({"pull-requests": "write"}, None, set(), set()),
     ("pull-request", "preview"): (
         {"contents": "read", "id-token": "write"},
         None,
@@ -149,12 +147,13 @@ def test_deploys_run_only_from_main_one_per_stack():
             "group": "deploy-${{ matrix.stack }}",
             "cancel-in-progress": False,
         }
-        (pulumi,) = [
+        # The CLI-only install (no command) for the gate's stack tag, then preview and up.
+        pulumi = [
             s
             for s in spec["steps"]
             if s.get("uses", "").startswith("pulumi/actions@") and "command" in s["with"]
         ]
-        assert pulumi["with"]["command"] == "up"
+        assert [p["with"]["command"] for p in pulumi] == ["preview", "up"]
 
 
 def test_every_checkout_keeps_no_credentials():
@@ -169,3 +168,105 @@ def test_every_checkout_keeps_no_credentials():
     assert len(checkouts) == 11
     for step in checkouts:
         assert step["with"]["persist-credentials"] is False, step
+
+
+# Issue 29, point 6: pull requests never preview prod with credentials; its preview runs in the
+# environment-gated deploy job, with the deploy role, right before `up`.
+def test_prod_is_previewed_only_in_its_deploy_job():
+    preview = PR["jobs"]["preview"]
+    assert preview["strategy"]["matrix"] == {
+        "stack": "${{ fromJSON(needs.stacks.outputs.previewable) }}"
+    }
+    assert preview["if"] == "needs.stacks.outputs.previewable != '[]'"
+    assert PR["jobs"]["stacks"]["outputs"]["previewable"] == (
+        "${{ steps.discover.outputs.previewable }}"
+    )
+    from eks_gpu_platform.offline.stacks import previewable
+
+    assert previewable(["prod", "dev", "staging"]) == ["dev", "staging"]
+    assert previewable(["prod"]) == []
+
+
+@pytest.mark.parametrize("job", ["up-first", "up-middle", "up-last"])
+def test_the_deploy_job_previews_with_the_deploy_role_right_before_up(job):
+    steps = MAIN["jobs"][job]["steps"]
+    uses = [s.get("uses", "").split("@")[0] or s.get("name") for s in steps]
+    aws = uses.index("aws-actions/configure-aws-credentials")
+    # After the credentials and the gate (the CLI install, the deployed commit, the waits:
+    # issue 28, point 9), the preview runs right before `up`.
+    (preview,) = [i for i, s in enumerate(steps) if s.get("with", {}).get("command") == "preview"]
+    assert uses[aws:preview] == [
+        "aws-actions/configure-aws-credentials",
+        "pulumi/auth-actions",
+        "pulumi/actions",
+        "Commit this stack last deployed",
+        "Waits of this change",
+    ]
+    assert uses[preview + 1] == "pulumi/actions"
+    assert steps[preview]["with"] == {
+        "command": "preview",
+        "stack-name": "${{ steps.settings.outputs.stack-name }}",
+        "cloud-url": "${{ vars.PULUMI_BACKEND_URL }}",
+        "policyPacks": "policies",
+        "pulumi-version": "3.272.0",
+        "comment-on-summary": "${{ github.event.repository.private }}",
+        "diff": True,
+    }
+    assert steps[preview + 1]["with"]["command"] == "up"
+
+
+def test_the_pull_request_preview_does_not_refresh():
+    """A refresh reads each resource (the Helm releases' Secrets among them), which the
+    preview role (AmazonEKSViewPolicy) may not; pulumi/actions v7.0.0 action.yml L85-88:
+    `refresh` defaults to false."""
+    (pulumi,) = [
+        s for s in PR["jobs"]["preview"]["steps"] if s.get("uses", "").startswith("pulumi/actions@")
+    ]
+    assert "refresh" not in pulumi["with"]
+    assert "--refresh" not in text_of(PR)
+
+
+# Issue 29, point 10 (review L10): the write token never meets the pull request's code.
+def test_the_comment_job_runs_none_of_the_pull_requests_code():
+    comment = PR["jobs"]["comment"]
+    assert [s["uses"].split("@")[0] for s in comment["steps"]] == [
+        "actions/download-artifact",
+        "marocchino/sticky-pull-request-comment",
+    ]
+    assert all("run" not in s for s in comment["steps"])
+    assert comment["steps"][0]["with"] == {"name": "render-${{ matrix.stack }}", "path": "render"}
+    assert comment["steps"][1]["with"] == {
+        "header": "render-${{ matrix.stack }}",
+        "path": "render/comment.md",
+    }
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in comment["if"]
+    render = PR["jobs"]["render"]
+    assert [s for s in render["steps"] if "sticky-pull-request-comment" in s.get("uses", "")] == []
+
+
+# Review L9: the validation report is cluster detail; public repositories do not publish it.
+def test_the_validation_report_is_published_on_private_repositories_only():
+    steps = MAIN["jobs"]["up-first"]["steps"]
+    (validate,) = [s for s in steps if s.get("id") == "validate"]
+    assert validate["env"]["PRIVATE_REPOSITORY"] == "${{ github.event.repository.private }}"
+    assert (
+        'if [ "$PRIVATE_REPOSITORY" = true ] && [ -f "build/validate/$STACK/validate.md" ]; then'
+        in validate["run"].splitlines()
+    )
+    (upload,) = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert upload["if"] == (
+        "always() && steps.validate.outcome != 'skipped' && github.event.repository.private"
+    )
+
+
+# Review L8/L12: the rules that guard the deploys have owners; the placeholder is documented as
+# a required first-setup step.
+def test_codeowners_cover_the_rules_and_say_to_replace_the_placeholder():
+    root = WORKFLOWS.parents[1]
+    text = (root / ".github" / "CODEOWNERS").read_text()
+    owners = dict(line.split() for line in text.splitlines() if line and not line.startswith("#"))
+    for path in ("/policies/", "/components/policies/", "/.github/", "/security/"):
+        assert owners[path] == "@OWNER/platform-security", path
+    assert "FIRST SETUP: replace @OWNER/platform-security" in text
+    security = (root / "docs" / "security.md").read_text()
+    assert "**first setup: replace its placeholder team `@OWNER/platform-security`**" in security

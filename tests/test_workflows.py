@@ -48,13 +48,17 @@ def step(job: dict, name: str) -> dict:
 
 
 def uses(job: dict, action: str, *, install_only: bool = False) -> dict:
-    """The job's one step of ``action``. A deploy job has two of pulumi/actions: the one that
-    only installs the CLI (no ``command``, ``install_only``) and the one that runs a command."""
-    found_all = [s for s in job["steps"] if s.get("uses", "").startswith(f"{action}@")]
+    """The job's one step of ``action``. A deploy job runs pulumi/actions three times: once
+    only to install the CLI (no ``command``, ``install_only``), then ``preview`` and ``up``
+    (issue 29, point 6): the last is the job's own command."""
+    found = [s for s in job["steps"] if s.get("uses", "").startswith(f"{action}@")]
     if action == "pulumi/actions":
-        found_all = [s for s in found_all if ("command" in s["with"]) != install_only]
-    (found,) = found_all
-    return found
+        found = [s for s in found if ("command" in s["with"]) != install_only]
+        if len(found) == 2:
+            assert [f["with"]["command"] for f in found] == ["preview", "up"]
+            return found[-1]
+    (one,) = found
+    return one
 
 
 def action_name(uses_value: str) -> str:
@@ -144,6 +148,8 @@ def test_the_discovery_step_picks_up_a_new_stack_file(project):
         "first": '["dev"]',
         "middle": json.dumps(sorted([*(s for s in BASE if s not in ("dev", "prod")), "staging"])),
         "last": '["prod"]',
+        # Issue 29, point 6: every stack but prod.
+        "previewable": json.dumps(sorted([*(s for s in BASE if s != "prod"), "staging"])),
     }
     assert process.stdout.splitlines() == [f"{k}={v}" for k, v in outputs.items()]
 
@@ -185,11 +191,16 @@ def test_deploy_waves_dev_first_prod_last(stacks, waves):
 
 def test_every_stack_matrix_comes_from_discovery():
     from_discovery = "${{ fromJSON(needs.stacks.outputs.stacks) }}"
-    for job in ("render", "preview"):
+    previewable = "${{ fromJSON(needs.stacks.outputs.previewable) }}"
+    for job, matrix in (
+        ("render", from_discovery),
+        ("comment", from_discovery),
+        ("preview", previewable),
+    ):
         assert "stacks" in PR["jobs"][job]["needs"], job
         assert PR["jobs"][job]["strategy"] == {
             "fail-fast": False,
-            "matrix": {"stack": from_discovery},
+            "matrix": {"stack": matrix},
         }, job
     for wave in ("first", "middle", "last"):
         job = MAIN["jobs"][f"up-{wave}"]
@@ -277,6 +288,7 @@ def test_the_three_deploy_waves_run_the_same_job():
         "pulumi/actions",
         "Commit this stack last deployed",
         "Waits of this change",
+        "Preview",
         "pulumi/actions",
         "Record the deployed commit",
         "Validate the cluster",
@@ -550,6 +562,7 @@ ACTIONS = {
     "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
     "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
     "actions/upload-artifact": ("bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0"),
+    "actions/download-artifact": ("3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", "v8.0.1"),
     "aws-actions/configure-aws-credentials": ("e6de054238d6b7531b4efff3b6587d9aade6a06c", "v6.2.3"),
     "pulumi/auth-actions": ("141415910c3beb54e03b48e9057c204c97b956f2", "v2.1.0"),
     "pulumi/actions": ("8e5e406f4007fca908480587cb9893c07090f58d", "v7.0.0"),
@@ -596,6 +609,12 @@ def test_pip_is_cached_wherever_dependencies_are_installed():
                 re.search(r"\bmake (test|render|venv|conformance)\b|pip install", s.get("run", ""))
                 for s in job["steps"]
             )
+            if job_id == "comment":  # runs no Python (issue 29, point 10)
+                assert [s.get("uses", "").split("@")[0] for s in job["steps"]] == [
+                    "actions/download-artifact",
+                    "marocchino/sticky-pull-request-comment",
+                ]
+                continue
             if not any(s.get("uses", "").startswith("actions/setup-python@") for s in job["steps"]):
                 assert not installs, f"{where}/{job_id}"  # git only (the `changes` job)
                 continue
@@ -609,6 +628,7 @@ def test_pip_is_cached_wherever_dependencies_are_installed():
             else:
                 assert setup == {"python-version": "3.11"}, f"{where}/{job_id}"
     assert sorted(p.name for p in REPO.glob("requirements*.txt")) == [
+        "requirements-build.txt",
         "requirements-dev.txt",
         "requirements.txt",
     ]
@@ -699,13 +719,19 @@ def test_the_comment_and_summary_steps_run_whatever_happened():
     assert step(RENDER, "Fail when the render failed")["if"] == (
         "always() && steps.render.outputs.status != '0'"
     )
-    comment = uses(RENDER, "marocchino/sticky-pull-request-comment")
-    assert comment["with"] == {
-        "header": "render-${{ matrix.stack }}",
-        "path": "build/${{ matrix.stack }}/comment.md",
+    # The comment is posted by the `comment` job from the render's artifact (issue 29,
+    # point 10): the artifact holds build/<stack>, comment.md included, whatever happened.
+    upload = uses(RENDER, "actions/upload-artifact")
+    assert upload["if"] == "always()"
+    assert upload["with"] == {
+        "name": "render-${{ matrix.stack }}",
+        "path": "build/${{ matrix.stack }}",
     }
+    comment = PR["jobs"]["comment"]
+    assert comment["needs"] == ["stacks", "render"]
     assert comment["if"] == (
-        "always() && github.event.pull_request.head.repo.full_name == github.repository"
+        "${{ !cancelled() && needs.stacks.result == 'success' "
+        "&& github.event.pull_request.head.repo.full_name == github.repository }}"
     )
 
 
@@ -841,7 +867,7 @@ esac
 def test_the_gate_takes_its_base_from_the_stack_tag_not_the_push():
     """Fails on the old code, whose BASE was ``github.event.before`` (the previous tip of main,
     not what the stack runs: pending runs are cancelled, failed deploys leave changes behind)."""
-    assert "github.event" not in json.dumps(DEPLOY_JOB)
+    assert "github.event.before" not in json.dumps(DEPLOY_JOB)
     assert GATE["env"] == {"BASE": "${{ steps.deployed.outputs.base }}"}
     assert DEPLOYED["env"] == {
         "PULUMI_BACKEND_URL": "${{ vars.PULUMI_BACKEND_URL }}",
@@ -1041,7 +1067,7 @@ exit "$FAKE_STATUS"
 
 
 def run_validate_step(
-    tmp_path: Path, status: int, args: str = ""
+    tmp_path: Path, status: int, args: str = "", private: str = "true"
 ) -> tuple[subprocess.CompletedProcess, Path]:
     bin_dir, calls, work, temp = (tmp_path / d for d in ("bin", "calls", "work", "temp"))
     for d in (bin_dir, calls, work / ".venv" / "bin", temp):
@@ -1061,6 +1087,7 @@ def run_validate_step(
         "STACK_NAME": "acme/eks-gpu-platform/dev",
         "VALIDATE_PHASES": "deployment,scheduling",
         "VALIDATE_ARGS": args,
+        "PRIVATE_REPOSITORY": private,
     }
     proc = subprocess.run(
         [*BASH, VALIDATE["run"]], cwd=work, env=env, capture_output=True, text=True, timeout=60
@@ -1074,10 +1101,13 @@ def test_the_validation_step_is_switched_per_stack_by_its_stack_file():
         "VALIDATE_PHASES": "${{ steps.settings.outputs.validate-phases }}",
         "VALIDATE_ARGS": "${{ steps.settings.outputs.validate-args }}",
         "STACK_NAME": "${{ steps.settings.outputs.stack-name }}",
+        "PRIVATE_REPOSITORY": "${{ github.event.repository.private }}",
     }
     assert "${{" not in VALIDATE["run"]
     upload = uses(MAIN["jobs"]["up-first"], "actions/upload-artifact")
-    assert upload["if"] == "always() && steps.validate.outcome != 'skipped'"
+    assert upload["if"] == (
+        "always() && steps.validate.outcome != 'skipped' && github.event.repository.private"
+    )
     assert upload["with"] == {
         "name": "validate-${{ matrix.stack }}",
         "path": "build/validate/${{ matrix.stack }}",
@@ -1114,3 +1144,10 @@ def test_the_validation_step_passes_the_stack_files_pools_and_caps(tmp_path):
         f"--cost-cap-usd 5 --kubeconfig {kubeconfig} --report-dir build/validate/dev "
         "--delete-leftovers\n"
     )
+
+
+# Review 2026-11-27, L9: on a public repository the report stays out of the job summary.
+def test_the_validation_report_stays_out_of_a_public_repositorys_summary(tmp_path):
+    proc, root = run_validate_step(tmp_path, 1, private="false")
+    assert proc.returncode == 1, proc.stderr
+    assert (root / "summary.md").read_text() == "before\n"

@@ -559,9 +559,10 @@ class EksCluster(pulumi.ComponentResource):
         account_id: pulumi.Output[str],
         tags: dict[str, str],
     ) -> list[aws.eks.AccessEntry]:
-        """One access entry with ``AmazonEKSAdminViewPolicy`` (cluster scope) per viewer, e.g.
-        the CI preview role: ``pulumi preview`` reads the cluster (the Helm releases' state is
-        in Secrets, which only the AdminView policy may read) and may change nothing. Named
+        """One access entry with ``AmazonEKSViewPolicy`` (cluster scope, no Secrets) per viewer,
+        e.g. the CI preview role: a plain ``pulumi preview`` needs no Secret (viewers.py says
+        why) and may change nothing. The association keeps its ``-admin-view`` name (a stable
+        name; the new policy ARN replaces the association in place). Named
         after the principal (``admin_entry_key``) and tagged ``CLUSTER_TAG``, like the admins'
         entries (an existing untagged entry of a viewer is refused: identity.resolve_access)."""
         policy_arn = partition.apply(viewer_policy_arn)

@@ -152,8 +152,9 @@ class ClusterSpec(Spec):
     )
     viewers: tuple[str, ...] = doc(
         (),
-        "IAM principals granted read-only cluster access (AmazonEKSAdminViewPolicy) through "
-        "access entries, e.g. the CI preview role: full ARNs, or 'role/NAME' / 'user/NAME'.",
+        "IAM principals granted read-only cluster access without Secrets (AmazonEKSViewPolicy) "
+        "through access entries, e.g. the CI preview role: full ARNs, or 'role/NAME' / "
+        "'user/NAME'.",
         output=True,
     )
     node_ssm_access: bool = doc(

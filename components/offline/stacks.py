@@ -12,7 +12,8 @@ The GitHub workflows call this module as a command:
 
 - ``python components/offline/stacks.py matrix``: the stacks as JSON lists, in
   ``$GITHUB_OUTPUT`` form (``stacks=[...]``, ``first=[...]``, ``middle=[...]``,
-  ``last=[...]``). Standard library only, so it runs before anything is installed.
+  ``last=[...]``, ``previewable=[...]``). Standard library only, so it runs before anything
+  is installed.
 - ``python components/offline/stacks.py comment STACK --status N ...``: the pull-request
   comment for one stack's offline render: its summary, or the render's error lines. Standard
   library only: it must work when installing the dependencies failed.
@@ -106,13 +107,26 @@ def deploy_waves(stacks: Iterable[str]) -> dict[str, list[str]]:
     }
 
 
+def previewable(stacks: Iterable[str]) -> list[str]:
+    """The stacks a pull request may preview with credentials: every stack but the protected
+    one (``prod``, the last wave), whose preview runs only in its environment-gated deploy
+    job, with the deploy role, before ``pulumi up`` (issue 29, point 6). Pull requests still
+    render, plan and check every stack offline."""
+    return [s for s in sorted(set(stacks)) if s != LAST]
+
+
 def matrix_outputs(project_dir: Path) -> dict[str, str]:
-    """``$GITHUB_OUTPUT`` values: every stack, and the three deploy waves, as JSON lists."""
+    """``$GITHUB_OUTPUT`` values: every stack, the three deploy waves and the stacks a pull
+    request may preview, as JSON lists."""
     stacks = discover(project_dir)
     if not stacks:
         raise StackFileError(f"no Pulumi.<stack>.yaml in {project_dir}")
     waves = deploy_waves(stacks)
-    return {"stacks": json.dumps(stacks)} | {k: json.dumps(v) for k, v in waves.items()}
+    return (
+        {"stacks": json.dumps(stacks)}
+        | {k: json.dumps(v) for k, v in waves.items()}
+        | {"previewable": json.dumps(previewable(stacks))}
+    )
 
 
 def deploy_settings(

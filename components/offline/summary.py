@@ -41,7 +41,7 @@ def component_counts(recording: mocks.Recording) -> dict[str, int]:
 
 
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
-CLUSTER_VIEW_POLICY = "AmazonEKSAdminViewPolicy"
+CLUSTER_VIEW_POLICY = "AmazonEKSViewPolicy"
 
 
 def cluster_lines(recording: mocks.Recording) -> list[str]:

@@ -96,7 +96,7 @@ def test_viewers_get_a_read_only_access_entry(run_program):
         assert assoc.inputs == {
             "clusterName": "gpu-dev",
             "principalArn": entry.inputs["principalArn"],
-            "policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy",
+            "policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy",
             "accessScope": {"type": "cluster"},
         }
 

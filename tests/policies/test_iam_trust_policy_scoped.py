@@ -85,7 +85,9 @@ def test_irsa_without_the_subject():
     ]
 
 
-@pytest.mark.parametrize("principal", ["*", {"AWS": "*"}, {"AWS": ["111122223333", "*"]}])
+@pytest.mark.parametrize(
+    "principal", ["*", {"AWS": "*"}, {"AWS": ["arn:aws:iam::111122223333:role/Ops", "*"]}]
+)
 def test_anyone(principal):
     document = ec2_trust_policy("amazonaws.com")
     document["Statement"][0]["Principal"] = principal
@@ -99,3 +101,33 @@ def test_a_deny_statement_is_not_a_trust():
     document = ec2_trust_policy("amazonaws.com")
     document["Statement"].append({"Effect": "Deny", "Principal": "*", "Action": "sts:AssumeRole"})
     assert check(role(document), CONFIG) == []
+
+
+# Review 2026-11-27, L7: a foreign account's root in a role trust passed the rule.
+@pytest.mark.parametrize(
+    "principal",
+    ["arn:aws:iam::999999999999:root", "999999999999", "arn:aws-us-gov:iam::999999999999:root"],
+)
+def test_a_whole_account_is_refused(principal):
+    document = ec2_trust_policy("amazonaws.com")
+    document["Statement"][0]["Principal"] = {"AWS": principal}
+    assert check(role(document), CONFIG) == [
+        f"assumeRolePolicy statement #1 trusts the whole account '{principal}': every "
+        "principal that account allows may assume the role; name the role that needs it, or "
+        "list the account in the rule's trustedAccounts (now none)"
+    ]
+
+
+def test_a_trusted_account_and_a_named_role_pass():
+    document = ec2_trust_policy("amazonaws.com")
+    document["Statement"][0]["Principal"] = {
+        "AWS": ["arn:aws:iam::111122223333:root", "arn:aws:iam::999999999999:role/Deployer"]
+    }
+    config = RULE.config({"trustedAccounts": ["111122223333"]})
+    assert check(role(document), config) == []
+    assert check(role(document), CONFIG) == [
+        "assumeRolePolicy statement #1 trusts the whole account "
+        "'arn:aws:iam::111122223333:root': every principal that account allows may assume the "
+        "role; name the role that needs it, or list the account in the rule's trustedAccounts "
+        "(now none)"
+    ]

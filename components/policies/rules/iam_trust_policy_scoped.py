@@ -1,8 +1,9 @@
-"""Role trust policies name who may assume them: no anonymous principal, no unconditioned EKS
-Pod Identity or web-identity (IRSA) trust."""
+"""Role trust policies name who may assume them: no anonymous principal, no whole account
+outside ``trustedAccounts``, no unconditioned EKS Pod Identity or web-identity (IRSA) trust."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,16 +21,30 @@ POD_IDENTITY_KEYS = (
 POD_IDENTITY_CLUSTER_KEYS = ("aws:RequestTag/eks-cluster-arn", "aws:RequestTag/eks-cluster-name")
 EXACT = ("StringEquals", "StringEqualsIgnoreCase", "ArnEquals")
 PATTERN = (*EXACT, "StringLike", "ArnLike")
+# An AWS principal naming a whole account: its root ARN or the bare account id ("Specifying a
+# principal", IAM user guide, reference_policies_elements_principal.html#principal-accounts:
+# either form delegates to every principal that account's own policies allow).
+ACCOUNT_PRINCIPAL = re.compile(r"^(?:arn:[a-z-]+:iam::(\d{12}):root|(\d{12}))$")
 
 
-def _principals(statement: Statement) -> tuple[bool, list[str], list[str]]:
-    """(anonymous, services, federated) of a statement's Principal."""
+def _principals(statement: Statement) -> tuple[bool, list[str], list[str], list[str]]:
+    """(anonymous, aws, services, federated) of a statement's Principal."""
     principal = statement.body.get("Principal")
     if principal == "*":
-        return True, [], []
+        return True, [], [], []
     body = mapping(principal)
-    anonymous = "*" in strings(body.get("AWS"))
-    return anonymous, strings(body.get("Service")), strings(body.get("Federated"))
+    aws = strings(body.get("AWS"))
+    return "*" in aws, aws, strings(body.get("Service")), strings(body.get("Federated"))
+
+
+def _whole_accounts(aws: list[str], trusted: list[str]) -> list[str]:
+    """The AWS principals of ``aws`` that name a whole account not in ``trusted``."""
+    out = []
+    for principal in aws:
+        match = ACCOUNT_PRINCIPAL.match(principal)
+        if match and (match.group(1) or match.group(2)) not in trusted:
+            out.append(principal)
+    return out
 
 
 def _pinned(condition: Any, key: str, operators: tuple[str, ...]) -> bool:
@@ -38,16 +53,22 @@ def _pinned(condition: Any, key: str, operators: tuple[str, ...]) -> bool:
     return bool(values) and not any(set(v) <= {"*", "?"} for v in values)
 
 
-def _statement_problems(label: str, statement: Statement) -> list[str]:
+def _statement_problems(label: str, statement: Statement, trusted: list[str]) -> list[str]:
     if not is_allow(statement):
         return []
-    anonymous, services, federated = _principals(statement)
+    anonymous, aws, services, federated = _principals(statement)
     condition = statement.body.get("Condition")
     out = []
     if anonymous:
         out.append(
             f'{label} trusts Principal "*": anyone in any AWS account may assume the role; '
             "name the account, role or service that needs it"
+        )
+    for principal in _whole_accounts(aws, trusted):
+        out.append(
+            f"{label} trusts the whole account {principal!r}: every principal that account "
+            "allows may assume the role; name the role that needs it, or list the account in "
+            f"the rule's trustedAccounts (now {', '.join(trusted) or 'none'})"
         )
     if any(s.lower() == POD_IDENTITY for s in services):
         missing = [k for k in POD_IDENTITY_KEYS if not _pinned(condition, k, EXACT)]
@@ -85,18 +106,34 @@ def check(props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
         return []  # IAM refuses it; not a trust question
     out = []
     for statement in doc.statements:
-        out += _statement_problems(f"assumeRolePolicy {statement.label}", statement)
+        out += _statement_problems(
+            f"assumeRolePolicy {statement.label}",
+            statement,
+            [str(a) for a in config.get("trustedAccounts") or []],
+        )
     return out
 
 
 RULE = Rule(
     name="iam-trust-policy-scoped",
     description=(
-        'Role trust policies must name who may assume the role: no Principal "*", and EKS '
+        'Role trust policies must name who may assume the role: no Principal "*", no whole '
+        "account (its root or bare id) outside trustedAccounts, and EKS "
         "Pod Identity or web-identity (IRSA) trusts pinned to a cluster, namespace and service "
         "account (EKS user guide, pod-id-role; EKS Best Practices, IAM): an unconditioned trust "
         "lets any workload in the account take the role."
     ),
+    config_schema={
+        "trustedAccounts": {
+            "type": "array",
+            "items": {"type": "string", "pattern": "^[0-9]{12}$"},
+            "default": [],
+            "description": (
+                "Account ids whose whole account (arn:...:iam::<id>:root, or the bare id) a "
+                "role may trust; the platform's own roles trust none."
+            ),
+        },
+    },
     enforcement_level=MANDATORY,
     category="security",
     severity="high",
