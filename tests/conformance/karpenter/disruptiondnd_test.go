@@ -25,13 +25,19 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/disruption"
 )
 
-// queueNamespace: the first namespace of the render that carries a queue label.
-func queueNamespace(r *Render) (string, string) {
+// queueNamespace: the namespace of the first leaf queue the render routes to pool (its Queue's
+// node-pools annotation, oracle_test.go), and that queue: the tenancy policies refuse a pod that
+// selects a pool routed to other queues only (components/scheduler/tenancy_policies.py), so the
+// KAI pod of a pool is one of that pool's queues.
+func queueNamespace(r *Render, pool string) (string, string) {
+	queues, err := renderQueues(r)
+	if err != nil {
+		return "", ""
+	}
 	for _, d := range r.Kind("Namespace") {
-		for k, v := range d.Object.GetLabels() {
-			if k == "eks-gpu-platform.io/queue" {
-				return d.Object.GetName(), v
-			}
+		q := d.Object.GetLabels()["eks-gpu-platform.io/queue"]
+		if kq := queues[q]; q != "" && kq != nil && lo.Contains(kq.Pools, pool) {
+			return d.Object.GetName(), q
 		}
 	}
 	return "", ""
@@ -39,15 +45,15 @@ func queueNamespace(r *Render) (string, string) {
 
 // kaiNonPreemptiblePod: what a KAI user submits for serving: schedulerName kai-scheduler,
 // priorityClassName inference (KAI's class, value 125 >= 100: non-preemptible, KAI v0.16.8
-// pkg/common/podgroup/preemptible.go L10-26), restricted Pod Security, bound to the node.
-func kaiNonPreemptiblePod(h *Harness, nodePool, ns, queue, name, node string) *corev1.Pod {
+// pkg/common/podgroup/preemptible.go L10-26), restricted Pod Security, selecting its NodePool
+// (created unbound: the tenancy policies refuse spec.nodeName at CREATE; bindPod binds it as a
+// scheduler does).
+func kaiNonPreemptiblePod(h *Harness, nodePool, ns, queue, name string) *corev1.Pod {
 	p := nodePoolPod(h, nodePool, name, "")
 	p.Namespace = ns
 	p.Labels = map[string]string{"kai.scheduler/queue": queue}
 	p.Spec.SchedulerName = "kai-scheduler"
 	p.Spec.PriorityClassName = "inference"
-	p.Spec.NodeName = node
-	p.Spec.NodeSelector = nil
 	p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: lo.ToPtr(true), RunAsUser: lo.ToPtr(int64(65532)),
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: lo.ToPtr(false),
@@ -76,9 +82,9 @@ func scenarioDoNotDisrupt(r *Render, d *InstanceData) []error {
 		return []error{fmt.Errorf("%s: render %s has no non-preemptible GPU NodePool", sc, r.Stack)}
 	}
 	p := promised[np]
-	ns, queue := queueNamespace(r)
+	ns, queue := queueNamespace(r, poolOf(h, np))
 	if ns == "" {
-		return []error{fmt.Errorf("%s: render %s has no queue namespace", sc, r.Stack)}
+		return []error{fmt.Errorf("%s: render %s has no queue namespace routed to pool %s", sc, r.Stack, poolOf(h, np))}
 	}
 	table, err := loadAMIReleases()
 	if err != nil {
@@ -104,9 +110,14 @@ func scenarioDoNotDisrupt(r *Render, d *InstanceData) []error {
 	// The KAI pods, created through the render's admission policies.
 	var kai []*corev1.Pod
 	for i, ln := range launched[np] {
-		pod := kaiNonPreemptiblePod(h, np, ns, queue, fmt.Sprintf("serve-%d", i), ln.Node.Name)
+		pod := kaiNonPreemptiblePod(h, np, ns, queue, fmt.Sprintf("serve-%d", i))
 		if err := h.Client.Create(h.Ctx, pod); err != nil {
 			return append(errs, fmt.Errorf("%s: %s: the API server refused the KAI non-preemptible pod %s/%s: %v", sc, where, ns, pod.Name, err))
+		}
+		// Bound as a scheduler binds (harness_test.go bindPod: the pods/binding subresource, KAI's
+		// binder does the same, kai-scheduler v0.16.8 pkg/binder/binding/binder.go L71-78).
+		if err := bindPod(h.Ctx, h.Client, pod, ln.Node.Name); err != nil {
+			return append(errs, fmt.Errorf("%s: %s: binding %s/%s to %s: %v", sc, where, ns, pod.Name, ln.Node.Name, err))
 		}
 		if pod.Annotations[doNotDisrupt] != "true" {
 			errs = append(errs, fmt.Errorf("%s: %s: the render's admission policies did not annotate KAI non-preemptible pod %s/%s (schedulerName kai-scheduler, priorityClassName inference) %s=\"true\"; annotations %v",
