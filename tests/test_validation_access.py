@@ -29,6 +29,7 @@ from test_preflight import (
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.errors import SpecError
+from eks_gpu_platform.offline.summary import markdown_summary
 from eks_gpu_platform.offline.write import kubernetes_objects
 from eks_gpu_platform.platform import stack_config_values
 from eks_gpu_platform.validation_access.kinds import platform_kinds
@@ -224,9 +225,18 @@ def test_the_entry_is_standard_in_the_group_without_a_policy(deployed):
     assert not [r.name for r in deployed.resources if entry.urn in r.dependencies]
 
 
+def test_the_summary_names_the_validation_role(deployed):
+    text = markdown_summary(deployed, "dev")
+    assert [line for line in text.splitlines() if line.startswith("- Validation:")] == [
+        f"- Validation: `arn:aws:iam::{ACCOUNT}:role/GitHubActionsValidate-dev` (group "
+        "`eks-gpu-platform-validate`, its own ClusterRole, no access policy)"
+    ]
+
+
 def test_no_principal_no_role_binding_or_entry(monkeypatch):
     rec = up(monkeypatch, dev_config())
     assert (rec.of_type(ROLE), rec.of_type(BINDING)) == ([], [])
+    assert "- Validation:" not in markdown_summary(rec, "dev")
     assert not [r for r in rec.of_type(ENTRY) if r.name.startswith("platform-validation")]
 
 

@@ -1,6 +1,8 @@
 """The validation run's own least-privilege ClusterRole (issue 29, point 8), instead of
 cluster-admin. Pure: the render in, manifests out; ``python -m eks_gpu_platform.validate.rbac
 --stack dev`` (``make validate-rbac STACK=dev``) prints them as YAML for ``kubectl apply -f -``.
+A stack that sets ``validation.principal`` deploys them itself, from the kinds its config
+renders, with the principal's access entry in ``GROUP`` (``validation_access``).
 
 Every API call of ``components/validate/`` goes through ``core.Kube`` (``get``, ``list``,
 ``create``, ``delete``, ``logs``; ``served`` reads discovery, which every authenticated user may:
