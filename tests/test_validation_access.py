@@ -2,11 +2,12 @@
 access entry in the Kubernetes group ``eks-gpu-platform-validate`` with no access policy, and the
 group is bound to the validation's least-privilege ClusterRole, created by the stack.
 
-EKS: an access entry's ``kubernetesGroups`` get only what RBAC binds to them ("If you specify a
-Kubernetes group name, you must also create a Kubernetes Role or ClusterRole and RoleBinding or
-ClusterRoleBinding for the group", https://docs.aws.amazon.com/eks/latest/userguide/
-access-entries.html). Expected manifests and inputs are written out here; the kinds oracle is
-the offline render's ``manifests/`` (every ``kubernetes:`` registration but Helm releases)."""
+EKS: an access entry's ``kubernetesGroups`` are "The value for name that you've specified for
+kind: Group as a subject in a Kubernetes RoleBinding or ClusterRoleBinding object"
+(https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html; user guide:
+https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html). Expected manifests and
+inputs are written out here; the kinds oracle is the offline render's ``manifests/`` (every
+``kubernetes:`` registration but Helm releases)."""
 
 from __future__ import annotations
 

@@ -2,10 +2,12 @@
 validation principal's EKS access entry in that group.
 
 - The entry is type ``STANDARD`` with ``kubernetesGroups: [GROUP]`` and no access policy
-  association: EKS puts the principal in those Kubernetes groups and what they may do is
-  whatever RBAC binds to them ("If you specify a Kubernetes group name, you must also create
-  a Kubernetes Role or ClusterRole and RoleBinding or ClusterRoleBinding for the group",
-  https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html; ``kubernetesGroups``,
+  association: EKS puts the principal in those Kubernetes groups, and what they may do is what
+  RBAC binds to them (https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html;
+  CreateAccessEntry: "Kubernetes RBAC authorization requires you to create and manage
+  Kubernetes Role, ClusterRole, RoleBinding, and ClusterRoleBinding objects", and
+  ``kubernetesGroups`` is "The value for name that you've specified for kind: Group as a
+  subject in a Kubernetes RoleBinding or ClusterRoleBinding object",
   https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html). So the run
   can do what ``validate.rbac.cluster_role`` lists and nothing else.
 - Ordering (``depends_on``; the engine deletes dependents first, FACTS section 0): the binding
