@@ -114,6 +114,17 @@ def test_without_the_scheduler_the_kinds_follow_the_render(monkeypatch):
     assert platform_kinds(config_of(config, "us-west-2")) == expected
 
 
+def test_before_kubernetes_1_36_no_mutating_policy_kind(monkeypatch):
+    """MutatingAdmissionPolicy v1 is GA from 1.36 (KEP-3962); the platform renders it only
+    there, so a 1.35 stack's role reads no such kind."""
+    config = dev_config(kubernetesVersion="1.35")
+    config["eks-gpu-platform:cluster"].pop("addonVersions")
+    rec = up(monkeypatch, config)
+    expected = [k for k in DEV_KINDS if not k[1].startswith("MutatingAdmissionPolicy")]
+    assert rendered_kinds(rec) == expected
+    assert platform_kinds(config_of(config, "us-west-2")) == expected
+
+
 # ---- what the stack registers -----------------------------------------------------------------
 
 DEPLOYED_ROLE_RULES = [

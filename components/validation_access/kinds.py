@@ -10,14 +10,15 @@ resource but Helm releases, ``offline/write.py``):
   needs_node_overlay``, the same test that turns on Karpenter's gate);
 - the GPU Operator: its ``Namespace`` (``gpu_operator/component.py``);
 - the KAI scheduler (on, with the GPU Operator): its and the queues' ``Namespace``, the
-  ``PriorityClass``, ``Queue``, admission policies and bindings, ``NetworkPolicy``
-  (``scheduler/component.py``);
+  ``PriorityClass``, ``Queue``, validating admission policies and bindings, from Kubernetes
+  1.36 mutating ones too, ``NetworkPolicy`` (``scheduler/component.py``, which the platform
+  builds with its guardrails and disruption policy on);
 - a finite queue GPU limit: a ``ResourceQuota`` (``tenants.quota``);
 - ``validation.principal``: the ``ClusterRole`` and ``ClusterRoleBinding`` themselves
   (``component.py``), so ``deployment`` can read them back.
 
 tests/test_validation_access.py holds this equal to the offline render's kinds of the fixture
-stacks and of variants turning each part off.
+stacks, with a principal, without the scheduler, and on Kubernetes 1.35.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..budget.stack import needs_node_overlay
+from ..karpenter.spec import version_tuple
+from ..scheduler.constants import MUTATING_ADMISSION_POLICY_GA
 from ..tenants.quota import resource_quota_manifests
 
 Kind = tuple[str, str]
@@ -36,6 +39,9 @@ _SCHEDULER: tuple[Kind, ...] = (
     ("networking.k8s.io/v1", "NetworkPolicy"),
     ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
     ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+)
+# From Kubernetes 1.36 only (scheduler.constants.MUTATING_ADMISSION_POLICY_GA).
+_MUTATING: tuple[Kind, ...] = (
     ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"),
     ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding"),
 )
@@ -56,6 +62,9 @@ def platform_kinds(config: Any) -> list[Kind]:
         kinds.add(("v1", "Namespace"))
         if config.scheduler.enabled:
             kinds |= set(_SCHEDULER)
+            minor = version_tuple(config.cluster.kubernetes_version)[:2]
+            if minor >= MUTATING_ADMISSION_POLICY_GA:
+                kinds |= set(_MUTATING)
             if resource_quota_manifests(config):
                 kinds.add(("v1", "ResourceQuota"))
     if config.validation.principal is not None:
