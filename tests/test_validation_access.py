@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import REPO, shared_render
 from stack_files import fixture_stack
 from test_preflight import (
     ACCOUNT,
@@ -79,9 +78,9 @@ RBAC_KINDS = [
 
 
 @pytest.mark.parametrize("name", ["dev", "prod"])
-def test_the_kinds_are_the_fixture_renders_kinds(name):
+def test_the_kinds_are_the_fixture_renders_kinds(name, render_stack):
     stack = fixture_stack(name)
-    rec = shared_render(REPO, stack)
+    rec = render_stack(name)
     assert rendered_kinds(rec) == DEV_KINDS  # both fixture stacks render the same kinds
     assert platform_kinds(config_of(stack.config, stack.region)) == DEV_KINDS
 
