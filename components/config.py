@@ -76,6 +76,7 @@ from .spec import (
 )
 from .tenants.checks import tenant_conflict_problems, tenant_partition_problems
 from .validate.spec import ValidationSpec
+from .validation_access.checks import principal_problems
 
 # The configuration namespaces something reads, besides the project's own (the program reads
 # ``<project>:<key>``). The engine hands a provider of package ``pkg`` exactly the stack's keys of
@@ -302,6 +303,8 @@ class PlatformConfig(Spec):
             out += tenant_partition_problems(self.scheduler.queues, self.region, self.partition)
         if {"cluster", "scheduler"} <= valid:
             out += tenant_conflict_problems(self.cluster, self.scheduler.queues)
+        if {"cluster", "scheduler", "validation", "region"} <= valid:
+            out += principal_problems(self)
         keys: list[tuple[Any, Any]] = []
         if "cluster" in valid:
             keys.append((("cluster", "kms_key_arn"), self.cluster.kms_key_arn))

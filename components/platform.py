@@ -42,6 +42,7 @@ from .scheduler.tenancy import PoolAccess, queue_tenancy
 from .schema import typed_dict_for
 from .spec import SpecError, config_from_python
 from .tenants.component import tenant_access
+from .validation_access.component import validation_access
 
 
 def tenant_pools(config: PlatformConfig) -> list[PoolAccess]:
@@ -392,6 +393,15 @@ class GpuPlatform(pulumi.ComponentResource):
                 child,
                 principal_arns=preflight.access.principals,
             )
+        # The validation run's own identity and ClusterRole (validation.principal).
+        self.validation_access = validation_access(
+            f"{name}-validation",
+            config,
+            self.cluster,
+            tags,
+            child,
+            principal_arns=preflight.access.principals,
+        )
         self.cluster_name = self.cluster.cluster_name
         self.kubeconfig = pulumi.Output.secret(self.cluster.kubeconfig)
         self.cluster_endpoint = self.cluster.endpoint

@@ -10,7 +10,8 @@ A refused `up` then left a VPC and an EIP in the state.
 The checks, each a synchronous invoke through the platform's AWS provider:
 
 - the AMI alias of every pool has an image for the cluster's minor (``amis.py``);
-- the deployer, every admin, viewer, the break-glass role and every queue's tenant exist,
+- the deployer, every admin, viewer, the break-glass role, every queue's tenant and the
+  validation principal exist,
   their entries' ARNs, and the existing cluster's entries (``cluster/identity.py``,
   ``cluster/principals.py``);
 - every GPU pool's largest node fits the EC2 vCPU quotas (``quotas.py``; refused at preview
@@ -35,6 +36,7 @@ from .karpenter.spot_role import SpotRolePlan, spot_role_plan
 from .quotas import check_quotas, stack_needs
 from .spec import SpecError
 from .tenants.access import tenant_principal_keys
+from .validation_access.checks import validation_principal_keys
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ def run_preflight(
             f"{name}-cluster",
             config.cluster,
             provider,
-            tenant_principal_keys(config),
+            [*tenant_principal_keys(config), *validation_principal_keys(config)],
         )
     except SpecError as error:
         lines += error.lines or str(error).splitlines()

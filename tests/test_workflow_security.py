@@ -65,6 +65,7 @@ EXPECTED = {
             "${{ matrix.stack }}",
             {
                 "AWS_DEPLOY_ROLE_ARN",
+                "AWS_VALIDATE_ROLE_ARNS",
                 "PULUMI_ORG",
                 "PULUMI_DEPLOY_TEAM",
                 "PULUMI_BACKEND_URL",

@@ -52,6 +52,10 @@ def uses(job: dict, action: str, *, install_only: bool = False) -> dict:
     only to install the CLI (no ``command``, ``install_only``), then ``preview`` and ``up``
     (issue 29, point 6): the last is the job's own command."""
     found = [s for s in job["steps"] if s.get("uses", "").startswith(f"{action}@")]
+    if action == "aws-actions/configure-aws-credentials":
+        # A deploy job's second one assumes the validation role (issue 29, point 8): the
+        # validation's own test reads it.
+        found = [s for s in found if "AWS_VALIDATE_ROLE_ARNS" not in str(s["with"])]
     if action == "pulumi/actions":
         found = [s for s in found if ("command" in s["with"]) != install_only]
         if len(found) == 2:
@@ -291,6 +295,8 @@ def test_the_three_deploy_waves_run_the_same_job():
         "Preview",
         "pulumi/actions",
         "Record the deployed commit",
+        "Kubeconfig for the validation",
+        "aws-actions/configure-aws-credentials",
         "Validate the cluster",
         "actions/upload-artifact",
     ]
@@ -533,6 +539,7 @@ def header(path: Path) -> str:
             "main.yml",
             {
                 "AWS_DEPLOY_ROLE_ARN",
+                "AWS_VALIDATE_ROLE_ARNS",
                 "PULUMI_ORG",
                 "PULUMI_DEPLOY_TEAM",
                 "PULUMI_BACKEND_URL",
@@ -1046,6 +1053,8 @@ def test_an_empty_state_plans_every_resource_as_a_create_with_no_wait(tmp_path):
 # --- the validation after `pulumi up` (issue 24) -----------------------------------------------
 
 VALIDATE = step(MAIN["jobs"]["up-first"], "Validate the cluster")
+KUBECONFIG_STEP = step(MAIN["jobs"]["up-first"], "Kubeconfig for the validation")
+VALIDATE_ROLE = "${{ fromJSON(vars.AWS_VALIDATE_ROLE_ARNS || '{}')[matrix.stack] }}"
 
 FAKE_PULUMI = """#!/bin/sh
 echo "$@" > "$CALLS/pulumi"
@@ -1064,11 +1073,18 @@ while [ $# -gt 0 ]; do
 done
 exit "$FAKE_STATUS"
 """
+VALIDATE_ROLE_ARN = "arn:aws:iam::111122223333:role/GitHubActionsValidate-dev"
 
 
-def run_validate_step(
-    tmp_path: Path, status: int, args: str = "", private: str = "true"
+def run_validate_steps(
+    tmp_path: Path,
+    status: int,
+    args: str = "",
+    role: str = VALIDATE_ROLE_ARN,
+    private: str = "true",
 ) -> tuple[subprocess.CompletedProcess, Path]:
+    """The kubeconfig step, then (when it succeeded) the validation step, as the job runs them
+    (the credentials step between them only changes the AWS session)."""
     bin_dir, calls, work, temp = (tmp_path / d for d in ("bin", "calls", "work", "temp"))
     for d in (bin_dir, calls, work / ".venv" / "bin", temp):
         d.mkdir(parents=True)
@@ -1085,13 +1101,23 @@ def run_validate_step(
         "GITHUB_STEP_SUMMARY": str(summary),
         "STACK": "dev",
         "STACK_NAME": "acme/eks-gpu-platform/dev",
+        "VALIDATE_ROLE_ARN": role,
         "VALIDATE_PHASES": "deployment,scheduling",
         "VALIDATE_ARGS": args,
         "PRIVATE_REPOSITORY": private,
     }
     proc = subprocess.run(
-        [*BASH, VALIDATE["run"]], cwd=work, env=env, capture_output=True, text=True, timeout=60
+        [*BASH, KUBECONFIG_STEP["run"]],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
+    if proc.returncode == 0:
+        proc = subprocess.run(
+            [*BASH, VALIDATE["run"]], cwd=work, env=env, capture_output=True, text=True, timeout=60
+        )
     return proc, tmp_path
 
 
@@ -1100,7 +1126,6 @@ def test_the_validation_step_is_switched_per_stack_by_its_stack_file():
     assert VALIDATE["env"] == {
         "VALIDATE_PHASES": "${{ steps.settings.outputs.validate-phases }}",
         "VALIDATE_ARGS": "${{ steps.settings.outputs.validate-args }}",
-        "STACK_NAME": "${{ steps.settings.outputs.stack-name }}",
         "PRIVATE_REPOSITORY": "${{ github.event.repository.private }}",
     }
     assert "${{" not in VALIDATE["run"]
@@ -1115,9 +1140,58 @@ def test_the_validation_step_is_switched_per_stack_by_its_stack_file():
     }
 
 
+def test_the_validation_runs_as_the_validation_role_not_the_deploy_role():
+    """Issue 29, point 8: after `up` and the tag (deploy role), the kubeconfig (still the deploy
+    role: the state), then the validation role through OIDC, then the validation."""
+    steps = MAIN["jobs"]["up-first"]["steps"]
+    names = [s.get("name") or action_name(s.get("uses", "")) for s in steps]
+    at = names.index("Kubeconfig for the validation")
+    assert names[at - 1 : at + 4] == [
+        "Record the deployed commit",
+        "Kubeconfig for the validation",
+        "aws-actions/configure-aws-credentials",
+        "Validate the cluster",
+        "actions/upload-artifact",
+    ]
+    credentials = steps[at + 1]
+    assert credentials["if"] == "steps.settings.outputs.validate-phases != ''"
+    assert credentials["with"] == {
+        "role-to-assume": VALIDATE_ROLE,
+        "aws-region": "${{ steps.settings.outputs.region }}",
+        "unset-current-credentials": True,
+        "role-duration-seconds": 21600,
+    }
+    assert KUBECONFIG_STEP["if"] == "steps.settings.outputs.validate-phases != ''"
+    assert KUBECONFIG_STEP["env"] == {
+        "STACK_NAME": "${{ steps.settings.outputs.stack-name }}",
+        "VALIDATE_ROLE_ARN": VALIDATE_ROLE,
+    }
+    # The deploy role is assumed once, before `up`, and nowhere after the validation role.
+    deploy = [
+        i
+        for i, s in enumerate(steps)
+        if s.get("with", {}).get("role-to-assume") == ("${{ vars.AWS_DEPLOY_ROLE_ARN }}")
+    ]
+    assert len(deploy) == 1 and deploy[0] < at
+
+
+def test_without_a_validation_role_the_job_fails_and_nothing_runs(tmp_path):
+    proc, root = run_validate_steps(tmp_path, 0, role="")
+    assert proc.returncode == 1
+    assert proc.stdout == (
+        "::error title=No validation role for dev::The stack file's "
+        "eks-gpu-platform:validation.afterDeploy asks for a validation after pulumi up, but the "
+        "repository variable AWS_VALIDATE_ROLE_ARNS has no role for stack dev. The validation "
+        "never runs as the deploy role: set validation.principal in Pulumi.dev.yaml, deploy, and "
+        "add the role to AWS_VALIDATE_ROLE_ARNS (docs/ci.md), or remove afterDeploy.\n"
+    )
+    assert sorted(p.name for p in (root / "calls").iterdir()) == []  # no pulumi, no python
+    assert not (root / "temp" / "kubeconfig.json").exists()
+
+
 @pytest.mark.parametrize("status", [0, 1, 2])
 def test_the_validation_step_runs_the_cli_with_the_stack_output_kubeconfig(tmp_path, status):
-    proc, root = run_validate_step(tmp_path, status)
+    proc, root = run_validate_steps(tmp_path, status)
     assert proc.returncode == status, proc.stderr
     calls = root / "calls"
     assert (calls / "pulumi").read_text() == (
@@ -1136,7 +1210,7 @@ def test_the_validation_step_runs_the_cli_with_the_stack_output_kubeconfig(tmp_p
 
 
 def test_the_validation_step_passes_the_stack_files_pools_and_caps(tmp_path):
-    proc, root = run_validate_step(tmp_path, 0, "--pool gpu-spot --cost-cap-usd 5")
+    proc, root = run_validate_steps(tmp_path, 0, "--pool gpu-spot --cost-cap-usd 5")
     assert proc.returncode == 0, proc.stderr
     kubeconfig = root / "temp" / "kubeconfig.json"
     assert (root / "calls" / "python").read_text() == (
@@ -1148,6 +1222,6 @@ def test_the_validation_step_passes_the_stack_files_pools_and_caps(tmp_path):
 
 # Review 2026-11-27, L9: on a public repository the report stays out of the job summary.
 def test_the_validation_report_stays_out_of_a_public_repositorys_summary(tmp_path):
-    proc, root = run_validate_step(tmp_path, 1, private="false")
+    proc, root = run_validate_steps(tmp_path, 1, private="false")
     assert proc.returncode == 1, proc.stderr
     assert (root / "summary.md").read_text() == "before\n"

@@ -42,6 +42,8 @@ def component_counts(recording: mocks.Recording) -> dict[str, int]:
 
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 CLUSTER_VIEW_POLICY = "AmazonEKSViewPolicy"
+# validate.rbac.GROUP (not imported: the summary stays free of the validation package).
+VALIDATE_GROUP = "eks-gpu-platform-validate"
 
 
 def cluster_lines(recording: mocks.Recording) -> list[str]:
@@ -66,6 +68,18 @@ def cluster_lines(recording: mocks.Recording) -> list[str]:
     for label, policy in (("Admins", CLUSTER_ADMIN_POLICY), ("Viewers", CLUSTER_VIEW_POLICY)):
         principals = sorted(policies.get(policy, []))
         lines.append(f"- {label}: " + (", ".join(f"`{p}`" for p in principals) or "none"))
+    # validation.principal: an entry in the validation's group, no access policy.
+    validators = sorted(
+        str(e.inputs.get("principalArn"))
+        for e in recording.of_type("aws:eks/accessEntry:AccessEntry")
+        if VALIDATE_GROUP in (e.inputs.get("kubernetesGroups") or [])
+    )
+    if validators:
+        lines.append(
+            "- Validation: "
+            + ", ".join(f"`{p}`" for p in validators)
+            + f" (group `{VALIDATE_GROUP}`, its own ClusterRole, no access policy)"
+        )
     addons = recording.of_type("aws:eks/addon:Addon")
     if addons:  # offline, a version not pinned reads "resolved at deploy for <minor>"
         lines.append(

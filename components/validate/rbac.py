@@ -1,6 +1,8 @@
 """The validation run's own least-privilege ClusterRole (issue 29, point 8), instead of
 cluster-admin. Pure: the render in, manifests out; ``python -m eks_gpu_platform.validate.rbac
 --stack dev`` (``make validate-rbac STACK=dev``) prints them as YAML for ``kubectl apply -f -``.
+A stack that sets ``validation.principal`` deploys them itself, from the kinds its config
+renders, with the principal's access entry in ``GROUP`` (``validation_access``).
 
 Every API call of ``components/validate/`` goes through ``core.Kube`` (``get``, ``list``,
 ``create``, ``delete``, ``logs``; ``served`` reads discovery, which every authenticated user may:
@@ -47,7 +49,13 @@ PHASE_RULES: Mapping[str, tuple[Rule, ...]] = {
     "preflight": (("", "namespaces", ("list", "create", "delete")),),
     # deployment.py: the controllers' Deployments and DaemonSets, every rendered object
     # (rendered_rules), the Karpenter objects' status (rendered kinds too).
-    "deployment": (("apps", "deployments", ("get",)), ("apps", "daemonsets", ("get",))),
+    # daemonsets.py: the nodes a DaemonSet with no pod should run on (a 0-desired DaemonSet on
+    # a cluster with such nodes is not ready).
+    "deployment": (
+        ("apps", "deployments", ("get",)),
+        ("apps", "daemonsets", ("get",)),
+        ("", "nodes", ("list",)),
+    ),
     # capacity.py: a queue namespace, a Job, its pod's log, the NodeClaims of the pool's
     # NodePools, the Node, then the pod, the Job and (consolidateAfter Never) the NodeClaim.
     "capacity": (

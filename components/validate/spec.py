@@ -10,9 +10,11 @@ GPU pools with the other cross-section checks (``config.PlatformConfig``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
+from ..aws import IAM_PRINCIPAL_PATTERN, IAM_SHORTHAND_PATTERN
 from ..spec import Problem, Spec, doc, show
 
 # core.PHASES, in the order they run (tests/validate/test_spec.py holds them equal).
@@ -39,6 +41,12 @@ class ValidationSpec(Spec):
     time_cap_minutes: float | None = doc(
         None, "The longest any one check may wait (`--time-cap-minutes`; default 30)."
     )
+    principal: str | None = doc(
+        None,
+        "IAM role the validation runs as: the stack gives it an EKS access entry bound to the "
+        "validation's own ClusterRole (docs/validation.md, least-privilege RBAC): a role ARN "
+        "or 'role/NAME'; none when unset.",
+    )
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
@@ -62,7 +70,23 @@ class ValidationSpec(Spec):
             out.append(
                 (("time_cap_minutes",), f"{show(self.time_cap_minutes)} is not a number > 0")
             )
+        if self.principal is not None and not _is_role(self.principal):
+            out.append(
+                (
+                    ("principal",),
+                    f"{show(self.principal)} is not an IAM role; expected an ARN such as "
+                    "'arn:<partition>:iam::<account>:role/NAME' or 'role/NAME'",
+                )
+            )
         return out
+
+
+def _is_role(principal: str) -> bool:
+    """An IAM role ARN or ``role/NAME`` (a user's long-lived keys are not for CI)."""
+    written = re.fullmatch(IAM_PRINCIPAL_PATTERN, principal) or re.fullmatch(
+        IAM_SHORTHAND_PATTERN, principal
+    )
+    return bool(written) and principal.split(":")[-1].startswith("role/")
 
 
 def validate_args(spec: ValidationSpec) -> tuple[str, str]:

@@ -92,11 +92,9 @@ def test_the_dev_role_is_exactly_this(render_dir):
                 "resources": ["namespaces", "pods"],
                 "verbs": ["get", "list", "create", "delete"],
             },
-            {
-                "apiGroups": [""],
-                "resources": ["nodes", "pods/log", "resourcequotas"],
-                "verbs": ["get"],
-            },
+            # nodes: list too, for the DaemonSets with no pod (validate/daemonsets.py).
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]},
+            {"apiGroups": [""], "resources": ["pods/log", "resourcequotas"], "verbs": ["get"]},
             {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["create", "delete"]},
             {
                 "apiGroups": ["admissionregistration.k8s.io"],
