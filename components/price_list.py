@@ -80,7 +80,7 @@ def hourly_usd(result: str) -> float:
 
 def _today() -> datetime.date:
     """The date of the call (UTC)."""
-    return datetime.datetime.now(datetime.timezone.utc).date()
+    return datetime.datetime.now(datetime.UTC).date()
 
 
 def _types(config: PlatformConfig) -> list[str]:
