@@ -103,8 +103,11 @@ def lookup(
     for name in types:
         try:
             answer = invoke(GET_PRODUCT, product_args(region, name))
-            if not answer.get("result"):
-                raise ValueError("the lookup answered unknown")
+            if not answer.get("result"):  # the provider's configuration is not known yet
+                return found, [
+                    f"AWS Price List API, {region}: the lookup of {name} answered unknown; the "
+                    f"hourly costs use {_table_source()}"
+                ]
             found[name] = hourly_usd(answer["result"])
         except Exception as error:  # any failure: the table's figures, never a refusal
             reason = str(error).strip().splitlines()[-1].strip(" *\t")

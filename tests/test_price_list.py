@@ -177,6 +177,18 @@ def test_a_denied_lookup_warns_and_the_tables_figures_stand():
     ]
 
 
+def test_an_unknown_answer_warns_without_blaming_the_permission():
+    lines, warnings = cost_log(config("us-east-1"), lambda token, args: {}, DAY)
+    assert warnings == [
+        "AWS Price List API, us-east-1: the lookup of g6.12xlarge answered unknown; the hourly "
+        f"costs use {TABLE}"
+    ]
+    assert lines[-1] == (
+        f"Hourly cost of the stack at full budget: at most $116.5936/h ({TABLE}); "
+        f"not counted: {NOT_COUNTED}"
+    )
+
+
 def test_a_region_whose_provider_cannot_ask_the_price_list_logs_the_table():
     def invoke(token, args):
         raise AssertionError("no lookup from us-west-2")
