@@ -22,8 +22,9 @@ in one of those regions; any other region would need a second AWS provider in us
 registered resource, and nothing is registered before the pre-flight's refusals: there the
 figures are the table's, and the log says why.
 
-A lookup that fails (no ``pricing:GetProducts``, no such product) or answers unknown: a warning
-naming the permission, and the type's figure is the table's, with its source. The first failure
+A lookup that fails (no ``pricing:GetProducts``, no such product): a warning naming the
+permission; one that answers unknown (the provider's configuration not yet known): a warning
+saying so. Either way the type's figure is the table's, with its source. The first failure
 ends the lookups (a denied identity is denied for every type).
 """
 
