@@ -20,6 +20,10 @@ The checks, each a synchronous invoke through the platform's AWS provider:
   whether this stack declares it;
 - every EKS add-on's version (a pin, the installed one, or the deploy-time lookup) and its
   floor with EFA pools (``cluster/addon_versions.py``).
+
+After the refusals, never one itself: the hourly cost of each GPU pool at its full budget and of
+the stack, from the AWS Price List API where the provider's region serves it and the identity
+may (``price_list.py``), logged.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from .cluster.addon_versions import AddonVersion, efa_floors, resolve_addon_vers
 from .cluster.identity import AdminAccess, plain_invoke, resolve_access
 from .config import PlatformConfig
 from .karpenter.spot_role import SpotRolePlan, spot_role_plan
+from .price_list import cost_log
 from .quotas import check_quotas, stack_needs
 from .spec import SpecError
 from .tenants.access import tenant_principal_keys
@@ -101,6 +106,9 @@ def run_preflight(
         lines += error.lines or str(error).splitlines()
     if lines:
         raise SpecError.from_lines(lines)
-    for warning in warnings:
+    cost_lines, cost_warnings = cost_log(config, invoke)
+    for warning in warnings + cost_warnings:
         pulumi.log.warn(warning, component)
+    for line in cost_lines:
+        pulumi.log.info(line, component)
     return Preflight(access, spot_role, addon_versions)

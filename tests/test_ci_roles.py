@@ -127,6 +127,9 @@ INVOKE_ACTIONS = {
         "servicequotas:GetAWSDefaultServiceQuota",
     },
     "aws:ssm/getParameter:getParameter": set(),  # its own, resource-scoped statement
+    # The hourly cost from the AWS Price List API (price_list.py; terraform-provider-aws
+    # internal/service/pricing/product_data_source.go: GetProducts).
+    "aws:pricing/getProduct:getProduct": {"pricing:GetProducts"},
 }
 
 # The stack's AWS resource types -> what a `pulumi preview --refresh` reads of them (the

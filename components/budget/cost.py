@@ -24,7 +24,7 @@ summary.md, plan.md and the validation's dry run show). One price table: ``price
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import prices
@@ -32,6 +32,10 @@ from .stack import pool_nodepools
 
 if TYPE_CHECKING:
     from ..config import PlatformConfig
+
+# A type's on-demand hourly price in a region and the region it is from (None: no price):
+# the table's ``prices.stand_in`` offline, the AWS Price List API's at preview (``price_list``).
+Price = Callable[[str, str], "tuple[float, str] | None"]
 
 NOT_COUNTED = "CPU pools, the EKS control plane, NAT gateways, EBS volumes and data transfer"
 
@@ -57,10 +61,15 @@ def _rounded(usd: float) -> float:
     return round(usd, 4)
 
 
-def pool_cost(region: str, groups: Sequence[Any], capacity_types: Sequence[str]) -> dict[str, Any]:
+def pool_cost(
+    region: str,
+    groups: Sequence[Any],
+    capacity_types: Sequence[str],
+    price: Price = prices.stand_in,
+) -> dict[str, Any]:
     """One GPU pool at full budget: ``hourlyUsd`` (None: a NodePool without a budget, or no
     priced type), ``unpriced`` (types without a price: not in ``hourlyUsd``), ``unbounded``,
-    ``priceRegions`` and ``spotAsOnDemand``."""
+    ``priceRegions`` and ``spotAsOnDemand``. ``price``: where the prices come from."""
     total = 0.0
     unpriced: list[str] = []
     regions: set[str] = set()
@@ -68,7 +77,7 @@ def pool_cost(region: str, groups: Sequence[Any], capacity_types: Sequence[str])
     for group in groups:
         nodes = []
         for t in group.types:
-            found = prices.stand_in(region, t.name)
+            found = price(region, t.name)
             if found is None:
                 unpriced.append(t.name)
                 continue
@@ -88,9 +97,11 @@ def pool_cost(region: str, groups: Sequence[Any], capacity_types: Sequence[str])
     }
 
 
-def system_cost(region: str, instance_types: Sequence[str], max_size: int) -> dict[str, Any]:
+def system_cost(
+    region: str, instance_types: Sequence[str], max_size: int, price: Price = prices.stand_in
+) -> dict[str, Any]:
     """The system node group at ``max_size`` nodes of its dearest type."""
-    found = {t: prices.stand_in(region, t) for t in instance_types}
+    found = {t: price(region, t) for t in instance_types}
     priced = {t: f for t, f in found.items() if f is not None}
     if len(priced) < len(found) or not priced:
         return {"hourlyUsd": None, "unpriced": sorted(t for t, f in found.items() if f is None)}
@@ -104,17 +115,18 @@ def system_cost(region: str, instance_types: Sequence[str], max_size: int) -> di
     }
 
 
-def cost_document(config: PlatformConfig) -> dict[str, Any]:
+def cost_document(config: PlatformConfig, price: Price = prices.stand_in) -> dict[str, Any]:
     """``capacity.json``'s ``cost``: the pools, the system node group and the total (None when
-    a part has no figure; ``complete`` is false when a priced part leaves types out)."""
+    a part has no figure; ``complete`` is false when a priced part leaves types out).
+    ``price``: the table's by default (``source`` and ``retrieved`` name the table)."""
     region = config.region
     groups_of = pool_nodepools(config)
     pools = {
-        pool.name: pool_cost(region, groups_of[pool.name], pool.capacity_types)
+        pool.name: pool_cost(region, groups_of[pool.name], pool.capacity_types, price)
         for pool in config.gpu_pools
     }
     group = config.system_node_group
-    system = system_cost(region, group.instance_types, group.max_size)
+    system = system_cost(region, group.instance_types, group.max_size, price)
     parts = [*pools.values(), system]
     figures = [p["hourlyUsd"] for p in parts]
     return {
@@ -145,12 +157,12 @@ def cost_lines(cost: dict[str, Any]) -> list[str]:
         f"{cost['source']}{where}):"
     ]
     for name, pool in cost["pools"].items():
-        lines.append(f"- pool {name}: {_figure(pool)}")
+        lines.append(f"- pool {name}: {part_figure(pool)}")
     system = cost["systemNodeGroup"]
     nodes = (
         f"{system['nodes']} x {system['instanceType']}: " if system["hourlyUsd"] is not None else ""
     )
-    lines.append(f"- system node group: {nodes}{_figure(system)}")
+    lines.append(f"- system node group: {nodes}{part_figure(system)}")
     total = cost["totalHourlyUsd"]
     cpu = f" (CPU pools here: {', '.join(cost['cpuPools'])})" if cost["cpuPools"] else ""
     total_text = "unknown" if total is None else f"at most ${total:,.4f}/h"
@@ -160,7 +172,7 @@ def cost_lines(cost: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _figure(part: dict[str, Any]) -> str:
+def part_figure(part: dict[str, Any]) -> str:
     if part.get("unbounded"):
         return "unbounded (a NodePool without a GPU budget)"
     usd = part["hourlyUsd"]

@@ -1,6 +1,8 @@
 """The account the recording mocks model for the preflight's lookups (issue 28): IAM roles and
 users (``aws:iam/getRole``, ``aws:iam/getUser``), the EC2 Spot service-linked role, and EC2's
-vCPU service quotas (``aws:servicequotas/getServiceQuota``).
+vCPU service quotas (``aws:servicequotas/getServiceQuota``), and the AWS Price List API
+(``aws:pricing/getProduct``: the table's price as a price list product document, from a
+provider in us-east-1 or ap-south-1 only, as the data source is served: price_list.py).
 
 The default account is a fresh one that has every principal the stack names at IAM's default
 path ``/`` and no EC2 Spot service-linked role (an account that never launched spot has none:
@@ -39,6 +41,10 @@ class MockAccount:
     service_quotas: dict[str, float] = {}
     # Quota codes whose lookup is denied.
     denied_service_quotas: frozenset[str] = frozenset()
+    # (region, instance type) -> the Price List's hourly USD; others answer the table's.
+    price_list: dict[tuple[str, str], float] = {}
+    # Whether the identity lacks pricing:GetProducts.
+    denied_price_list: bool = False
     # What the API server answers the deployer's access review (cluster/access_wait.py), one
     # (allowed, detail) per attempt, then allowed: a new entry not yet in effect is
     # ((False, "401 Unauthorized"), ...). Tests set it on the class.
@@ -77,6 +83,7 @@ class MockAccount:
             "aws:iam/getRole:getRole": self._get_role,
             "aws:iam/getUser:getUser": self._get_user,
             "aws:servicequotas/getServiceQuota:getServiceQuota": self._get_quota,
+            "aws:pricing/getProduct:getProduct": self._get_product,
         }
         handler = handlers.get(token)
         return handler(scope, args) if handler else None
@@ -126,6 +133,59 @@ class MockAccount:
         value = self.service_quotas.get(code, DEFAULT_QUOTA_VCPUS)
         arn = scope.arn("servicequotas", f"{service}/{code}")
         return {**args, "value": value, "arn": arn, "adjustable": True, "id": f"{service}/{code}"}
+
+    def _get_product(self, scope: Scope, args: dict[str, Any]) -> dict:
+        """One on-demand product (terraform-provider-aws product_data_source.go: one match,
+        else an error; the document's shape: the Price List API's GetProducts PriceList)."""
+        import json
+
+        from .. import prices
+
+        token = "aws:pricing/getProduct:getProduct"
+        where = scope.region
+        if where not in ("us-east-1", "ap-south-1"):
+            raise _failed(
+                token,
+                "reading Pricing Products: operation error Pricing: GetProducts, https response "
+                f"error: dial tcp: lookup api.pricing.{where}.amazonaws.com: no such host",
+            )
+        if self.denied_price_list:
+            raise _failed(
+                token,
+                "reading Pricing Products: operation error Pricing: GetProducts, https response "
+                "error StatusCode: 400, RequestID: 0, api error AccessDeniedException: not "
+                "authorized to perform: pricing:GetProducts",
+            )
+        fields = {f["field"]: f["value"] for f in args["filters"]}
+        key = (fields["regionCode"], fields["instanceType"])
+        usd = self.price_list.get(key, prices.table_price(*key))
+        if usd is None:
+            raise _failed(token, "Pricing product query did not return any elements")
+        sku = "SKU" + _sku(key)
+        document = {
+            "product": {"sku": sku, "attributes": {**fields, "servicecode": "AmazonEC2"}},
+            "serviceCode": "AmazonEC2",
+            "terms": {
+                "OnDemand": {
+                    f"{sku}.JRTCKXETXF": {
+                        "priceDimensions": {
+                            f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
+                                "unit": "Hrs",
+                                "pricePerUnit": {"USD": f"{usd:.10f}"},
+                            }
+                        },
+                        "sku": sku,
+                    }
+                }
+            },
+        }
+        return {**args, "result": json.dumps(document), "id": sku}
+
+
+def _sku(key: tuple[str, str]) -> str:
+    import hashlib
+
+    return hashlib.sha256("/".join(key).encode()).hexdigest()[:12].upper()
 
 
 def _failed(token: str, message: str) -> Exception:
