@@ -20,6 +20,7 @@ import (
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/disruption"
@@ -118,6 +119,14 @@ func scenarioDoNotDisrupt(r *Render, d *InstanceData) []error {
 		// binder does the same, kai-scheduler v0.16.8 pkg/binder/binding/binder.go L71-78).
 		if err := bindPod(h.Ctx, h.Client, pod, ln.Node.Name); err != nil {
 			return append(errs, fmt.Errorf("%s: %s: binding %s/%s to %s: %v", sc, where, ns, pod.Name, ln.Node.Name, err))
+		}
+		// The bound pod as the cache has it (its resourceVersion moved with the binding).
+		h.bound = append(h.bound, client.ObjectKeyFromObject(pod))
+		if err := h.awaitBound(); err != nil {
+			return append(errs, fmt.Errorf("%s: %s: %v", sc, where, err))
+		}
+		if err := h.Client.Get(h.Ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return append(errs, fmt.Errorf("%s: %s: %v", sc, where, err))
 		}
 		if pod.Annotations[doNotDisrupt] != "true" {
 			errs = append(errs, fmt.Errorf("%s: %s: the render's admission policies did not annotate KAI non-preemptible pod %s/%s (schedulerName kai-scheduler, priorityClassName inference) %s=\"true\"; annotations %v",

@@ -90,6 +90,10 @@ type Harness struct {
 	// NodeClasses, NodePools, NodeOverlays as applied (typed).
 	NodeClasses map[string]*awsv1.EC2NodeClass
 	NodePools   map[string]*karpv1.NodePool
+	// bound: the pods this harness bound, so the next round waits until the client's cache has
+	// seen each binding (the provisioner lists pending pods from that cache: a pod bound in the
+	// round before but still pending there would be scheduled twice).
+	bound []types.NamespacedName
 }
 
 func startSuite() error {
@@ -379,6 +383,9 @@ type FailedLaunch struct {
 // capacity, as a joined node reports) and binds the pods, as pkg/test/expectations
 // ExpectProvisioned does; errors are returned, not asserted.
 func (h *Harness) Provision(pods ...*corev1.Pod) (*Round, error) {
+	if err := h.awaitBound(); err != nil {
+		return nil, err
+	}
 	for _, p := range pods {
 		if err := createPendingPod(h.Ctx, h.Client, p); err != nil {
 			return nil, err
@@ -425,6 +432,7 @@ func (h *Harness) Provision(pods ...*corev1.Pod) (*Round, error) {
 			if err := bindPod(h.Ctx, h.Client, p, launched.Node.Name); err != nil {
 				return nil, err
 			}
+			h.bound = append(h.bound, client.ObjectKeyFromObject(p))
 			if err := h.Cluster.UpdatePod(h.Ctx, p); err != nil {
 				return nil, err
 			}
@@ -437,6 +445,7 @@ func (h *Harness) Provision(pods ...*corev1.Pod) (*Round, error) {
 			if err := bindPod(h.Ctx, h.Client, p, en.Node.Name); err != nil {
 				return nil, err
 			}
+			h.bound = append(h.bound, client.ObjectKeyFromObject(p))
 			if err := h.Cluster.UpdatePod(h.Ctx, p); err != nil {
 				return nil, err
 			}
@@ -526,6 +535,27 @@ func createPendingPod(ctx context.Context, c client.Client, p *corev1.Pod) error
 	if err := c.Status().Update(ctx, p); err != nil {
 		return fmt.Errorf("pod %s/%s status: %w", p.Namespace, p.Name, err)
 	}
+	return nil
+}
+
+// awaitBound waits (at most 30 s) until the client's cache shows every pod the harness bound
+// with its node, then forgets them.
+func (h *Harness) awaitBound() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, key := range h.bound {
+		for {
+			pod := &corev1.Pod{}
+			err := h.Client.Get(h.Ctx, key, pod)
+			if apierrors.IsNotFound(err) || (err == nil && pod.Spec.NodeName != "") {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("pod %s: the client's cache has not seen its binding after 30 s (err %v)", key, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	h.bound = nil
 	return nil
 }
 
