@@ -114,8 +114,13 @@ func rendered(np *karpv1.NodePool) string {
 	if np.Spec.Template.Spec.TerminationGracePeriod != nil {
 		tgp = np.Spec.Template.Spec.TerminationGracePeriod.Duration.String()
 	}
+	// NillableDuration's nil *time.Duration is Never (karpenter v1.14.1 pkg/apis/v1/duration.go L33-39).
+	after := "Never"
+	if d.ConsolidateAfter.Duration != nil {
+		after = d.ConsolidateAfter.Duration.String()
+	}
 	return fmt.Sprintf("render: consolidationPolicy=%s consolidateAfter=%s budgets=%v expireAfter=%s terminationGracePeriod=%s",
-		d.ConsolidationPolicy, d.ConsolidateAfter, budgets, np.Spec.Template.Spec.ExpireAfter, tgp)
+		d.ConsolidationPolicy, after, budgets, np.Spec.Template.Spec.ExpireAfter, tgp)
 }
 
 // nodePoolPod: a small pod Karpenter can only place on the NodePool (its karpenter.sh/nodepool
