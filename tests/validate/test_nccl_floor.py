@@ -15,7 +15,7 @@ count, type, redop, root, then time, algbw, busbw, #wrong out-of-place and in-pl
 
 from __future__ import annotations
 
-from eks_gpu_platform.validate import nccl, nccl_floor
+from eks_gpu_platform.validate import nccl
 from eks_gpu_platform.validate.nccl import Row
 
 from .gpu_cluster import DATA, Clock
@@ -130,6 +130,8 @@ def test_a_stricter_stack_floor_fails_what_aicr_s_passes_and_names_the_key():
 
 
 def test_h200_types_carry_the_h200_recipe_s_floor():
+    from eks_gpu_platform.validate import nccl_floor  # the judgement alone
+
     table = nccl.parse_all_reduce(with_16gib_row("107381  159.99  299.98", "1  1  1"))
     for itype in ("p5e.48xlarge", "p5en.48xlarge"):
         assert nccl_floor.judge(table, itype, 2, {}) == nccl_floor.Verdict(
@@ -141,6 +143,8 @@ def test_h200_types_carry_the_h200_recipe_s_floor():
 
 
 def test_types_without_an_aicr_floor_are_reported_not_judged():
+    from eks_gpu_platform.validate import nccl_floor  # the judgement alone
+
     # a p4d run far below 300 GB/s, and a p5.4xlarge (one H100: AICR's floor false-fails small
     # H100 SKUs, NVIDIA/aicr#1256), are reports
     table = nccl.parse_all_reduce(with_16gib_row("107381  15.99  29.98", "107381  15.99  29.98"))
@@ -154,6 +158,8 @@ def test_types_without_an_aicr_floor_are_reported_not_judged():
 
 
 def test_the_floor_is_for_two_nodes():
+    from eks_gpu_platform.validate import nccl_floor  # the judgement alone
+
     table = nccl.parse_all_reduce(LOG_16GIB)
     assert nccl_floor.judge(table, "p5.48xlarge", 4, {}) == nccl_floor.Verdict(
         False,
