@@ -5,7 +5,8 @@ The job is the platform's own reference test (``eks_gpu_platform.efa.nccl_test_m
 aws-samples/aws-do-eks ``Container-Root/eks/deployment/nccl-test/`` approach: a Kubeflow MPIJob,
 ``all_reduce_perf -b 8 -e 8G -f 2 -g 1``, every GPU, EFA interface and the reserved hugepages
 of each node, ``FI_PROVIDER=efa``, ``FI_EFA_USE_DEVICE_RDMA=1``, ``NCCL_DEBUG=INFO``...), built
-from the render instead of the stack config. Plain data in, dicts out.
+from the render instead of the stack config, its largest message raised to 16 GiB (``MAX_MESSAGE``,
+where NVIDIA AICR's floor is read: ``nccl_floor``). Plain data in, dicts out.
 """
 
 from __future__ import annotations

@@ -45,9 +45,13 @@ What AICR publishes (read at the commits below; the facts in this project's word
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .. import catalog
+from ..errors import did_you_mean
 
 if TYPE_CHECKING:  # types only: validate.spec reads FLOORS without importing the phase
     from .nccl import AllReduce, Row
@@ -85,6 +89,25 @@ FLOORS: dict[str, Floor] = {
 class Verdict:
     passed: bool
     reason: str
+
+
+def floor_problem(itype: str, gbps: float) -> str | None:
+    """Why ``gbps`` cannot be ``itype``'s floor (a stack's stricter floor), or None: only a
+    type with a published floor, and only raised."""
+    floor = FLOORS.get(itype)
+    if floor is None:
+        # a catalogued type is meant as written: no did-you-mean for it
+        hint = "" if itype in catalog.INSTANCE_TYPES else did_you_mean(itype, FLOORS)
+        return (
+            f"{itype!r} has no published NCCL floor to raise; expected one of "
+            f"{', '.join(FLOORS)}{hint}"
+        )
+    if not math.isfinite(gbps) or gbps < floor.gbps:
+        return (
+            f"{gbps:g} GB/s is below NVIDIA AICR's floor for {itype}, {floor.gbps:g} GB/s "
+            f"({floor.recipe}); a stack may only raise it"
+        )
+    return None
 
 
 def _size(n: int) -> str:
@@ -146,6 +169,7 @@ __all__ = [
     "STACK_KEY",
     "Floor",
     "Verdict",
+    "floor_problem",
     "judge",
     "read_row",
 ]
