@@ -109,8 +109,8 @@ def _is_role(principal: str) -> bool:
 
 def validate_args(spec: ValidationSpec) -> tuple[str, str]:
     """The workflow's ``--phases`` value (comma-separated, "" when the stack runs none) and
-    the other options of the command, space-separated (pool names and numbers only, so the
-    shell may split them)."""
+    the other options of the command, space-separated (pool names, instance types and numbers
+    only, so the shell may split them)."""
     args: list[str] = []
     for pool in spec.pools:
         args += ["--pool", pool]
