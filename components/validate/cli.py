@@ -23,9 +23,9 @@ from .. import catalog
 from .. import prices as table_prices
 from ..budget.cost import cost_lines
 from ..errors import did_you_mean
+from . import nccl_floor, report, runner
 from . import prices as prices_mod
 from . import render as render_mod
-from . import report, runner
 from .core import PHASES, Context, KubeError, Options, Render
 
 DEFAULT_PHASES = ("deployment", "scheduling", "security")
@@ -77,6 +77,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="INSTANCE_TYPE=USD_PER_HOUR",
         help="the hourly price of a type the price table has none for in the stack's region "
         "(repeatable); reported as user-supplied",
+    )
+    p.add_argument(
+        "--nccl-floor",
+        action="append",
+        default=[],
+        metavar="INSTANCE_TYPE=GBPS",
+        help="a stricter NCCL all-reduce floor than NVIDIA AICR's for a type it covers "
+        "(repeatable; docs/nccl-floor.md)",
     )
     p.add_argument(
         "--dry-run",
@@ -156,6 +164,29 @@ def user_prices(problems: list[str], given: Sequence[str], region: str | None) -
     return out
 
 
+def nccl_floors(problems: list[str], given: Sequence[str]) -> dict[str, float]:
+    """``--nccl-floor INSTANCE_TYPE=GBPS`` options: a type with a published floor, raised, each
+    type once (``nccl_floor.floor_problem``)."""
+    out: dict[str, float] = {}
+    for text in given:
+        itype, sep, gbps = (part.strip() for part in text.partition("="))
+        try:
+            value = float(gbps)
+        except ValueError:
+            value = float("nan")
+        if not sep or not itype or value != value:
+            problems.append(
+                f"--nccl-floor: {text!r} is not INSTANCE_TYPE=GBPS, e.g. p5.48xlarge=400"
+            )
+        elif problem := nccl_floor.floor_problem(itype, value):
+            problems.append(f"--nccl-floor: {problem}")
+        elif itype in out:
+            problems.append(f"--nccl-floor: {itype} is given more than once")
+        else:
+            out[itype] = value
+    return out
+
+
 def gpu_pools(render: Render) -> list[str]:
     pools = render.capacity.get("pools", [])
     if isinstance(pools, dict):
@@ -178,6 +209,7 @@ def check_args(ns: argparse.Namespace) -> Args:
         problems.append(f"--phases: {ns.phases!r} names no phase; allowed: {', '.join(PHASES)}")
     cost = _number(problems, "--cost-cap-usd", ns.cost_cap_usd, 0.0, strict=False)
     minutes = _number(problems, "--time-cap-minutes", ns.time_cap_minutes, 0.0, strict=True)
+    floors = nccl_floors(problems, ns.nccl_floor)
     if ns.run_id is not None and not RUN_ID_RE.match(ns.run_id):
         problems.append(
             f"--run-id: {ns.run_id!r} is not a run id; allowed: 1 to 16 lowercase letters, "
@@ -215,6 +247,7 @@ def check_args(ns: argparse.Namespace) -> Args:
         dry_run=ns.dry_run,
         checks=tuple(ns.checks),
         prices=supplied,
+        nccl_floors=floors,
     )
     return Args(
         options=options,

@@ -118,6 +118,9 @@ class Options:
     # --price: user-supplied hourly USD by instance type, used only where the price table has no
     # price for the type in the stack's region (prices.hourly_usd)
     prices: Mapping[str, float] = field(default_factory=dict)
+    # --nccl-floor: a stricter all-reduce floor (GB/s) by instance type than AICR's
+    # (nccl_floor.FLOORS); only raises a published floor
+    nccl_floors: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 over EFA (the platform's reference MPIJob, ``efa.nccl_test_manifest``). It fails when NCCL did not
 pick aws-ofi-nccl's ``efa`` provider, when the nccl-tests table or its summary is missing, or when
 nccl-tests counted wrong values; it reports the bus bandwidth per message size and compares it
-with a floor only where a cited public source gives one for the instance type (none does yet:
-``nccl.FLOORS_GBPS``). Runs only on a real cluster with two EFA nodes; costs money, bounded
-before anything is created by ``--cost-cap-usd`` and ``--time-cap-s``.
+with NVIDIA AICR's published floor where AICR gives one for the instance type (``nccl_floor``:
+at least 300 GB/s out-of-place at 16 GiB on p5.48xlarge, p5e.48xlarge and p5en.48xlarge), and
+reports the other types without a floor. Runs only on a real cluster with two EFA nodes; costs
+money, bounded before anything is created by ``--cost-cap-usd`` and ``--time-cap-s``.
 
 Launcher: the Kubeflow MPI Operator, which the platform does not deploy. The phase needs it and
 skips, saying so, when the API server does not serve ``kubeflow.org/v2beta1`` MPIJob. Why not a
@@ -22,11 +23,12 @@ nccl-tests binary the aws-samples/aws-do-eks approach and the platform's example
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 from ..efa import MPI_OPERATOR_VERSION
 from ..efa.manifests import NCCL_POD_SECURITY
 from ..scheduler.podsecurity import pod_security_labels
-from . import gpu_specs, nccl, prices
+from . import gpu_specs, nccl, nccl_floor, prices
 from .core import FAIL, Context, KubeError, Planned, Result, result, skip
 
 NAME = "performance"
@@ -199,10 +201,18 @@ def _check(
     launcher_name = launcher["metadata"]["name"]
     log = ctx.kube.logs(launcher_name, namespace)
     details.append(f"launcher {launcher_name} {launcher['status']['phase']} after {waited:g} s")
-    return _judge(pool, itype, log, launcher["status"]["phase"], details), estimate
+    phase = launcher["status"]["phase"]
+    return _judge(pool, itype, log, phase, details, ctx.options.nccl_floors), estimate
 
 
-def _judge(pool: gpu_specs.Pool, itype: str, log: str, phase: str, details: list[str]) -> Result:
+def _judge(
+    pool: gpu_specs.Pool,
+    itype: str,
+    log: str,
+    phase: str,
+    details: list[str],
+    floors: Mapping[str, float],
+) -> Result:
     providers = nccl.ofi_providers(log)
     details.append(f"aws-ofi-nccl providers: {', '.join(sorted(set(providers))) or 'none'}")
     if not providers:
@@ -231,27 +241,11 @@ def _judge(pool: gpu_specs.Pool, itype: str, log: str, phase: str, details: list
         return _fail(pool, "the log has no nccl-tests result table and summary", details)
     if table.out_of_bounds:
         return _fail(pool, f"nccl-tests counted {table.out_of_bounds} wrong values", details)
-    peak = table.peak
-    busbw = max(peak.oop_busbw, peak.ip_busbw)
-    figures = f"busbw {busbw:g} GB/s at {peak.size_bytes} B, average {table.avg_busbw:g} GB/s"
     reference = nccl.REFERENCES.get(itype)
     if reference:
         size, gbps, where = reference
         details.append(f"reference (not a floor): {gbps:g} GB/s at {size} B, {where}")
-    floor = nccl.FLOORS_GBPS.get(itype)
-    if floor is None:
-        return result(
-            NAME,
-            pool.name,
-            True,
-            f"NCCL over efa on 2 x {itype}: {figures} (report only: no cited floor for {itype})",
-            details,
-        )
-    gbps, where = floor
-    return result(
-        NAME,
-        pool.name,
-        busbw >= gbps,
-        f"NCCL over efa on 2 x {itype}: {figures}; floor {gbps:g} GB/s ({where})",
-        details,
-    )
+    if itype in nccl_floor.FLOORS:
+        details.append(f"average busbw {table.avg_busbw:g} GB/s over every message size")
+    verdict = nccl_floor.judge(table, itype, nccl.NODES, floors)
+    return result(NAME, pool.name, verdict.passed, verdict.reason, details)

@@ -11,11 +11,13 @@ GPU pools with the other cross-section checks (``config.PlatformConfig``).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from ..aws import IAM_PRINCIPAL_PATTERN, IAM_SHORTHAND_PATTERN
 from ..spec import Problem, Spec, doc, show
+from .nccl_floor import floor_problem
 
 # core.PHASES, in the order they run (tests/validate/test_spec.py holds them equal).
 Phase = Literal["deployment", "capacity", "scheduling", "performance", "security"]
@@ -41,6 +43,12 @@ class ValidationSpec(Spec):
     time_cap_minutes: float | None = doc(
         None, "The longest any one check may wait (`--time-cap-minutes`; default 30)."
     )
+    nccl_floor_gbps: Mapping[str, float] = doc(
+        text="A stricter NCCL all-reduce floor than NVIDIA AICR's 300 GB/s, by instance type "
+        "(out-of-place bus bandwidth at 16 GiB on two nodes; docs/nccl-floor.md): p5.48xlarge, "
+        "p5e.48xlarge or p5en.48xlarge, at least 300 (`--nccl-floor`).",
+        default_factory=dict,
+    )
     principal: str | None = doc(
         None,
         "IAM role the validation runs as: the stack gives it an EKS access entry bound to the "
@@ -62,6 +70,16 @@ class ValidationSpec(Spec):
                     ("pools",),
                     "is set but afterDeploy runs neither capacity nor performance, the phases "
                     "that use it",
+                )
+            )
+        for itype, gbps in self.nccl_floor_gbps.items():
+            if problem := floor_problem(itype, gbps):
+                out.append((("nccl_floor_gbps", itype), problem))
+        if self.nccl_floor_gbps and "performance" not in self.after_deploy:
+            out.append(
+                (
+                    ("nccl_floor_gbps",),
+                    "is set but afterDeploy does not run performance, the phase that uses it",
                 )
             )
         if self.cost_cap_usd is not None and self.cost_cap_usd < 0:
@@ -91,8 +109,8 @@ def _is_role(principal: str) -> bool:
 
 def validate_args(spec: ValidationSpec) -> tuple[str, str]:
     """The workflow's ``--phases`` value (comma-separated, "" when the stack runs none) and
-    the other options of the command, space-separated (pool names and numbers only, so the
-    shell may split them)."""
+    the other options of the command, space-separated (pool names, instance types and numbers
+    only, so the shell may split them)."""
     args: list[str] = []
     for pool in spec.pools:
         args += ["--pool", pool]
@@ -100,4 +118,6 @@ def validate_args(spec: ValidationSpec) -> tuple[str, str]:
         args += ["--cost-cap-usd", f"{spec.cost_cap_usd:g}"]
     if spec.time_cap_minutes is not None:
         args += ["--time-cap-minutes", f"{spec.time_cap_minutes:g}"]
+    for itype, gbps in spec.nccl_floor_gbps.items():
+        args += ["--nccl-floor", f"{itype}={gbps:g}"]
     return ",".join(spec.after_deploy), " ".join(args)

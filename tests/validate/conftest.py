@@ -1,6 +1,7 @@
-"""The stacks' renders on disk (``make render``'s output, written once per session into a
-temporary folder by the offline render itself), for the loader, the CLI and the deployment
-phase's tests."""
+"""The fixture stacks' renders on disk (``make render``'s output for
+``tests/fixtures/stacks/Pulumi.<stack>.yaml``, written once per session into a temporary folder
+by the offline render itself), for the loader, the CLI and the deployment phase's tests. Never
+the project root's ``Pulumi.<stack>.yaml``: those are the user's (tests/stack_files.py)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ import pytest
 from eks_gpu_platform.offline.render import main as render_main
 
 REPO = Path(__file__).resolve().parents[2]
+FIXTURE_STACKS = REPO / "tests" / "fixtures" / "stacks"
 
 
 @pytest.fixture(scope="session")
 def render_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    """``render_dir(stack)``: the folder ``make render STACK=<stack>`` would write."""
+    """``render_dir(stack)``: the folder ``make render`` writes for the fixture stack ``stack``
+    (rendered under the stack name ``stack``, as ``--config-file`` does)."""
     made: dict[str, Path] = {}
 
     def get(stack: str = "dev") -> Path:
@@ -26,7 +29,16 @@ def render_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path
             out = tmp_path_factory.mktemp("render") / stack
             with contextlib.redirect_stdout(io.StringIO()):
                 code = render_main(
-                    ["--project-dir", str(REPO), "--stack", stack, "--out", str(out)]
+                    [
+                        "--project-dir",
+                        str(REPO),
+                        "--stack",
+                        stack,
+                        "--config-file",
+                        str(FIXTURE_STACKS / f"Pulumi.{stack}.yaml"),
+                        "--out",
+                        str(out),
+                    ]
                 )
             assert code == 0
             made[stack] = out

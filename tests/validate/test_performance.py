@@ -84,14 +84,17 @@ def test_without_the_mpi_operator_the_check_is_skipped_with_the_install_command(
     assert [c for c in kube.calls if c[0] == "create"] == []
 
 
-def test_nccl_over_efa_passes_and_reports_the_table():
+def test_nccl_over_efa_reports_the_table_and_a_run_short_of_16gib_misses_aicr_s_floor():
+    # the recorded p5 run stops at 2 GiB; NVIDIA AICR's floor is read at 16 GiB
+    # (test_nccl_floor.py has the runs that reach it)
     clock = Clock()
     kube = cluster(clock, V119_LINE + P5_TABLE)
     [res] = run(kube, clock)
     assert (res.status, res.reason) == (
-        "pass",
-        "NCCL over efa on 2 x p5.48xlarge: busbw 444.41 GB/s at 2147483648 B, average 79.9352 "
-        "GB/s (report only: no cited floor for p5.48xlarge)",
+        "fail",
+        "NCCL over efa on 2 x p5.48xlarge: no result at 17179869184 B (16 GiB), the message size "
+        "of the floor 300 GB/s (NVIDIA AICR, H100 on EKS: NVIDIA/aicr v0.11.1 "
+        "recipes/overlays/h100-eks-ubuntu-training.yaml L55-60)",
     )
     assert res.details[:4] == (
         # 2 x $55.04/h x (30 min time cap + 5 min consolidateAfter) = $64.21
@@ -101,13 +104,14 @@ def test_nccl_over_efa_passes_and_reports_the_table():
         "launcher validate-nccl-train-efa-launcher Succeeded after 80 s",
         "aws-ofi-nccl providers: efa",
     )
-    assert res.details[-2:] == (
+    assert res.details[-3:] == (
         "2147483648 B: busbw 444.31 GB/s out-of-place, 444.41 GB/s in-place",
         "reference (not a floor): 438.85 GB/s at 2147483648 B, aws-samples/aws-do-eks "
         'Container-Root/eks/deployment/nccl-test/README.md "Expected results", p5.48xlarge two '
         "nodes",
+        "average busbw 79.9352 GB/s over every message size",
     )
-    assert len(res.details) == 4 + 32 + 1
+    assert len(res.details) == 4 + 32 + 2
     creates = [c[1] for c in kube.calls if c[0] == "create"]
     assert creates == [
         ("v1", "Namespace", None, NS),
@@ -123,10 +127,12 @@ def test_nccl_over_efa_passes_and_reports_the_table():
 def test_the_older_aws_ofi_nccl_line_counts_too():
     clock = Clock()
     [res] = run(cluster(clock, EFA_LOG), clock)
+    assert "aws-ofi-nccl providers: efa" in res.details
     assert (res.status, res.reason) == (
-        "pass",
-        "NCCL over efa on 2 x p5.48xlarge: busbw 2.83 GB/s at 1073741824 B, average 0.960456 "
-        "GB/s (report only: no cited floor for p5.48xlarge)",
+        "fail",
+        "NCCL over efa on 2 x p5.48xlarge: no result at 17179869184 B (16 GiB), the message size "
+        "of the floor 300 GB/s (NVIDIA AICR, H100 on EKS: NVIDIA/aicr v0.11.1 "
+        "recipes/overlays/h100-eks-ubuntu-training.yaml L55-60)",
     )
 
 

@@ -15,11 +15,14 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 import gen_prices  # noqa: E402
 
+# the shipped stacks as the fixture stacks freeze them: never the user's root files
+FIXTURE_STACKS = TESTS / "fixtures" / "stacks"
+
 
 def test_the_table_covers_the_shipped_stacks_regions_and_us_east_1():
-    # dev is us-west-2, prod us-east-1 (Pulumi.dev.yaml, Pulumi.prod.yaml).
+    # dev is us-west-2, prod us-east-1 (tests/fixtures/stacks/Pulumi.{dev,prod}.yaml).
     assert prices.REGIONS == ("us-east-1", "us-west-2")
-    assert gen_prices.stack_regions() == prices.REGIONS
+    assert gen_prices.stack_regions(FIXTURE_STACKS) == prices.REGIONS
 
 
 @pytest.mark.parametrize("region", ["us-east-1", "us-west-2"])
@@ -59,7 +62,9 @@ def test_the_table_is_what_the_generator_writes_from_karpenters_file():
     if not gen_prices.PRICING.exists():
         pytest.skip(f"{gen_prices.PRICING} is not on this machine (go mod download)")
     block = gen_prices.render(
-        gen_prices.PRICING.read_text(), gen_prices.stack_regions(), gen_prices.table_types()
+        gen_prices.PRICING.read_text(),
+        gen_prices.stack_regions(FIXTURE_STACKS),
+        gen_prices.table_types(FIXTURE_STACKS),
     )
     assert block in gen_prices.OUT.read_text()
 

@@ -77,7 +77,7 @@ def test_a_full_setting_loads_and_becomes_the_workflows_options():
             {"afterdeploy": ["deployment"]},
             [
                 "validation.afterdeploy: unknown key; did you mean 'afterDeploy'?; allowed keys "
-                "are afterDeploy, costCapUsd, pools, principal, timeCapMinutes"
+                "are afterDeploy, costCapUsd, ncclFloorGbps, pools, principal, timeCapMinutes"
             ],
         ),
         (
