@@ -271,7 +271,13 @@ class GpuOperator(pulumi.ComponentResource):
             pool_label_key=pool_label_key, pools=sorted(args.mig_ready or {})
         )
         for manifest, types in [
-            *((m, _MIG_READY_TYPES) for m in mig_ready_rbac() + mig_ready_admission()),
+            *(
+                (m, _MIG_READY_TYPES)
+                for m in mig_ready_rbac()
+                + mig_ready_admission(
+                    pool_label_key=pool_label_key, pools=sorted(args.mig_ready or {})
+                )
+            ),
             *((m, _MIG_REPLACE_TYPES) for m in replace),
         ]:
             suffix, resource_type = types[manifest["kind"]]

@@ -210,11 +210,12 @@ MIG_READY_USER = f"system:serviceaccount:{NAMESPACE}:{MIG_READY_NAME}"
 NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
 
 
-def mig_ready_admission() -> list[dict[str, Any]]:
+def mig_ready_admission(*, pool_label_key: str, pools: Sequence[str]) -> list[dict[str, Any]]:
     """The ValidatingAdmissionPolicy and its binding: the remover may update only its own node,
-    and only to remove ``MIG_PENDING_TAINT``, to set ``DEVICE_PLUGIN_DEPLOY_LABEL`` from
-    ``false`` to ``true``, or, while the layout is not applied, to put ``false`` back where the
-    label is unset or ``true`` (issue 30.1)."""
+    a node of one of ``pools`` (the MIG pools, by ``pool_label_key``), and only to remove
+    ``MIG_PENDING_TAINT``, to set ``DEVICE_PLUGIN_DEPLOY_LABEL`` from ``false`` to ``true``, or,
+    while the layout is not applied, to put ``false`` back where the label is unset or ``true``
+    (issue 30.1)."""
     key, effect = MIG_PENDING_TAINT["key"], MIG_PENDING_TAINT["effect"]
     label, held, released = DEVICE_PLUGIN_DEPLOY_LABEL, DEVICE_PLUGIN_HELD, DEVICE_PLUGIN_RELEASED
     state, success = MIG_CONFIG_STATE_LABEL, MIG_CONFIG_STATE_SUCCESS
@@ -228,6 +229,16 @@ def mig_ready_admission() -> list[dict[str, Any]]:
                 f"&& request.userInfo.extra['{NODE_NAME_EXTRA}'] == [object.metadata.name]"
             ),
             "message": "the MIG startup remover may update only the node its pod runs on",
+        },
+        {
+            "expression": (
+                f"'{pool_label_key}' in {old} && {old}['{pool_label_key}'] in "
+                f"[{', '.join(repr(p) for p in sorted(pools))}]"
+            ),
+            "message": (
+                "the MIG startup remover may update only nodes of the MIG pools "
+                f"({', '.join(sorted(pools))})"
+            ),
         },
         {
             "expression": (

@@ -444,7 +444,7 @@ _CEL = celpy.Environment()
 
 def admitted(request_node: str | None, old: dict, new: dict) -> list[str]:
     """The messages of the policy's failing validations (celpy, like test_manifests.py)."""
-    (policy, _) = mig_ready_admission()
+    (policy, _) = mig_ready_admission(pool_label_key=POOL, pools=["mig-h100", "mig"])
     user: dict = {"username": "system:serviceaccount:gpu-operator:eks-gpu-platform-mig-ready"}
     if request_node is not None:
         user["extra"] = {"authentication.kubernetes.io/node-name": [request_node]}
@@ -464,13 +464,21 @@ def admitted(request_node: str | None, old: dict, new: dict) -> list[str]:
     return failed
 
 
+POOL = "example.com/pool"
+
+
 def k8s_node(
-    name: str, taints: list[dict], labels: dict | None = None, annotations: dict | None = None
+    name: str,
+    taints: list[dict],
+    labels: dict | None = None,
+    annotations: dict | None = None,
+    pool: str | None = "mig",
 ) -> dict:
+    own = {} if pool is None else {POOL: pool}
     return {
         "metadata": {
             "name": name,
-            "labels": {"a": "b"} if labels is None else labels,
+            "labels": {**own, **({"a": "b"} if labels is None else labels)},
             "annotations": annotations or {"x": "y"},
         },
         "spec": {"taints": taints},
@@ -493,6 +501,7 @@ ONLY_LABEL = (
 )
 APPLIED = {"nvidia.com/mig.config.state": "success"}
 NO_ANNOTATIONS = "the MIG startup remover may not change node annotations"
+MIG_ONLY = "the MIG startup remover may update only nodes of the MIG pools (mig, mig-h100)"
 
 
 @pytest.mark.parametrize(
@@ -562,6 +571,20 @@ NO_ANNOTATIONS = "the MIG startup remover may not change node annotations"
             k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD),
             [OWN_NODE],
         ),
+        # The cluster is shared: a node of another pool, or of none (the system nodes), is never
+        # the remover's, even its own (a pod placed there by mistake).
+        (
+            OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD, pool="inference"),
+            k8s_node(OWN, [GPU_TAINT], labels=HELD, pool="inference"),
+            [MIG_ONLY],
+        ),
+        (
+            OWN,
+            k8s_node(OWN, [STARTUP_TAINT], labels={"a": "b"}, pool=None),
+            k8s_node(OWN, [], labels={"a": "b"}, pool=None),
+            [MIG_ONLY],
+        ),
         (
             OWN,
             k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={"a": "b"}),
@@ -595,6 +618,8 @@ NO_ANNOTATIONS = "the MIG startup remover may not change node annotations"
         "holds-after-the-layout",
         "holds-the-mig-managers-pause",
         "holds-another-node",
+        "another-pools-node",
+        "a-node-of-no-pool",
         "adds-the-device-plugin-label",
         "annotations",
     ],
@@ -604,7 +629,7 @@ def test_the_admission_policy_limits_the_remover(request_node, old, new, failed)
 
 
 def test_the_admission_policy_binding_denies():
-    (_, binding) = mig_ready_admission()
+    (_, binding) = mig_ready_admission(pool_label_key=POOL, pools=["mig"])
     assert binding == {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicyBinding",

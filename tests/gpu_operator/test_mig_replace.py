@@ -1,9 +1,13 @@
 """Issue 30.2: the remover may delete only the NodeClaim of its own node, in a MIG pool; it may
 record Events in ``default`` only. Evaluated with cel-python, like ``test_mig_ready.py``."""
 
+from pathlib import Path
+
 import celpy
 import pytest
+import yaml
 
+from eks_gpu_platform.gpu_operator.mig_ready import mig_ready_admission
 from eks_gpu_platform.gpu_operator.mig_replace import mig_replace_admission, mig_replace_rbac
 
 _CEL = celpy.Environment()
@@ -115,3 +119,33 @@ def test_events_only_in_default_and_only_create():
             "namespace": "gpu-operator",
         }
     ]
+
+
+SYSTEM_PODS = Path(__file__).resolve().parents[1] / "fixtures" / "system-pods"
+
+
+def system_pod_users() -> list[str]:
+    """The identities of the pods of a real GPU node (tests/fixtures/system-pods): each pod's
+    ServiceAccount (``default`` when unset), and the kubelet of its node."""
+    users = {"system:node:ip-10-0-0-1"}
+    for path in sorted(SYSTEM_PODS.glob("*.yaml")):
+        for pod in yaml.safe_load_all(path.read_text()):
+            if pod and pod.get("kind") == "Pod":
+                account = pod["spec"].get("serviceAccountName", "default")
+                users.add(f"system:serviceaccount:{pod['metadata']['namespace']}:{account}")
+    return sorted(users)
+
+
+def test_no_system_pod_is_judged_by_the_removers_policies():
+    # Both policies match on the remover's username only: what the GPU Operator, NFD, Karpenter,
+    # the CNI and the other system pods do to nodes and NodeClaims is never judged by them.
+    users = system_pod_users()
+    assert len(users) > 8
+    (node_policy, _) = mig_ready_admission(pool_label_key="example.com/pool", pools=["mig"])
+    (claim_policy, _) = mig_replace_admission(pool_label_key="example.com/pool", pools=["mig"])
+    for policy in (node_policy, claim_policy):
+        (condition,) = policy["spec"]["matchConditions"]
+        program = _CEL.program(_CEL.compile(condition["expression"]))
+        for user in users:
+            activation = {"request": celpy.json_to_cel({"userInfo": {"username": user}})}
+            assert not bool(program.evaluate(activation)), (policy["metadata"]["name"], user)
