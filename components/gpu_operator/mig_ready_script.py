@@ -24,7 +24,8 @@ this order:
 4. removes the NodePool startup taint ``MIG_PENDING_TAINT``, and idles.
 
 It gives up (issue 30.2) when the MIG manager reports ``failed`` (mig-parted reconfigure.go
-L133-160, L207-236: it retries only when ``nvidia.com/mig.config`` changes) or when the node is
+L133-160, L207-236; its loop then waits for the next change of ``nvidia.com/mig.config``:
+cmd/nvidia-mig-manager/main.go L436-446) or when the node is
 older than ``DEADLINE_SECONDS`` with the taint still on (a stuck ``pending``, reconfigure.go
 L170-172, L230-232; a lost GPU; a count that never matches): it records a Warning Event
 ``MIGNodeStuck`` on the node and deletes the node's NodeClaim (its owner, karpenter v1.14.1

@@ -9,11 +9,15 @@ cannot be called from Go here; FACTS §0). Each line of the model cites the code
 - L239-251 ``reconcileCommonGPULabel``: ``gpu.present=true`` when an NFD PCI label for vendor
   10de is there and ``gpu.present`` is not ``true``; ``false`` when it is ``true`` and none is;
 - L258-261: no ``gpu.present=true``: ``removeAllGPUStateLabels``
-  (``controllers/state_manager.go`` L428-453: every key of ``gpuStateLabels``, L105-117);
+  (``controllers/state_manager.go`` L428-453: every key of ``gpuStateLabels``, L98-109);
 - otherwise (ClusterPolicy, no sandbox: ``getWorkloadConfig`` L389-392 returns ``container``)
-  ``updateGPUStateLabels`` (L456-468) then ``addGPUStateLabels`` (L476-484): a key absent or
+  ``updateGPUStateLabels`` (L457-468) then ``addGPUStateLabels`` (L476-484): a key absent or
   ``""`` gets ``true``, a non-empty value is kept;
 - ``gpuNodeLabels`` L170-174 (the NFD labels), ``hasCommonGPULabel`` L308-316.
+
+Not modelled, because it never applies to a MIG pool's node: ``gpu.deploy.operands=false``
+(L458-463; only Bottlerocket pools carry it, and they refuse ``migProfile``), sandbox workloads
+and the DRA stack (off in the platform's ClusterPolicy).
 
 The remover is the program that runs (``mig_ready_script``): its ``hold_lost``/``hold_patch``
 decide and build the patch applied here."""
@@ -28,7 +32,7 @@ from eks_gpu_platform.nodepool import DEVICE_PLUGIN_DEPLOY_LABEL
 PRESENT = "nvidia.com/gpu.present"
 NFD = "feature.node.kubernetes.io/pci-10de.present"
 STATE = "nvidia.com/mig.config.state"
-# state_manager.go L105-117: the container workload's deploy labels.
+# state_manager.go L98-109: the container workload's deploy labels.
 CONTAINER_STATE_LABELS = (
     "nvidia.com/gpu.deploy.driver",
     "nvidia.com/gpu.deploy.gpu-feature-discovery",
@@ -51,7 +55,9 @@ def operator_reconcile(nodes: dict[str, dict[str, str]]) -> None:
         elif labels.get(PRESENT) == "true" and not has_nfd:  # L246-249
             labels[PRESENT] = "false"
         if labels.get(PRESENT) != "true":  # L258-261
-            for key in CONTAINER_STATE_LABELS:  # removeAllGPUStateLabels L428-436
+            # removeAllGPUStateLabels L428-453: the other workloads' and the DRA stack's keys are
+            # never on these nodes; the container ones and the MIG manager's are.
+            for key in CONTAINER_STATE_LABELS:
                 labels.pop(key, None)
             labels.pop("nvidia.com/gpu.deploy.mig-manager", None)  # L448-451
             continue

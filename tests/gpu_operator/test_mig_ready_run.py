@@ -430,8 +430,9 @@ def replaced(api: FakeAPI, message: str) -> None:
 
 
 def test_a_failed_layout_gets_the_node_replaced_at_once(tls, monkeypatch, capsys):
-    # mig-parted sets "failed" and retries only when nvidia.com/mig.config changes
-    # (reconfigure.go L133-160, L207-236): no point waiting for the deadline.
+    # mig-parted sets "failed" (reconfigure.go L133-160, L207-236), then waits for the next
+    # change of nvidia.com/mig.config (cmd/nvidia-mig-manager/main.go L436-446): no point
+    # waiting for the deadline.
     api = FakeAPI([node(4, "failed", None)])
     out = run(api, tls, monkeypatch, capsys)
     message = (
