@@ -19,12 +19,16 @@ import (
 // (components/gpu_operator/mig_replace.py); the bound token's node-name extra (k8s.io/apiserver
 // v0.36.3 pkg/authentication/serviceaccount/util.go L47), set here by impersonation.
 const (
-	migRemover       = "system:serviceaccount:gpu-operator:eks-gpu-platform-mig-ready"
-	migRemoverPolicy = "eks-gpu-platform-mig-replace"
-	nodeNameExtra    = "authentication.kubernetes.io/node-name"
-	migStartupTaint  = "nvidia.com/mig.config.state"
-	refusedOtherNode = "may delete only the NodeClaim of the node its pod runs on"
-	refusedOtherPool = "may delete only NodeClaims of the MIG pools"
+	migRemover        = "system:serviceaccount:gpu-operator:eks-gpu-platform-mig-ready"
+	migRemoverPolicy  = "eks-gpu-platform-mig-replace"
+	nodeNameExtra     = "authentication.kubernetes.io/node-name"
+	migStartupTaint   = "nvidia.com/mig.config.state"
+	refusedOtherNode  = "may delete only the NodeClaim of the node its pod runs on"
+	refusedOtherPool  = "may delete only NodeClaims of the MIG pools"
+	refusedNode       = "may update only the node its pod runs on"
+	refusedNodePool   = "may update only nodes of the MIG pools"
+	refusedLabel      = "may change no node label but nvidia.com/gpu.deploy.device-plugin"
+	devicePluginLabel = "nvidia.com/gpu.deploy.device-plugin"
 )
 
 func init() {
@@ -32,8 +36,10 @@ func init() {
 		Name: "mig-stuck-node-replaced",
 		Claim: "a MIG node that keeps its startup taint is never initialized, and Karpenter nominates it for " +
 			"pending MIG pods instead of launching (the stall of issue 30.2); the remover, through the " +
-			"real API server, its RBAC and the render's admission policy, may delete only its own node's " +
-			"NodeClaim in a MIG pool; once it has, Karpenter launches a replacement for the pending pod",
+			"real API server, its RBAC and the render's admission policies, may put the device-plugin hold " +
+			"back on its own MIG node but not release it before the layout (issue 30.1), and may delete " +
+			"only its own node's NodeClaim in a MIG pool; once it has, Karpenter launches a replacement " +
+			"for the pending pod",
 		Stacks: func(r *Render) bool { return len(migNodePools(r)) > 0 },
 		Run:    scenarioMIGStuck,
 	})
@@ -114,6 +120,28 @@ func scenarioMIGStuck(r *Render, d *InstanceData) []error {
 			return append(errs, fmt.Errorf("%s: %w", doc, err))
 		}
 	}
+	// The hold (issue 30.1), judged by the real API server's CEL: the GPU Operator strips the
+	// label from the node (nodelabeling_controller.go L258-261); the remover may put "false" back
+	// on its own node, and may not set "true" before the layout is applied.
+	stripped := &corev1.Node{}
+	if err := h.Client.Get(h.Ctx, types.NamespacedName{Name: l.Node.Name}, stripped); err != nil {
+		return append(errs, err)
+	}
+	before := stripped.DeepCopy()
+	delete(stripped.Labels, devicePluginLabel)
+	if err := h.Client.Patch(h.Ctx, stripped, client.MergeFrom(before)); err != nil {
+		return append(errs, err)
+	}
+	release := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"add","path":"/metadata/labels/nvidia.com~1gpu.deploy.device-plugin","value":"true"}]`))
+	if err := awaitRefusedPatch(h, l.Node.Name, stripped, release, refusedLabel); err != nil {
+		errs = append(errs, err)
+	}
+	hold := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"add","path":"/metadata/labels/nvidia.com~1gpu.deploy.device-plugin","value":"false"}]`))
+	if remover, err := removerClient(h, l.Node.Name); err != nil {
+		return append(errs, err)
+	} else if err := remover.Patch(h.Ctx, stripped.DeepCopy(), hold); err != nil {
+		errs = append(errs, fmt.Errorf("the remover on %s could not put the hold back: %v", l.Node.Name, err))
+	}
 	// Another pool's node: the remover may not delete its NodeClaim, from either node.
 	other := ""
 	for _, p := range r.Capacity.Pools {
@@ -132,6 +160,12 @@ func scenarioMIGStuck(r *Render, d *InstanceData) []error {
 		return append(errs, fmt.Errorf("pool %s: one pod launched %v: %v", other, round, err))
 	}
 	o := round.Launched[0]
+	if err := awaitRefusedPatch(h, l.Node.Name, o.Node, hold, refusedNode); err != nil {
+		errs = append(errs, err)
+	}
+	if err := awaitRefusedPatch(h, o.Node.Name, o.Node, hold, refusedNodePool); err != nil {
+		errs = append(errs, err)
+	}
 	for _, c := range []struct {
 		node, want string
 		claim      *karpv1.NodeClaim
@@ -225,4 +259,20 @@ func awaitRefused(h *Harness, node string, claim *karpv1.NodeClaim, want string)
 		}
 	}
 	return fmt.Errorf("the remover on %s deleting NodeClaim %s (NodePool %s): %v, want a refusal saying %q", node, claim.Name, claim.Labels[karpv1.NodePoolLabelKey], last, want)
+}
+
+// awaitRefusedPatch: a dry-run patch of node by the remover on onNode is refused with want.
+func awaitRefusedPatch(h *Harness, onNode string, node *corev1.Node, patch client.Patch, want string) error {
+	remover, err := removerClient(h, onNode)
+	if err != nil {
+		return err
+	}
+	var last error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		last = remover.Patch(h.Ctx, node.DeepCopy(), patch, client.DryRunAll)
+		if last != nil && strings.Contains(last.Error(), want) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the remover on %s patching node %s: %v, want a refusal saying %q", onNode, node.Name, last, want)
 }
