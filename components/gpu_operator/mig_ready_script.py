@@ -11,8 +11,12 @@ this order:
    (controllers/nodelabeling_controller.go L258-261, state_manager.go L428-453) on any reconcile,
    and its reconcile walks every node (L200-233); the reconcile that then sets ``gpu.present``
    (L239-251) sets an absent label to ``true`` (state_manager.go L476-484). From then on it keeps a
-   non-empty value it finds (same lines), so once put back the hold stays. The MIG manager's own
-   ``paused-for-mig-change`` is left alone (mig-parted v0.15.0 pkg/mig/reconfigure/
+   non-empty value it finds (same lines), so once put back the hold stays; a device plugin pod
+   started meanwhile is deleted by the DaemonSet controller once its nodeSelector no longer
+   matches (kubernetes v1.36.3 pkg/controller/daemon/daemon_controller.go L1387-1389, L1407),
+   and cannot have registered before its init container found the validator's ``toolkit-ready``
+   (gpu-operator v26.7.0 assets/state-device-plugin/0500_daemonset.yaml L27-31). The MIG
+   manager's own ``paused-for-mig-change`` is left alone (mig-parted v0.15.0 pkg/mig/reconfigure/
    reconfigure.go L581-593: it writes ``true`` back only after the reconfiguration);
 2. once the layout is applied (label ``nvidia.com/mig.config.state=success``: mig-parted
    reconfigure.go L142-145, L233-239), sets the label from ``false`` to ``true``, so the GPU
