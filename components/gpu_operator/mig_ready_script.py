@@ -212,7 +212,10 @@ def event(node: Mapping[str, Any], reason: str, message: str, now: float) -> dic
     return {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": f"{name}.mig-ready.{int(now)}", "namespace": EVENT_NAMESPACE},
+        "metadata": {
+            "name": f"{name}.{reason.lower()}.{int(now)}",
+            "namespace": EVENT_NAMESPACE,
+        },
         "involvedObject": {
             "apiVersion": "v1",
             "kind": "Node",

@@ -411,7 +411,7 @@ def replaced(api: FakeAPI, message: str) -> None:
     assert post[3] == {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": f"{NODE}.mig-ready.{NOW}", "namespace": "default"},
+        "metadata": {"name": f"{NODE}.mignodestuck.{NOW}", "namespace": "default"},
         "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": NODE, "uid": "n0de"},
         "type": "Warning",
         "reason": "MIGNodeStuck",
@@ -473,4 +473,32 @@ def test_a_node_no_nodeclaim_owns_is_reported_not_replaced(tls, monkeypatch, cap
     assert out == [
         f"{NODE}: MIGNodeStuck: MIG layout not applied: the MIG manager set "
         "nvidia.com/mig.config.state=failed; no NodeClaim owns it; not replaced"
+    ]
+
+
+def test_a_device_plugin_that_won_the_race_is_reported_once_and_held(tls, monkeypatch, capsys):
+    # The operator set "true" and the plugin registered whole GPUs before the remover's poll:
+    # the hold goes back (the DaemonSet controller then deletes the plugin's pod) and a Warning
+    # Event says the node was charged whole GPUs meanwhile; the next poll reports nothing again.
+    api = Operator(node(1, None, "8", "true"), {3: {"nvidia.com/mig.config.state": "failed"}})
+    out = run(api, tls, monkeypatch, capsys)
+    posts = [e[3] for e in api.log if e[0] == "POST"]
+    assert [(p["reason"], p["metadata"]["name"], p["message"]) for p in posts] == [
+        (
+            "MIGHoldLost",
+            f"{NODE}.migholdlost.{NOW}",
+            "the device plugin advertised nvidia.com/gpu=8 before the MIG layout was applied",
+        ),
+        (
+            "MIGNodeStuck",
+            f"{NODE}.mignodestuck.{NOW}",
+            "MIG layout not applied: the MIG manager set nvidia.com/mig.config.state=failed; "
+            "deleting NodeClaim mig-abcde",
+        ),
+    ]
+    assert [e[-1] for e in api.log if e[0] == "PATCH"] == [hold(1)]
+    assert out[:2] == [
+        f"{NODE}: MIGHoldLost: the device plugin advertised nvidia.com/gpu=8 before the MIG "
+        "layout was applied",
+        f"{NODE}: set nvidia.com/gpu.deploy.device-plugin=false (layout not applied yet)",
     ]
