@@ -30,12 +30,11 @@ running ``mig_ready_script.py``.
   it must hold the device plugin off before the GPU Operator can start it, see
   ``mig_ready_script.py`` step 1), not only nodes with ``nvidia.com/mig.config.state=success``
   (NVIDIA/mig-parted v0.15.0 pkg/mig/reconfigure/reconfigure.go L142-145, L233-239). It
-  tolerates the startup taint, ``nvidia.com/gpu`` and the GPU pools' other taints. Karpenter
-  leaves its 10m CPU and 32Mi out of a new node's DaemonSet overhead: the state label is not in
-  the NodePool's requirements (kubernetes-sigs/karpenter v1.14.1
-  pkg/controllers/provisioning/scheduling/scheduler.go L1020-1043, ``IsCompatible`` with
-  ``AllowUndefinedWellKnownLabels``). It still schedules, the node holding no workload while the
-  taint is on.
+  tolerates the startup taint, ``nvidia.com/gpu`` and the GPU pools' other taints. Selecting
+  on the pool label only, which the NodePool's template carries, it is now part of a new MIG
+  node's DaemonSet overhead for Karpenter (kubernetes-sigs/karpenter v1.14.1
+  pkg/controllers/provisioning/scheduling/scheduler.go L1020-1043, ``IsCompatible``): 10m CPU
+  and 32Mi more reserved on a node of 96 or more vCPUs.
 - Permissions: get and patch on nodes, cluster-wide. RBAC cannot narrow that to the pod's own
   node (``resourceNames`` are fixed names), so a ValidatingAdmissionPolicy
   (``mig_ready_admission``) does: the ServiceAccount's node updates must come from a pod on that
