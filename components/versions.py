@@ -85,8 +85,19 @@ DEFAULT_KUBERNETES_VERSION = "1.36"
 # Python, tag 3.13.9-alpine3.22, built for amd64 and arm64v8 among others
 # (docker-library/official-images library/python at 01732a42e52ea2aca4809bd272fc38002f19006a:
 # "Tags: 3.13.9-alpine3.22, 3.13-alpine3.22, 3.13.9-alpine, 3.13-alpine"). The remover uses the
-# standard library only.
-MIG_READY_IMAGE = "docker.io/library/python:3.13.9-alpine3.22"
+# standard library only. Pinned by digest (review M4: it holds node patch and NodeClaim delete
+# rights, and a pull that fails leaves its node stalled): the digest a public Dockerfile pins as
+# `FROM python:3.13.9-alpine@sha256:e5fa639e...` (a tag of the same image, above; another
+# Dockerfile pins fc9e5efc... for the tag, an earlier or later build of it), found through the
+# code index and not pulled from here (no registry access): confirm it is the multi-platform
+# index with `docker buildx imagetools inspect docker.io/library/python@sha256:e5fa639e...`
+# before relying on it. Docker Hub, not a registry the cluster already pulls from: mirror
+# it with an ECR pull-through cache where anonymous Docker Hub pulls are rate-limited
+# (docs/gpu-operator.md).
+MIG_READY_IMAGE = (
+    "docker.io/library/python:3.13.9-alpine"
+    "@sha256:e5fa639e49b85986c4481e28faa2564b45aa8021413f31026c3856e5911618b1"
+)
 
 # The EKS managed add-ons the cluster installs. Their versions are not written down here: each is
 # resolved when the program runs (cluster/addon_versions.py: a `cluster.addonVersions` pin, else

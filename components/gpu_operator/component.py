@@ -33,7 +33,8 @@ from ..spec import (
 )
 from .mig import mig_layout
 from .mig_ready import mig_ready_admission, mig_ready_daemonset, mig_ready_rbac
-from .spec import NAMESPACE, RELEASE_NAME, GpuOperatorSpec
+from .mig_replace import mig_replace_admission, mig_replace_rbac
+from .spec import NAMESPACE, RELEASE_NAME, GpuOperatorSpec, mig_ready_deadline_seconds
 from .values import gpu_operator_values
 
 
@@ -199,6 +200,20 @@ _MIG_READY_TYPES = {
 }
 
 
+_MIG_REPLACE_TYPES = {
+    "Role": ("mig-ready-events-role", k8s.rbac.v1.Role),
+    "RoleBinding": ("mig-ready-events-binding", k8s.rbac.v1.RoleBinding),
+    "ValidatingAdmissionPolicy": (
+        "mig-replace-policy",
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicy,
+    ),
+    "ValidatingAdmissionPolicyBinding": (
+        "mig-replace-policy-binding",
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding,
+    ),
+}
+
+
 class GpuOperator(pulumi.ComponentResource):
     """The NVIDIA GPU Operator chart in its own privileged namespace."""
 
@@ -251,8 +266,21 @@ class GpuOperator(pulumi.ComponentResource):
             parent=self, provider=args.k8s_provider, depends_on=[namespace]
         )
         rbac: list[pulumi.Resource] = []
-        for manifest in mig_ready_rbac() + mig_ready_admission():
-            suffix, resource_type = _MIG_READY_TYPES[manifest["kind"]]
+        pool_label_key = f"{args.label_domain}/pool"
+        replace = mig_replace_rbac() + mig_replace_admission(
+            pool_label_key=pool_label_key, pools=sorted(args.mig_ready or {})
+        )
+        for manifest, types in [
+            *(
+                (m, _MIG_READY_TYPES)
+                for m in mig_ready_rbac()
+                + mig_ready_admission(
+                    pool_label_key=pool_label_key, pools=sorted(args.mig_ready or {})
+                )
+            ),
+            *((m, _MIG_REPLACE_TYPES) for m in replace),
+        ]:
+            suffix, resource_type = types[manifest["kind"]]
             fields = {
                 {"roleRef": "role_ref"}.get(k, k): v
                 for k, v in manifest.items()
@@ -269,9 +297,10 @@ class GpuOperator(pulumi.ComponentResource):
                 )
             )
         daemonset = mig_ready_daemonset(
-            pool_label_key=f"{args.label_domain}/pool",
+            pool_label_key=pool_label_key,
             expected=args.mig_ready or {},
             tolerations=args.gpu_tolerations or (),
+            deadline_seconds=mig_ready_deadline_seconds(args.spec),
         )
         k8s.apps.v1.DaemonSet(
             f"{name}-mig-ready",

@@ -26,15 +26,15 @@ running ``mig_ready_script.py``.
   validator's ``plugin-validation`` init container gives up after 30 tries 5 s apart and the
   kubelet restarts it (cmd/nvidia-validator/main.go L198-201, L1447-1466) until the device
   plugin has registered; nothing waits on its ``plugin-ready`` marker.
-- Where: only nodes of the MIG pools (``<domain>/pool``) that carry
-  ``nvidia.com/mig.config.state=success``, the label the MIG manager sets once the layout is in
-  place (NVIDIA/mig-parted v0.15.0 pkg/mig/reconfigure/reconfigure.go L142-145, L233-239). It
-  tolerates the startup taint, ``nvidia.com/gpu`` and the GPU pools' other taints. Karpenter
-  leaves its 10m CPU and 32Mi out of a new node's DaemonSet overhead: the state label is not in
-  the NodePool's requirements (kubernetes-sigs/karpenter v1.14.1
-  pkg/controllers/provisioning/scheduling/scheduler.go L1020-1043, ``IsCompatible`` with
-  ``AllowUndefinedWellKnownLabels``). It still schedules, the node holding no workload while the
-  taint is on.
+- Where: every node of the MIG pools (``<domain>/pool``) from the moment it joins (issue 30.1:
+  it must hold the device plugin off before the GPU Operator can start it, see
+  ``mig_ready_script.py`` step 1), not only nodes with ``nvidia.com/mig.config.state=success``
+  (NVIDIA/mig-parted v0.15.0 pkg/mig/reconfigure/reconfigure.go L142-145, L233-239). It
+  tolerates the startup taint, ``nvidia.com/gpu`` and the GPU pools' other taints. Selecting
+  on the pool label only, which the NodePool's template carries, it is now part of a new MIG
+  node's DaemonSet overhead for Karpenter (kubernetes-sigs/karpenter v1.14.1
+  pkg/controllers/provisioning/scheduling/scheduler.go L1020-1043, ``IsCompatible``): 10m CPU
+  and 32Mi more reserved on a node of 96 or more vCPUs.
 - Permissions: get and patch on nodes, cluster-wide. RBAC cannot narrow that to the pod's own
   node (``resourceNames`` are fixed names), so a ValidatingAdmissionPolicy
   (``mig_ready_admission``) does: the ServiceAccount's node updates must come from a pod on that
@@ -43,14 +43,16 @@ running ``mig_ready_script.py``.
   ServiceAccountTokenPodNodeInfo beta and on from 1.30, GA 1.32: kubernetes v1.36.3
   pkg/features/kube_features.go L1982-1986), may remove the startup taint and nothing else of
   the taints, and may change one label, ``nvidia.com/gpu.deploy.device-plugin`` from ``false``
-  to ``true`` (every other label and every annotation unchanged).
+  to ``true``, or to ``false`` from unset or ``true`` while the layout is not applied (every
+  other label and every annotation unchanged). It may also delete its node's NodeClaim and
+  record Events (``mig_replace.py``).
   ``admissionregistration.k8s.io/v1`` is served from Kubernetes 1.30, the oldest version the
   platform supports.
 - Pod: Pod Security "restricted" (non-root, no privilege escalation, every capability dropped,
   RuntimeDefault seccomp, read-only root filesystem), 10m CPU and 32Mi. No priority class:
   the node it serves is tainted and empty of workloads until it has run, so it never needs to
   preempt anything, and ``system-node-critical`` would let a helper of this kind evict user pods.
-- Image: the official Python image, pinned (``versions.MIG_READY_IMAGE``).
+- Image: the official Python image, pinned by digest (``versions.MIG_READY_IMAGE``).
 """
 
 import json
@@ -68,7 +70,7 @@ from ..nodepool import (
     MIG_CONFIG_STATE_SUCCESS,
     MIG_PENDING_TAINT,
 )
-from .spec import NAMESPACE
+from .spec import DEFAULT_MIG_READY_DEADLINE_SECONDS, NAMESPACE
 
 MIG_READY_NAME = "eks-gpu-platform-mig-ready"
 MIG_READY_SCRIPT = Path(__file__).with_name("mig_ready_script.py").read_text()
@@ -79,7 +81,8 @@ MIG_READY_LABELS = {
 
 
 def mig_ready_rbac() -> list[dict[str, Any]]:
-    """The ServiceAccount, the ClusterRole (get and patch nodes) and the binding."""
+    """The ServiceAccount, the ClusterRole (get and patch nodes, delete NodeClaims: both narrowed
+    to the pod's own node by ``mig_ready_admission``) and the binding."""
     return [
         {
             "apiVersion": "v1",
@@ -94,7 +97,10 @@ def mig_ready_rbac() -> list[dict[str, Any]]:
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
             "metadata": {"name": MIG_READY_NAME, "labels": MIG_READY_LABELS},
-            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}],
+            "rules": [
+                {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
+                {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims"], "verbs": ["delete"]},
+            ],
         },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -117,11 +123,14 @@ def mig_ready_daemonset(
     pool_label_key: str,
     expected: Mapping[str, Mapping[str, Mapping[str, int]]],
     tolerations: Sequence[Mapping[str, str]] = (),
+    deadline_seconds: int = DEFAULT_MIG_READY_DEADLINE_SECONDS,
 ) -> dict[str, Any]:
     """The remover's DaemonSet. ``expected``: per MIG pool, per instance type, what its nodes
     advertise once the layout is applied (``PoolCapacity.types[].advertised``, the numbers its
     NodeOverlays give Karpenter); ``tolerations``: the MIG pools' taints beyond
-    ``nvidia.com/gpu`` and the startup taint (``taint_tolerations``)."""
+    ``nvidia.com/gpu`` and the startup taint (``taint_tolerations``); ``deadline_seconds``: how
+    long after joining a node may keep its startup taint before it is replaced
+    (``gpuOperator.migReadyDeadline``)."""
     by_type: dict[str, dict[str, int]] = {}
     for types in expected.values():
         for itype, advertised in types.items():
@@ -141,6 +150,7 @@ def mig_ready_daemonset(
             {"name": "TAINT_KEY", "value": taint["key"]},
             {"name": "TAINT_EFFECT", "value": taint["effect"]},
             {"name": "EXPECTED", "value": json.dumps(dict(sorted(by_type.items())))},
+            {"name": "DEADLINE_SECONDS", "value": str(deadline_seconds)},
             {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
         ],
         "resources": {
@@ -163,7 +173,6 @@ def mig_ready_daemonset(
                 "metadata": {"labels": MIG_READY_LABELS},
                 "spec": {
                     "serviceAccountName": MIG_READY_NAME,
-                    "nodeSelector": {MIG_CONFIG_STATE_LABEL: MIG_CONFIG_STATE_SUCCESS},
                     "affinity": {
                         "nodeAffinity": {
                             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -200,12 +209,15 @@ MIG_READY_USER = f"system:serviceaccount:{NAMESPACE}:{MIG_READY_NAME}"
 NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
 
 
-def mig_ready_admission() -> list[dict[str, Any]]:
+def mig_ready_admission(*, pool_label_key: str, pools: Sequence[str]) -> list[dict[str, Any]]:
     """The ValidatingAdmissionPolicy and its binding: the remover may update only its own node,
-    and only to remove ``MIG_PENDING_TAINT`` or to set ``DEVICE_PLUGIN_DEPLOY_LABEL`` from
-    ``false`` to ``true``."""
+    a node of one of ``pools`` (the MIG pools, by ``pool_label_key``), and only to remove
+    ``MIG_PENDING_TAINT``, to set ``DEVICE_PLUGIN_DEPLOY_LABEL`` from ``false`` to ``true``, or,
+    while the layout is not applied, to put ``false`` back where the label is unset or ``true``
+    (issue 30.1)."""
     key, effect = MIG_PENDING_TAINT["key"], MIG_PENDING_TAINT["effect"]
     label, held, released = DEVICE_PLUGIN_DEPLOY_LABEL, DEVICE_PLUGIN_HELD, DEVICE_PLUGIN_RELEASED
+    state, success = MIG_CONFIG_STATE_LABEL, MIG_CONFIG_STATE_SUCCESS
     taints = "(has({0}.spec.taints) ? {0}.spec.taints : [])"
     field = "(has({0}.metadata.{1}) ? {0}.metadata.{1} : {{}})"
     new, old = field.format("object", "labels"), field.format("oldObject", "labels")
@@ -216,6 +228,16 @@ def mig_ready_admission() -> list[dict[str, Any]]:
                 f"&& request.userInfo.extra['{NODE_NAME_EXTRA}'] == [object.metadata.name]"
             ),
             "message": "the MIG startup remover may update only the node its pod runs on",
+        },
+        {
+            "expression": (
+                f"'{pool_label_key}' in {old} && {old}['{pool_label_key}'] in "
+                f"[{', '.join(repr(p) for p in sorted(pools))}]"
+            ),
+            "message": (
+                "the MIG startup remover may update only nodes of the MIG pools "
+                f"({', '.join(sorted(pools))})"
+            ),
         },
         {
             "expression": (
@@ -232,11 +254,15 @@ def mig_ready_admission() -> list[dict[str, Any]]:
                 f"&& (('{label}' in {new}) == ('{label}' in {old}) "
                 f"&& (!('{label}' in {new}) || {new}['{label}'] == {old}['{label}']) "
                 f"|| '{label}' in {old} && {old}['{label}'] == '{held}' "
-                f"&& '{label}' in {new} && {new}['{label}'] == '{released}')"
+                f"&& '{label}' in {new} && {new}['{label}'] == '{released}' "
+                f"|| !('{state}' in {old} && {old}['{state}'] == '{success}') "
+                f"&& (!('{label}' in {old}) || {old}['{label}'] == '{released}') "
+                f"&& '{label}' in {new} && {new}['{label}'] == '{held}')"
             ),
             "message": (
                 f"the MIG startup remover may change no node label but {label}, "
-                f"and that only from '{held}' to '{released}'"
+                f"and that only from '{held}' to '{released}', or to '{held}' from "
+                f"'{released}' or unset while {state} is not '{success}'"
             ),
         },
         {

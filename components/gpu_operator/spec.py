@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..catalog_mig import MIG_DISABLED as MIG_DISABLED  # its home: the MIG geometry
+from ..checks import check_duration, duration_seconds
 from ..spec import Problem, Spec, check_one_of, check_pattern, doc, show
 
 NAMESPACE = "gpu-operator"
@@ -28,6 +29,14 @@ MIN_TIME_SLICING_REPLICAS = 2
 MAX_TIME_SLICING_REPLICAS = 48
 CONFIG_NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
 LABEL_VALUE_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$"
+# How long a MIG node may keep its startup taint before the remover replaces it (issue 30.2). The
+# floor covers what a healthy node does in that time: boot, join, pull the operator's images, and
+# the MIG manager's reconfiguration with its reboot on cloud instances (WITH_REBOOT, FACTS §0);
+# the ceiling keeps a stuck node from holding a p4d/p5 for more than a day.
+DEFAULT_MIG_READY_DEADLINE = "45m"
+DEFAULT_MIG_READY_DEADLINE_SECONDS = 2700
+MIN_MIG_READY_DEADLINE_SECONDS = 900
+MAX_MIG_READY_DEADLINE_SECONDS = 86400
 
 
 # ---------------------------------------------------------------------------------------------
@@ -58,6 +67,11 @@ class GpuOperatorSpec(Spec):
         "How MIG devices are advertised: single (as nvidia.com/gpu), mixed "
         "(nvidia.com/mig-<profile>) or none.",
     )
+    mig_ready_deadline: str = doc(
+        DEFAULT_MIG_READY_DEADLINE,
+        "How long a node of a MIG pool may wait for its layout (startup taint on) before the "
+        "MIG startup remover deletes its NodeClaim so Karpenter replaces it (15m-24h).",
+    )
     time_slicing: Mapping[str, int] = doc(
         text="Named time-slicing configurations: name -> replicas per GPU (2-48); a pool "
         "selects one with timeSlicing. 'default' (no sharing) is reserved.",
@@ -75,6 +89,20 @@ class GpuOperatorSpec(Spec):
             "ending with a letter or digit",
         ):
             out.append((("prometheus_release",), msg))
+        if msg := check_duration(
+            self.mig_ready_deadline,
+            MIN_MIG_READY_DEADLINE_SECONDS,
+            why="a healthy MIG node needs that long to boot, reconfigure and reboot",
+        ):
+            out.append((("mig_ready_deadline",), msg))
+        elif (duration_seconds(self.mig_ready_deadline) or 0) > MAX_MIG_READY_DEADLINE_SECONDS:
+            out.append(
+                (
+                    ("mig_ready_deadline",),
+                    f"{show(self.mig_ready_deadline)} is longer than 24h; a stuck MIG node would "
+                    "be billed that long before it is replaced",
+                )
+            )
         for name, replicas in self.time_slicing.items():
             if name == NO_SHARING_CONFIG:
                 out.append(
@@ -103,3 +131,8 @@ class GpuOperatorSpec(Spec):
                     )
                 )
         return out
+
+
+def mig_ready_deadline_seconds(spec: GpuOperatorSpec) -> int:
+    """``spec.mig_ready_deadline`` in seconds (validated by the spec)."""
+    return duration_seconds(spec.mig_ready_deadline) or DEFAULT_MIG_READY_DEADLINE_SECONDS

@@ -7,6 +7,9 @@ render's usual output: ``manifests/``, ``helm/``, ``examples/``, ``capacity.json
 - ``dev-1.35``: the fixture dev stack (``tests/fixtures/stacks/Pulumi.dev.yaml``, present whatever
   the user's stacks are) at Kubernetes 1.35, where the do-not-disrupt policies are
   ValidatingAdmissionPolicies (MutatingAdmissionPolicy v1 is served from 1.36);
+- ``dev-mig``: the fixture dev stack plus a MIG pool (``mig``: p4d.24xlarge under
+  ``all-1g.5gb``, routed to ``research-batch``), for the MIG startup remover's scenario
+  (issue 30);
 - ``gen-<seed>``: the generated configurations of the Python suite's capacity cases
   (``tests/capacity_cases.py``), the first ``GENERATED`` seeds that validate, in us-east-1, whose
   every GPU pool has at least one instance type EC2 offers in the region (the moto wheel's
@@ -36,6 +39,14 @@ PROJECT = "eks-gpu-platform"
 GENERATED = 3
 GENERATED_REGION = "us-east-1"
 SEEDS_TRIED = 40
+MIG_POOL = {
+    "name": "mig",
+    "kind": "gpu",
+    "instanceTypes": ["p4d.24xlarge"],
+    "migProfile": "all-1g.5gb",
+    "capacityTypes": ["on-demand"],
+}
+MIG_QUEUE = "research-batch"
 
 
 def _write_stack(path: Path, region: str, values: dict) -> None:
@@ -75,6 +86,18 @@ def main(argv: list[str] | None = None) -> int:
     result = _render("dev-1.35", out, older)
     (rendered if result.returncode == 0 else failures).append(
         "dev-1.35" if result.returncode == 0 else f"dev-1.35: {result.stderr.strip()[-400:]}"
+    )
+
+    mig = yaml.safe_load((REPO / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
+    mig["config"][f"{PROJECT}:nodePools"].append(MIG_POOL)
+    for queue in mig["config"][f"{PROJECT}:scheduler"]["queues"]:
+        if queue["name"] == MIG_QUEUE:
+            queue["nodePools"].append(MIG_POOL["name"])
+    with_mig = out / "stacks" / "Pulumi.dev-mig.yaml"
+    with_mig.write_text(yaml.safe_dump(mig, sort_keys=False))
+    result = _render("dev-mig", out, with_mig)
+    (rendered if result.returncode == 0 else failures).append(
+        "dev-mig" if result.returncode == 0 else f"dev-mig: {result.stderr.strip()[-400:]}"
     )
 
     from capacity_cases import generated_values

@@ -116,7 +116,7 @@ def test_the_remover_expects_what_the_overlays_say(strategy, advertised):
     assert mig_ready_pools(pools, spec) == {"mig": {"p4d.24xlarge": advertised}}
 
 
-def test_remover_rbac_is_get_and_patch_on_nodes():
+def test_remover_rbac_is_get_and_patch_on_nodes_and_delete_on_nodeclaims():
     assert mig_ready_rbac() == [
         {
             "apiVersion": "v1",
@@ -140,7 +140,11 @@ def test_remover_rbac_is_get_and_patch_on_nodes():
                     "app.kubernetes.io/part-of": "eks-gpu-platform",
                 },
             },
-            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}],
+            "rules": [
+                {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
+                # Issue 30.2: a stuck node's NodeClaim; narrowed by mig_replace_admission.
+                {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims"], "verbs": ["delete"]},
+            ],
         },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -194,8 +198,9 @@ def test_remover_daemonset_exactly():
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {
+                    # Every node of the MIG pools from the moment it joins (issue 30.1), not
+                    # only those with mig.config.state=success.
                     "serviceAccountName": "eks-gpu-platform-mig-ready",
-                    "nodeSelector": {"nvidia.com/mig.config.state": "success"},
                     "affinity": {
                         "nodeAffinity": {
                             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -228,7 +233,9 @@ def test_remover_daemonset_exactly():
                     "containers": [
                         {
                             "name": "remove-startup-taint",
-                            "image": "docker.io/library/python:3.13.9-alpine3.22",
+                            # Pinned by digest (review M4).
+                            "image": "docker.io/library/python:3.13.9-alpine@sha256:"
+                            "e5fa639e49b85986c4481e28faa2564b45aa8021413f31026c3856e5911618b1",
                             "command": ["python", "-c", MIG_READY_SCRIPT],
                             "env": [
                                 {
@@ -241,6 +248,7 @@ def test_remover_daemonset_exactly():
                                     "name": "EXPECTED",
                                     "value": '{"p4d.24xlarge": {"nvidia.com/gpu": 56}}',
                                 },
+                                {"name": "DEADLINE_SECONDS", "value": "2700"},
                                 {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
                             ],
                             "resources": {
@@ -392,6 +400,22 @@ def test_the_platform_registers_the_remover_for_a_mig_pool(run_program):
             "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
             "platform-gpu-operator-mig-ready-policy-binding",
         ),
+        (
+            "kubernetes:rbac.authorization.k8s.io/v1:Role",
+            "platform-gpu-operator-mig-ready-events-role",
+        ),
+        (
+            "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+            "platform-gpu-operator-mig-ready-events-binding",
+        ),
+        (
+            "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
+            "platform-gpu-operator-mig-replace-policy",
+        ),
+        (
+            "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
+            "platform-gpu-operator-mig-replace-policy-binding",
+        ),
         ("kubernetes:apps/v1:DaemonSet", "platform-gpu-operator-mig-ready"),
     ]:
         assert one(rec, typ, name).parent == operator.urn
@@ -401,6 +425,7 @@ def test_the_platform_registers_the_remover_for_a_mig_pool(run_program):
         for e in daemonset["spec"]["template"]["spec"]["containers"][0]["env"]
     }
     assert json.loads(env["EXPECTED"]) == {"p4d.24xlarge": {"nvidia.com/gpu": 56}}
+    assert env["DEADLINE_SECONDS"] == "2700"  # the default gpuOperator.migReadyDeadline, 45m
     (pool,) = [p for p in kubernetes_objects(rec, "NodePool") if p["metadata"]["name"] == "mig"]
     assert pool["spec"]["template"]["spec"]["startupTaints"] == [STARTUP_TAINT]
     labels = pool["spec"]["template"]["metadata"]["labels"]
@@ -419,7 +444,7 @@ _CEL = celpy.Environment()
 
 def admitted(request_node: str | None, old: dict, new: dict) -> list[str]:
     """The messages of the policy's failing validations (celpy, like test_manifests.py)."""
-    (policy, _) = mig_ready_admission()
+    (policy, _) = mig_ready_admission(pool_label_key=POOL, pools=["mig-h100", "mig"])
     user: dict = {"username": "system:serviceaccount:gpu-operator:eks-gpu-platform-mig-ready"}
     if request_node is not None:
         user["extra"] = {"authentication.kubernetes.io/node-name": [request_node]}
@@ -439,13 +464,21 @@ def admitted(request_node: str | None, old: dict, new: dict) -> list[str]:
     return failed
 
 
+POOL = "example.com/pool"
+
+
 def k8s_node(
-    name: str, taints: list[dict], labels: dict | None = None, annotations: dict | None = None
+    name: str,
+    taints: list[dict],
+    labels: dict | None = None,
+    annotations: dict | None = None,
+    pool: str | None = "mig",
 ) -> dict:
+    own = {} if pool is None else {POOL: pool}
     return {
         "metadata": {
             "name": name,
-            "labels": {"a": "b"} if labels is None else labels,
+            "labels": {**own, **({"a": "b"} if labels is None else labels)},
             "annotations": annotations or {"x": "y"},
         },
         "spec": {"taints": taints},
@@ -463,9 +496,12 @@ ONLY_TAINT = (
 )
 ONLY_LABEL = (
     "the MIG startup remover may change no node label but nvidia.com/gpu.deploy.device-plugin, "
-    "and that only from 'false' to 'true'"
+    "and that only from 'false' to 'true', or to 'false' from 'true' or unset while "
+    "nvidia.com/mig.config.state is not 'success'"
 )
+APPLIED = {"nvidia.com/mig.config.state": "success"}
 NO_ANNOTATIONS = "the MIG startup remover may not change node annotations"
+MIG_ONLY = "the MIG startup remover may update only nodes of the MIG pools (mig, mig-h100)"
 
 
 @pytest.mark.parametrize(
@@ -498,9 +534,56 @@ NO_ANNOTATIONS = "the MIG startup remover may not change node annotations"
         (OWN, TAINTED, k8s_node(OWN, [GPU_TAINT], labels={"a": "b", PLUGIN: "x"}), [ONLY_LABEL]),
         (
             OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={**RELEASED, **APPLIED}),
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={**HELD, **APPLIED}),
+            [ONLY_LABEL],
+        ),
+        # Issue 30.1: before the layout is applied, the hold may be put back where the GPU
+        # Operator removed it (nodelabeling_controller.go L258-261) or set it "true"
+        # (state_manager.go L476-484), and nowhere else.
+        (
+            OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={"a": "b"}),
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD),
+            [],
+        ),
+        (
+            OWN,
             k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=RELEASED),
             k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD),
+            [],
+        ),
+        (
+            OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={"a": "b", **APPLIED}),
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={**HELD, **APPLIED}),
             [ONLY_LABEL],
+        ),
+        (
+            OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={"a": "b", PLUGIN: "paused"}),
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD),
+            [ONLY_LABEL],
+        ),
+        (
+            "ip-10-0-0-2",
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels={"a": "b"}),
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD),
+            [OWN_NODE],
+        ),
+        # The cluster is shared: a node of another pool, or of none (the system nodes), is never
+        # the remover's, even its own (a pod placed there by mistake).
+        (
+            OWN,
+            k8s_node(OWN, [GPU_TAINT, STARTUP_TAINT], labels=HELD, pool="inference"),
+            k8s_node(OWN, [GPU_TAINT], labels=HELD, pool="inference"),
+            [MIG_ONLY],
+        ),
+        (
+            OWN,
+            k8s_node(OWN, [STARTUP_TAINT], labels={"a": "b"}, pool=None),
+            k8s_node(OWN, [], labels={"a": "b"}, pool=None),
+            [MIG_ONLY],
         ),
         (
             OWN,
@@ -530,6 +613,13 @@ NO_ANNOTATIONS = "the MIG startup remover may not change node annotations"
         "drops-the-device-plugin-label",
         "other-device-plugin-value",
         "stops-the-device-plugin",
+        "holds-an-unset-label",
+        "holds-a-true-label",
+        "holds-after-the-layout",
+        "holds-the-mig-managers-pause",
+        "holds-another-node",
+        "another-pools-node",
+        "a-node-of-no-pool",
         "adds-the-device-plugin-label",
         "annotations",
     ],
@@ -539,7 +629,7 @@ def test_the_admission_policy_limits_the_remover(request_node, old, new, failed)
 
 
 def test_the_admission_policy_binding_denies():
-    (_, binding) = mig_ready_admission()
+    (_, binding) = mig_ready_admission(pool_label_key=POOL, pools=["mig"])
     assert binding == {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicyBinding",

@@ -34,16 +34,34 @@ EXPECTED = {"p4d.24xlarge": {"nvidia.com/gpu": 56}}
 PLUGIN = "nvidia.com/gpu.deploy.device-plugin"
 
 
-def node(version: int, state: str | None, gpus: str | None, plugin: str | None = None) -> dict:
+NOW = 1_800_000_000  # the fake clock: 2027-01-15T08:00:00Z
+CREATED = "2027-01-15T07:59:00Z"  # the node joined a minute ago
+CLAIM = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodeClaim",
+    "name": "mig-abcde",
+    "uid": "c1a1m",
+    "blockOwnerDeletion": True,
+}
+
+
+def node(version: int, state: str | None, gpus: str | None, plugin: str | None = "false") -> dict:
     """``gpus``: ``nvidia.com/gpu`` in ``status.capacity`` (``None``: no device plugin has
-    registered the resource); ``plugin``: the device plugin's deploy label."""
+    registered the resource); ``plugin``: the device plugin's deploy label (``None``: absent)."""
     labels = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
     if state:
         labels["nvidia.com/mig.config.state"] = state
     if plugin is not None:
         labels[PLUGIN] = plugin
     return {
-        "metadata": {"name": NODE, "resourceVersion": str(version), "labels": labels},
+        "metadata": {
+            "name": NODE,
+            "uid": "n0de",
+            "resourceVersion": str(version),
+            "creationTimestamp": CREATED,
+            "labels": labels,
+            "ownerReferences": [dict(CLAIM)],
+        },
         "spec": {"taints": [dict(GPU_TAINT), dict(STARTUP)]},
         "status": {"capacity": {"cpu": "96"} if gpus is None else {"nvidia.com/gpu": gpus}},
     }
@@ -94,6 +112,8 @@ class FakeAPI:
                 del parent[index]  # type: ignore[arg-type]
             elif op["op"] == "replace":
                 assert key in parent, op
+                parent[index] = op["value"]  # type: ignore[index]
+            elif op["op"] == "add":  # RFC 6902 4.1: an object member is added or replaced
                 parent[index] = op["value"]  # type: ignore[index]
             else:
                 raise AssertionError(op)
@@ -148,6 +168,16 @@ def serve(api: FakeAPI, tls):
             api.log.append(("GET", self.path, self.headers["Authorization"]))
             self.reply(200, api.get())
 
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            api.log.append(("POST", self.path, self.headers["Content-Type"], body))
+            self.reply(201, body)
+
+        def do_DELETE(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            api.log.append(("DELETE", self.path, self.headers["Content-Type"], body))
+            self.reply(200, {"kind": "NodeClaim"})
+
         def do_PATCH(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             kind = self.headers["Content-Type"]
@@ -169,7 +199,7 @@ class Idle(Exception):
     """Raised by the fake clock when the program reaches its idle loop."""
 
 
-def run(api: FakeAPI, tls, monkeypatch, capsys) -> list[str]:
+def run(api: FakeAPI, tls, monkeypatch, capsys, deadline: int = 2700) -> list[str]:
     server = serve(api, tls)
     try:
         monkeypatch.setattr(script, "TOKEN_DIR", str(tls / "sa"))
@@ -179,6 +209,8 @@ def run(api: FakeAPI, tls, monkeypatch, capsys) -> list[str]:
         monkeypatch.setenv("TAINT_KEY", STARTUP["key"])
         monkeypatch.setenv("TAINT_EFFECT", STARTUP["effect"])
         monkeypatch.setenv("EXPECTED", json.dumps(EXPECTED))
+        monkeypatch.setenv("DEADLINE_SECONDS", str(deadline))
+        monkeypatch.setattr(script.time, "time", lambda: NOW)
         monkeypatch.setattr(script.signal, "signal", lambda *_: None)
         sleeps: list[int] = []
 
@@ -268,13 +300,12 @@ def test_a_concurrent_change_fails_the_release_and_the_remover_reads_again(
 
 
 def test_the_remover_waits_then_removes_only_its_taint(tls, monkeypatch, capsys):
-    # A node without the device plugin's deploy label (a pool labelled before it existed): the
-    # remover leaves the label alone and waits for the capacity, as before.
-    api = FakeAPI([node(1, "pending", "8"), node(2, "success", "8"), node(3, "success", "56")])
+    # A node whose layout is applied and whose device plugin someone else started: the remover
+    # leaves the label alone and waits for the capacity, as before.
+    api = FakeAPI([node(2, "success", "8", None), node(3, "success", "56", None)])
     out = run(api, tls, monkeypatch, capsys)
     path = f"/api/v1/nodes/{NODE}"
     assert api.log == [
-        ("GET", path, "Bearer sekret"),
         ("GET", path, "Bearer sekret"),
         ("GET", path, "Bearer sekret"),
         (
@@ -290,14 +321,13 @@ def test_the_remover_waits_then_removes_only_its_taint(tls, monkeypatch, capsys)
     ]
     assert api.node["spec"]["taints"] == [GPU_TAINT]
     assert out == [
-        f"{NODE}: waiting: nvidia.com/mig.config.state is 'pending', not 'success'",
         f"{NODE}: waiting: nvidia.com/gpu is 8, not 56 (instance type p4d.24xlarge)",
         f"{NODE}: removed nvidia.com/mig.config.state:NoSchedule",
     ]
 
 
 def test_a_concurrent_change_fails_the_patch_and_the_remover_reads_again(tls, monkeypatch, capsys):
-    api = FakeAPI([node(7, "success", "56")], race=1)
+    api = FakeAPI([node(7, "success", "56", None)], race=1)
     out = run(api, tls, monkeypatch, capsys)
     assert [(e[0], e[-1] if e[0] == "PATCH" else None) for e in api.log] == [
         ("GET", None),
@@ -317,9 +347,158 @@ def test_a_concurrent_change_fails_the_patch_and_the_remover_reads_again(tls, mo
 
 
 def test_a_restarted_remover_finds_no_taint_and_idles(tls, monkeypatch, capsys):
-    done = node(9, "success", "56")
+    done = node(9, "success", "56", None)
     done["spec"]["taints"] = [dict(GPU_TAINT)]
     api = FakeAPI([done])
     out = run(api, tls, monkeypatch, capsys)
     assert [e[0] for e in api.log] == ["GET"]
     assert out == [f"{NODE}: no nvidia.com/mig.config.state:NoSchedule taint; nothing to do"]
+
+
+# --- issue 30: the hold put back, and a stuck node replaced ---------------------------------------
+
+
+def hold(version: int) -> list[dict]:
+    return [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": str(version)},
+        {"op": "add", "path": POINTER, "value": "false"},
+    ]
+
+
+class Operator(FakeAPI):
+    """``FakeAPI`` plus other writers: ``edits[n]`` changes the node's labels just before the
+    n-th GET (the GPU Operator, the MIG manager)."""
+
+    def __init__(self, first: dict, edits: dict, **kwargs):
+        super().__init__([first], **kwargs)
+        self.edits, self.total = edits, 0
+
+    def get(self) -> dict:
+        self.total += 1
+        if self.total in self.edits:
+            self.node["metadata"]["labels"].update(self.edits[self.total])
+            version = int(self.node["metadata"]["resourceVersion"]) + 1
+            self.node["metadata"]["resourceVersion"] = str(version)
+            self.steps, self.gets = [copy.deepcopy(self.node)], 0
+        return super().get()
+
+
+def test_the_remover_puts_back_the_hold_the_operator_removed(tls, monkeypatch, capsys):
+    # The GPU Operator stripped the label of a node not yet gpu.present (nodelabeling_controller
+    # .go L258-261), then set it "true" (state_manager.go L476-484): put back both times, and
+    # released only once the MIG manager reports success.
+    api = Operator(
+        node(1, None, None, None),
+        {2: {PLUGIN: "true"}, 4: {"nvidia.com/mig.config.state": "success"}},
+        plugin_gpus="56",
+    )
+    out = run(api, tls, monkeypatch, capsys)
+    patches = [e[-1] for e in api.log if e[0] == "PATCH"]
+    assert patches == [hold(1), hold(3), release(5), removal(7)]
+    assert out == [
+        f"{NODE}: set nvidia.com/gpu.deploy.device-plugin=false (layout not applied yet)",
+        f"{NODE}: set nvidia.com/gpu.deploy.device-plugin=false (layout not applied yet)",
+        f"{NODE}: waiting: nvidia.com/mig.config.state is None, not 'success'",
+        f"{NODE}: set nvidia.com/gpu.deploy.device-plugin=true",
+        f"{NODE}: waiting: nvidia.com/gpu is 0, not 56 (instance type p4d.24xlarge)",
+        f"{NODE}: removed nvidia.com/mig.config.state:NoSchedule",
+    ]
+
+
+def replaced(api: FakeAPI, message: str) -> None:
+    (post,) = [e for e in api.log if e[0] == "POST"]
+    assert post[:3] == ("POST", "/api/v1/namespaces/default/events", "application/json")
+    assert post[3] == {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{NODE}.mignodestuck.{NOW}", "namespace": "default"},
+        "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": NODE, "uid": "n0de"},
+        "type": "Warning",
+        "reason": "MIGNodeStuck",
+        "message": message,
+        "source": {"component": "eks-gpu-platform-mig-ready", "host": NODE},
+        "firstTimestamp": "2027-01-15T08:00:00Z",
+        "lastTimestamp": "2027-01-15T08:00:00Z",
+        "count": 1,
+    }
+    assert api.log[-1] == (
+        "DELETE",
+        "/apis/karpenter.sh/v1/nodeclaims/mig-abcde",
+        "application/json",
+        {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "c1a1m"}},
+    )
+
+
+def test_a_failed_layout_gets_the_node_replaced_at_once(tls, monkeypatch, capsys):
+    # mig-parted sets "failed" (reconfigure.go L133-160, L207-236), then waits for the next
+    # change of nvidia.com/mig.config (cmd/nvidia-mig-manager/main.go L436-446): no point
+    # waiting for the deadline.
+    api = FakeAPI([node(4, "failed", None)])
+    out = run(api, tls, monkeypatch, capsys)
+    message = (
+        "MIG layout not applied: the MIG manager set nvidia.com/mig.config.state=failed; "
+        "deleting NodeClaim mig-abcde"
+    )
+    replaced(api, message)
+    assert [e[0] for e in api.log] == ["GET", "POST", "DELETE"]
+    assert out == [f"{NODE}: MIGNodeStuck: {message}"]
+
+
+def test_a_node_past_its_deadline_gets_replaced(tls, monkeypatch, capsys):
+    # A stuck "pending" (reconfigure.go L170-172) or a count that never matches: after the
+    # deadline, counted from the node's creation, so a restarted remover keeps the clock.
+    api = FakeAPI([node(5, "success", "48", None)])
+    out = run(api, tls, monkeypatch, capsys, deadline=60)
+    message = (
+        "MIG layout not applied: still waiting after 60s (deadline 60s): nvidia.com/gpu is 48, "
+        "not 56 (instance type p4d.24xlarge); deleting NodeClaim mig-abcde"
+    )
+    replaced(api, message)
+    assert out == [f"{NODE}: MIGNodeStuck: {message}"]
+
+
+def test_a_node_before_its_deadline_is_not_replaced(tls, monkeypatch, capsys):
+    api = FakeAPI([node(5, "success", "48", None), node(6, "success", "56", None)])
+    out = run(api, tls, monkeypatch, capsys, deadline=61)
+    assert [e[0] for e in api.log] == ["GET", "GET", "PATCH"]
+    assert out[-1] == f"{NODE}: removed nvidia.com/mig.config.state:NoSchedule"
+
+
+def test_a_node_no_nodeclaim_owns_is_reported_not_replaced(tls, monkeypatch, capsys):
+    orphan = node(5, "failed", None)
+    orphan["metadata"]["ownerReferences"] = []
+    api = FakeAPI([orphan])
+    out = run(api, tls, monkeypatch, capsys)
+    assert [e[0] for e in api.log] == ["GET", "POST"]
+    assert out == [
+        f"{NODE}: MIGNodeStuck: MIG layout not applied: the MIG manager set "
+        "nvidia.com/mig.config.state=failed; no NodeClaim owns it; not replaced"
+    ]
+
+
+def test_a_device_plugin_that_won_the_race_is_reported_once_and_held(tls, monkeypatch, capsys):
+    # The operator set "true" and the plugin registered whole GPUs before the remover's poll:
+    # the hold goes back (the DaemonSet controller then deletes the plugin's pod) and a Warning
+    # Event says the node was charged whole GPUs meanwhile; the next poll reports nothing again.
+    api = Operator(node(1, None, "8", "true"), {3: {"nvidia.com/mig.config.state": "failed"}})
+    out = run(api, tls, monkeypatch, capsys)
+    posts = [e[3] for e in api.log if e[0] == "POST"]
+    assert [(p["reason"], p["metadata"]["name"], p["message"]) for p in posts] == [
+        (
+            "MIGHoldLost",
+            f"{NODE}.migholdlost.{NOW}",
+            "the device plugin advertised nvidia.com/gpu=8 before the MIG layout was applied",
+        ),
+        (
+            "MIGNodeStuck",
+            f"{NODE}.mignodestuck.{NOW}",
+            "MIG layout not applied: the MIG manager set nvidia.com/mig.config.state=failed; "
+            "deleting NodeClaim mig-abcde",
+        ),
+    ]
+    assert [e[-1] for e in api.log if e[0] == "PATCH"] == [hold(1)]
+    assert out[:2] == [
+        f"{NODE}: MIGHoldLost: the device plugin advertised nvidia.com/gpu=8 before the MIG "
+        "layout was applied",
+        f"{NODE}: set nvidia.com/gpu.deploy.device-plugin=false (layout not applied yet)",
+    ]

@@ -63,10 +63,35 @@ BAD_CONFIG = [
     (
         {"serviceMonitors": True},
         "gpuOperator.serviceMonitors: unknown key; did you mean 'serviceMonitor'?; allowed keys "
-        "are enabled, externalDevicePlugin, migStrategy, prometheusRelease, serviceMonitor, "
-        "timeSlicing",
+        "are enabled, externalDevicePlugin, migReadyDeadline, migStrategy, prometheusRelease, "
+        "serviceMonitor, timeSlicing",
+    ),
+    # Issue 30.2: the MIG startup remover's bounded wait.
+    (
+        {"migReadyDeadline": "10m"},
+        "gpuOperator.migReadyDeadline: '10m' is shorter than 15m; a healthy MIG node needs that "
+        "long to boot, reconfigure and reboot",
+    ),
+    (
+        {"migReadyDeadline": "45 minutes"},
+        "gpuOperator.migReadyDeadline: '45 minutes' is not a duration such as '4h' or '1h30m'",
+    ),
+    (
+        {"migReadyDeadline": "25h"},
+        "gpuOperator.migReadyDeadline: '25h' is longer than 24h; a stuck MIG node would be "
+        "billed that long before it is replaced",
     ),
 ]
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [("45m", 2700), ("15m", 900), ("1h30m", 5400), ("24h", 86400)]
+)
+def test_the_mig_ready_deadline_in_seconds(value, seconds):
+    from eks_gpu_platform.gpu_operator.spec import mig_ready_deadline_seconds
+
+    spec = load_spec(GpuOperatorSpec, {"migReadyDeadline": value}, "gpuOperator")
+    assert mig_ready_deadline_seconds(spec) == seconds
 
 
 @pytest.mark.parametrize(("raw", "message"), BAD_CONFIG)
