@@ -86,16 +86,16 @@ DEFAULT_KUBERNETES_VERSION = "1.36"
 # (docker-library/official-images library/python at 01732a42e52ea2aca4809bd272fc38002f19006a:
 # "Tags: 3.13.9-alpine3.22, 3.13-alpine3.22, 3.13.9-alpine, 3.13-alpine"). The remover uses the
 # standard library only. Pinned by digest (review M4: it holds node patch and NodeClaim delete
-# rights, and a pull that fails leaves its node stalled): the digest a public Dockerfile pins as
-# `FROM python:3.13.9-alpine@sha256:e5fa639e...` (a tag of the same image, above; another
-# Dockerfile pins fc9e5efc... for the tag, an earlier or later build of it), found through the
-# code index and not pulled from here (no registry access): confirm it is the multi-platform
-# index with `docker buildx imagetools inspect docker.io/library/python@sha256:e5fa639e...`
-# before relying on it. Docker Hub, not a registry the cluster already pulls from: mirror
-# it with an ECR pull-through cache where anonymous Docker Hub pulls are rate-limited
-# (docs/gpu-operator.md).
+# rights, and a pull that fails leaves its node stalled). The digest is the tag's multi-platform
+# index: independent public build files pin `python:3.13.9-alpine3.22`, `3.13-alpine3.22`,
+# `3.13.9-alpine` and `3.13-alpine` to it, one an image lock that records it as
+# `base_index_digest` of `docker.io/library/python:3.13.9-alpine3.22` beside its linux/amd64
+# manifest `sha256:53739ace...` (found through the public code index; not pulled from here, there
+# is no registry access: `docker buildx imagetools inspect` it before an upgrade). Docker Hub, not
+# a registry the cluster already pulls from: mirror it with an ECR pull-through cache where
+# anonymous Docker Hub pulls are rate-limited (docs/gpu-operator.md).
 MIG_READY_IMAGE = (
-    "docker.io/library/python:3.13.9-alpine"
+    "docker.io/library/python:3.13.9-alpine3.22"
     "@sha256:e5fa639e49b85986c4481e28faa2564b45aa8021413f31026c3856e5911618b1"
 )
 

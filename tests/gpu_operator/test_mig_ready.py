@@ -234,7 +234,7 @@ def test_remover_daemonset_exactly():
                         {
                             "name": "remove-startup-taint",
                             # Pinned by digest (review M4).
-                            "image": "docker.io/library/python:3.13.9-alpine@sha256:"
+                            "image": "docker.io/library/python:3.13.9-alpine3.22@sha256:"
                             "e5fa639e49b85986c4481e28faa2564b45aa8021413f31026c3856e5911618b1",
                             "command": ["python", "-c", MIG_READY_SCRIPT],
                             "env": [
