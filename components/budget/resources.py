@@ -324,3 +324,33 @@ def resource_document(
             }
         out.append(entry)
     return out
+
+
+def resource_lines(entries: Sequence[Mapping]) -> list[str]:
+    """``queueResources`` as lines of ``summary.md`` and ``plan.md``: per leaf queue and
+    resource, what its GPU budget's and one node's template pods request, and each bound over
+    it (``below`` where it does not hold the budget, ``below one node`` where not even that)."""
+    out = []
+    for entry in entries:
+        parts = []
+        for resource in RESOURCES:
+            r = entry[resource]
+            unit = UNIT[resource]
+            bounds_text = ", ".join(
+                f"{b['queue']}.{resource}.{b['key']} {b['value']}"
+                + (
+                    ""
+                    if b["holdsBudget"]
+                    else " (below)"
+                    if b["holdsOneNode"]
+                    else " (below one node)"
+                )
+                for b in r["bounds"]
+            )
+            within = f" within {bounds_text}" if bounds_text else ", unbounded"
+            parts.append(
+                f"{resource} {r['budget']} {unit} for its GPU budget ({r['oneNode']} for one "
+                f"node){within}"
+            )
+        out.append(f"queue {entry['name']}: " + "; ".join(parts))
+    return out

@@ -11,6 +11,7 @@ catalogue facts named beside them, never read from capacity.json or the code und
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -231,3 +232,36 @@ def test_kai_model_checks_cpu_and_memory_in_kais_units():
     )
     assert kai.refusal("research-batch", 1, millicpu=16001) is None
     assert kai.refusal("research-batch", 1, preemptible=False, millicpu=16000) is None
+
+
+def test_plan_md_shows_the_queues_cpu_and_memory(tmp_path):
+    from eks_gpu_platform.offline.plan import resources_section
+
+    def bound(queue, key, value, holds_budget, holds_one_node=True):
+        return {
+            "queue": queue,
+            "key": key,
+            "value": value,
+            "holdsBudget": holds_budget,
+            "holdsOneNode": holds_one_node,
+        }
+
+    entry = {
+        "name": "a",
+        "cpu": {"oneNode": 16, "budget": 64, "bounds": [bound("org", "limit", 32, False)]},
+        "memory": {
+            "oneNode": 64,
+            "budget": 256,
+            "bounds": [bound("a", "quota", 32, False, False)],
+        },
+    }
+    (tmp_path / "capacity.json").write_text(json.dumps({"queueResources": [entry]}))
+    assert resources_section(tmp_path).splitlines() == [
+        "",
+        "## Queue CPU and memory",
+        "",
+        "- queue a: cpu 64 cores for its GPU budget (16 for one node) within org.cpu.limit 32 "
+        "(below); memory 256 GiB for its GPU budget (64 for one node) within a.memory.quota 32 "
+        "(below one node)",
+    ]
+    assert resources_section(tmp_path / "none") == ""
