@@ -131,8 +131,10 @@ def generated_values(seed: int) -> dict[str, Any]:
             "parent": "org",
             "nodePools": targets,
             "gpu": {"quota": quota, "limit": limit, "overQuotaWeight": 1},
-            "cpu": {"quota": 8, "limit": 8, "overQuotaWeight": 1},
-            "memory": {"quota": 32, "limit": 32, "overQuotaWeight": 1},
+            # Unbounded: GPUs are what the generated stacks check (CPU and memory against
+            # the templates: budget.resources, tests/budget/test_queue_resources.py).
+            "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+            "memory": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
         }
         if len(targets) == 2 and rng.random() < 0.5:
             first = rng.choice([quota, limit // 2, limit])

@@ -29,8 +29,10 @@ def queue(name: str, pools: list[str], **resources: dict[str, Any]) -> dict[str,
         "name": name,
         "nodePools": pools,
         "gpu": resources.get("gpu", res()),
-        "cpu": resources.get("cpu", res(16, 16)),
-        "memory": resources.get("memory", res(64, 64)),
+        # Unbounded unless a test sets them: a queue's CPU and memory must hold one node of
+        # its pool (budget.resources), which is not what most tests here check.
+        "cpu": resources.get("cpu", res(-1, -1)),
+        "memory": resources.get("memory", res(-1, -1)),
     }
 
 

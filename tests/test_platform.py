@@ -358,8 +358,9 @@ def queue(name: str, pools: list[str], gpu_quota: float = 8, gpu_limit: float = 
         "name": name,
         "nodePools": pools,
         "gpu": {"quota": gpu_quota, "limit": gpu_limit, "overQuotaWeight": 1},
-        "cpu": {"quota": 16, "limit": 16, "overQuotaWeight": 1},
-        "memory": {"quota": 64, "limit": 64, "overQuotaWeight": 1},
+        # Unbounded: a queue's CPU and memory must hold one node (budget.resources).
+        "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+        "memory": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
     }
 
 

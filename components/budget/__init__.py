@@ -14,6 +14,7 @@ Modules, bottom up:
 - ``plan``: per leaf queue, what Karpenter can buy for it, reachability, largest gang;
 - ``stack``: the same over a whole ``PlatformConfig`` (the config's checks and warnings);
 - ``cost``: the pools and the stack at full budget, per hour (the dated price table);
+- ``resources``: queues' CPU and memory against their workload templates' pods;
 - ``report``: ``capacity.json``'s content.
 """
 
@@ -51,6 +52,7 @@ from .queues import (
     unknown_pool_problems,
 )
 from .report import capacity_document, pool_entries
+from .resources import resource_lines
 from .stack import (
     capacity_of,
     capacity_plan,
@@ -61,6 +63,8 @@ from .stack import (
     pool_capacity_problems,
     pool_nodepools,
     pool_routing,
+    queue_bounds,
+    queue_needs,
     stranded_gpu_warnings,
     type_share_budget_problems,
 )
@@ -115,8 +119,11 @@ __all__ = [
     "pool_gpu_limits",
     "pool_nodepools",
     "pool_routing",
+    "queue_bounds",
+    "queue_needs",
     "queue_plans",
     "queue_shares",
+    "resource_lines",
     "routing_problems",
     "split_gpu_limit",
     "stranded_gpu_warnings",

@@ -18,6 +18,14 @@ Pure: the config in (read by attribute), plain data out; ``offline.capacity`` wr
   budgets) and/or ``"limit"``, each that would cut on its own),
   ``effectiveLimit``, ``reachablePerPool`` and, for queues routed to an EFA pool,
   ``largestGang``.
+- ``queueResources`` (``resources.resource_document``): per leaf queue, its workload
+  template's pod on each GPU pool (``gpuUnits``, ``cpu`` cores, ``memoryGiB``, ``preemptible``,
+  ``budgetGpuUnits``: the GPU units the budget gives it there) and, for ``cpu`` (cores) and
+  ``memory`` (GiB): ``oneNode`` (the pods that fill one node of its pools, the most over them),
+  ``budget`` (the pods on its whole GPU budget), ``bounds`` (each finite ``limit`` of the queue
+  and its ancestors, and each finite ``quota`` where its pods are non-preemptible, with
+  ``oneNode`` and ``budget`` summed over the leaves under it, ``holdsOneNode``,
+  ``holdsBudget``) and ``reachable`` (every bound holds its budget).
 - ``warnings``: the capacity warnings (``stack.capacity_warnings``).
 - ``cost``: each GPU pool's hourly cost at full budget, the system node group's at its largest
   and the stack's total, from the dated price table (``cost.cost_document``).
@@ -28,7 +36,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .cost import cost_document
-from .stack import capacity_of, capacity_plan, capacity_warnings, pool_nodepools
+from .resources import resource_document
+from .stack import (
+    capacity_of,
+    capacity_plan,
+    capacity_warnings,
+    pool_nodepools,
+    queue_bounds,
+    queue_needs,
+)
 
 if TYPE_CHECKING:
     from ..config import PlatformConfig
@@ -90,6 +106,9 @@ def capacity_document(config: PlatformConfig) -> dict[str, Any]:
     return {
         "pools": pool_entries(config),
         "queues": [plan.as_json() for plan in capacity_plan(config)],
+        "queueResources": resource_document(
+            config.scheduler.queues, queue_needs(config), queue_bounds(config)
+        ),
         "warnings": capacity_warnings(config),
         "cost": cost_document(config),
     }

@@ -17,6 +17,16 @@ from .capacity import PoolCapacity, pool_capacity, uneven_density_problem
 from .nodepools import NodePoolGroup, nodepool_groups
 from .plan import QueuePlan, plan_problems, plan_warnings, queue_plans
 from .queues import PoolRouting, pool_gpu_limits
+from .resources import (
+    Bound,
+    Need,
+    TemplatePod,
+    bounds,
+    needs,
+    resource_problems,
+    resource_warnings,
+    template_pod,
+)
 
 if TYPE_CHECKING:
     from ..config import PlatformConfig
@@ -133,10 +143,43 @@ def stranded_gpu_warnings(config: PlatformConfig) -> list[str]:
     return out
 
 
+def queue_needs(config: PlatformConfig) -> list[Need]:
+    """Per leaf queue and GPU pool it has a budget on, its workload template's pod there
+    (``PlatformConfig.workload_kinds``, ``resources.template_pod``) and its GPU units."""
+    if not config.scheduler.enabled:
+        return []
+    kinds = config.workload_kinds
+    by_name = {p.name: p for p in config.gpu_pools}
+    pods: dict[tuple[str, str], TemplatePod] = {}
+    for queue in config.scheduler.queues:
+        kind = kinds.get(queue.name)
+        for name in queue.node_pools if kind else ():
+            if (pool := by_name.get(name)) is not None:
+                pods[(queue.name, name)] = template_pod(
+                    kind,
+                    efa=pool.kind == "efa",
+                    preemptible=pool.preemptible,
+                    capacity=capacity_of(pool, config.gpu_operator),
+                    gpu_sharing=config.scheduler.gpu_sharing,
+                )
+    limits = gpu_limits(config)
+    return needs(capacity_plan(config), pool_routing(config), limits, pods)
+
+
+def queue_bounds(config: PlatformConfig) -> list[Bound]:
+    """Every finite queue CPU/memory limit or quota over a template's pods (``resources``)."""
+    return bounds(config.scheduler.queues, queue_needs(config)) if config.scheduler.enabled else []
+
+
 def capacity_warnings(config: PlatformConfig) -> list[str]:
-    """Queues Karpenter can buy more for than their limit plus whole-node rounding, and GPU
-    models a pool offers only on multi-GPU nodes."""
-    return plan_warnings(capacity_plan(config)) + stranded_gpu_warnings(config)
+    """Queues Karpenter can buy more for than their limit plus whole-node rounding, GPU
+    models a pool offers only on multi-GPU nodes, and queue CPU/memory limits or quotas below
+    what their GPU budget's template pods request (``resources.resource_warnings``)."""
+    return (
+        plan_warnings(capacity_plan(config))
+        + stranded_gpu_warnings(config)
+        + resource_warnings(queue_bounds(config))
+    )
 
 
 def type_share_budget_problems(config: PlatformConfig) -> list[Problem]:
@@ -158,10 +201,13 @@ def type_share_budget_problems(config: PlatformConfig) -> list[Problem]:
 
 
 def plan_config_problems(config: PlatformConfig) -> list[Problem]:
-    """Unreachable quotas and gangs, as configuration problems (call once routing has no
+    """Unreachable quotas and gangs, and queue CPU/memory limits or quotas that cannot hold
+    one node of their template's pods, as configuration problems (call once routing has no
     problems)."""
     plan = [(("scheduler", *p), m) for p, m in plan_problems(capacity_plan(config))]
-    return type_share_budget_problems(config) + plan
+    kinds = config.workload_kinds
+    resources = [(("scheduler", *p), m) for p, m in resource_problems(queue_bounds(config), kinds)]
+    return type_share_budget_problems(config) + plan + resources
 
 
 def pool_capacity_problems(i: int, pool: NodePoolSpec, operator: GpuOperatorSpec) -> list[Problem]:
@@ -218,6 +264,8 @@ __all__: Sequence[str] = (
     "pool_capacity_problems",
     "pool_nodepools",
     "pool_routing",
+    "queue_bounds",
+    "queue_needs",
     "stranded_gpu_warnings",
     "type_share_budget_problems",
 )

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..budget import capacity_document, cost_lines
+from ..budget import capacity_document, cost_lines, resource_lines
 from ..config import PlatformConfig
 
 
@@ -21,10 +21,26 @@ def write_capacity(config: PlatformConfig, out: Path) -> dict[str, Any]:
 
 
 def limit_note(q: dict[str, Any]) -> str:
-    """Why a queue's "Limit reachable" is no (issue 28, point 13): no limit at all, or pools'
-    budgets that hold less than it (``budget.plan``: ``limitReachable``)."""
+    """Why a queue's "Limit reachable" is no (issue 28, point 13): no limit at all, pools'
+    budgets that hold less than it (``budget.plan``: ``limitReachable``), or an ancestor's
+    ``gpu.limit`` split in proportion among the queues under it (review L6: a design choice of
+    the budget, ``budget.queues``; KAI lets any leaf use all of an ancestor's free limit,
+    kai-scheduler v0.16.8 ``max_allowed_check.go`` L19-45)."""
     if q["limit"] == -1:
         return f"queue {q['name']}: limit not reachable: it has no gpu.limit (-1), nothing to reach"
+    cut = [a for a in q["ancestors"] if "limit" in a["cutBy"]]
+    if cut:
+        names = ", ".join(f"{a['name']} ({a['gpuLimit']})" for a in cut)
+        return (
+            f"queue {q['name']}: limit not reachable: Karpenter can buy at most "
+            f"{q['purchasableMax']} GPU units for it (the budgets of {', '.join(q['pools'])}), "
+            f"below its gpu.limit {q['limit']}, because the gpu.limit of {names} is split among "
+            "the queues under it in proportion (a design choice: KAI lets any one of them use "
+            "all of the ancestor's free limit, kai-scheduler v0.16.8 max_allowed_check.go "
+            "L19-45, but pools sized for that would together buy more than the ancestor "
+            "admits); its pods beyond the budget stay pending even when its siblings are idle "
+            "(raise the ancestor's gpu.limit, or lower gpu.limit to the budget)"
+        )
     return (
         f"queue {q['name']}: limit not reachable: Karpenter can buy at most "
         f"{q['purchasableMax']} GPU units for it (the budgets of {', '.join(q['pools'])}), below "
@@ -91,6 +107,7 @@ def capacity_markdown(config: PlatformConfig) -> str:
             )
         if "largestGang" in q:
             notes.append(f"queue {q['name']}: largest gang {q['largestGang']} GPUs")
+    notes += resource_lines(document["queueResources"])
     lines += [""] + [f"- {n}" for n in notes] if notes else []
     lines += ["", *cost_lines(document["cost"])]
     warnings = document["warnings"]

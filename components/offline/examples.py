@@ -16,6 +16,16 @@ from ..budget import (
     mig_g_count,
     pool_nodepools,
 )
+from ..budget.resources import (
+    CPU_PER_GPU,
+    EFA_CPU,
+    EFA_MEMORY,
+    INFERENCE_CPU,
+    INFERENCE_MEMORY,
+    MEMORY_GIB_PER_GPU,
+    NOTEBOOK_CPU,
+    NOTEBOOK_MEMORY,
+)
 from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
 from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
@@ -44,14 +54,11 @@ from ..scheduler.network import allow_dns_policy, default_deny_policy, namespace
 from ..scheduler.training import SMOKE_TEST_SCRIPT
 
 TRAINING_REPLICAS = 2
-# Per GPU, small enough for the smallest GPU instance (g6.xlarge: 4 vCPU, 16 GiB) to hold one.
-CPU_PER_GPU = 2
-MEMORY_GIB_PER_GPU = 8
+# The pods' CPU and memory requests: the budget checks queues' cpu/memory against them
+# (budget.resources, issue 30 point 8).
 SHM_GIB_PER_GPU = 2
-# A whole EFA node (p5/p5e: 192 vCPU, 2 TiB) runs one training pod.
-EFA_CPU, EFA_MEMORY, EFA_SHM = "32", "256Gi", "64Gi"
-INFERENCE_CPU, INFERENCE_MEMORY, MODEL_VOLUME_SIZE = "2", "8Gi", "20Gi"
-NOTEBOOK_CPU, NOTEBOOK_MEMORY = "1", "4Gi"
+EFA_SHM = "64Gi"
+MODEL_VOLUME_SIZE = "20Gi"
 
 
 def training_notes(namespace: str, name: str) -> tuple[str, ...]:

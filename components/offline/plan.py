@@ -52,7 +52,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..budget import cost_lines
+from ..budget import cost_lines, resource_lines
 from ..cluster.spec import DEFAULT_SYSTEM_MAX_SIZE
 from ..cluster.timeouts import (
     ADDON_DEFAULT_MINUTES,
@@ -912,7 +912,9 @@ def write_plan(previous: Path, out: Path) -> list[dict[str, Any]]:
     found = waits(rows, old, new)
     document = {"changes": rows, "waits": found, "longestWaitMinutes": total_wait(found)}
     (out / "plan.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    (out / "plan.md").write_text(markdown(rows, new, old) + cost_section(previous, out))
+    (out / "plan.md").write_text(
+        markdown(rows, new, old) + cost_section(previous, out) + resources_section(out)
+    )
     (out / "teardown.md").write_text(teardown_markdown(new))
     return rows
 
@@ -938,6 +940,18 @@ def cost_section(previous: Path, out: Path) -> str:
     else:
         text = "unknown" if was is None else f"at most ${was:,.4f}/h"
         lines.append(f"- stack before this change: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def resources_section(out: Path) -> str:
+    """plan.md's queue CPU and memory (issue 30 point 8): per leaf queue, what its GPU budget's
+    template pods request against its and its ancestors' cpu/memory limits and quotas
+    (``budget.resources``, from the new render's capacity.json)."""
+    path = out / "capacity.json"
+    entries = json.loads(path.read_text()).get("queueResources") if path.is_file() else None
+    if not entries:
+        return ""
+    lines = ["", "## Queue CPU and memory", "", *[f"- {n}" for n in resource_lines(entries)]]
     return "\n".join(lines) + "\n"
 
 

@@ -28,8 +28,9 @@ def _config(strategy: str, **pool: Any):
                     "name": "q",
                     "nodePools": ["p"],
                     "gpu": {"quota": 0, "limit": 8, "overQuotaWeight": 1},
-                    "cpu": {"quota": 8, "limit": 8, "overQuotaWeight": 1},
-                    "memory": {"quota": 32, "limit": 32, "overQuotaWeight": 1},
+                    # Unbounded: GPUs are what this checks (CPU and memory: budget.resources).
+                    "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+                    "memory": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
                 }
             ]
         },

@@ -69,8 +69,8 @@ GEN_6: dict[str, Any] = {
                 "parent": "org",
                 "nodePools": ["p3-efa", "p0-sliced", "p1-sliced", "p2-mig", "p4-efa"],
                 "gpu": caps(8, 24),
-                "cpu": caps(8, 8),
-                "memory": caps(32, 32),
+                "cpu": caps(-1, -1),  # unbounded: must hold one node (budget.resources)
+                "memory": caps(-1, -1),
             },
         ]
     },
@@ -83,8 +83,8 @@ Q1 = {
     "parent": "org",
     "nodePools": ["p4-efa"],
     "gpu": caps(16, 16),
-    "cpu": caps(8, 8),
-    "memory": caps(32, 32),
+    "cpu": caps(-1, -1),
+    "memory": caps(-1, -1),
 }
 
 

@@ -36,8 +36,10 @@ def queue(name: str, pools=(), **extra) -> dict:
     out = {
         "name": name,
         "gpu": {"quota": 2, "limit": 8, "overQuotaWeight": 1},
-        "cpu": {"quota": 16, "limit": 16, "overQuotaWeight": 1},
-        "memory": {"quota": 64, "limit": 64, "overQuotaWeight": 1},
+        # Unbounded: a queue's CPU and memory must hold one node of its pool
+        # (budget.resources), which is not what this checks.
+        "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+        "memory": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
         **extra,
     }
     if pools:

@@ -90,8 +90,9 @@ def leaf(name: str, gpu: dict, **extra: Any) -> dict[str, Any]:
         "name": name,
         "nodePools": ["mig"],
         "gpu": gpu,
-        "cpu": res(8, 8),
-        "memory": res(32, 32),
+        # Unbounded: a queue's CPU and memory must hold one node (budget.resources).
+        "cpu": res(-1, -1),
+        "memory": res(-1, -1),
         **extra,
     }
 
