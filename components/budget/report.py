@@ -18,6 +18,10 @@ Pure: the config in (read by attribute), plain data out; ``offline.capacity`` wr
   budgets) and/or ``"limit"``, each that would cut on its own),
   ``effectiveLimit``, ``reachablePerPool`` and, for queues routed to an EFA pool,
   ``largestGang``.
+- ``preemptionDelays``: per leaf queue and pool that shares a pool with preemptible work
+  (``preemption.preemption_delays``): ``queue``, ``pool``, ``seconds``, ``annotation`` (the
+  ``kai.scheduler/preemption-delay`` value its templates carry, null for 0) and ``source`` (the
+  stack override's key, or the node-start estimate it was sized from).
 - ``warnings``: the capacity warnings (``stack.capacity_warnings``).
 - ``cost``: each GPU pool's hourly cost at full budget, the system node group's at its largest
   and the stack's total, from the dated price table (``cost.cost_document``).
@@ -28,6 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .cost import cost_document
+from .preemption import preemption_delays
 from .stack import capacity_of, capacity_plan, capacity_warnings, pool_nodepools
 
 if TYPE_CHECKING:
@@ -90,6 +95,7 @@ def capacity_document(config: PlatformConfig) -> dict[str, Any]:
     return {
         "pools": pool_entries(config),
         "queues": [plan.as_json() for plan in capacity_plan(config)],
+        "preemptionDelays": [d.as_json() for d in preemption_delays(config)],
         "warnings": capacity_warnings(config),
         "cost": cost_document(config),
     }
