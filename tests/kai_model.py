@@ -8,6 +8,10 @@ kai-scheduler/KAI-Scheduler v0.16.8, ``pkg/scheduler/plugins/proportion/capacity
 - ``quota_check.go`` L26-78: a non-preemptible job is refused when, for its queue or any
   ancestor, ``Deserved`` (the quota; -1 unlimited) ``< AllocatedNotPreemptible + requested``.
 
+Both hold at v0.17.0, the pin: ``max_allowed_check.go`` has no diff, and ``quota_check.go``
+differs only in ``Schedulable()`` returning a shared result (L17-21), the same function at
+L23-75 (docs/kai-scheduler.md).
+
 Only the ``gpu`` resource is modelled (the capacity tests' pods ask for GPUs); a job is one
 unit of GPUs admitted whole (a gang is one job).
 """
