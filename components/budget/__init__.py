@@ -14,6 +14,8 @@ Modules, bottom up:
 - ``plan``: per leaf queue, what Karpenter can buy for it, reachability, largest gang;
 - ``stack``: the same over a whole ``PlatformConfig`` (the config's checks and warnings);
 - ``cost``: the pools and the stack at full budget, per hour (the dated price table);
+- ``node_start``: the estimate, per GPU family, of a new node's start (one table, cited);
+- ``preemption``: KAI's preemption delay per leaf queue sharing a pool with preemptible work;
 - ``report``: ``capacity.json``'s content.
 """
 
