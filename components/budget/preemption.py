@@ -103,14 +103,22 @@ def delay_for(delays: Sequence[PreemptionDelay], queue: str, pool: str) -> str |
 def preemption_delay_problems(
     queues: Sequence[QueueSpec], pools: Mapping[str, NodePoolSpec]
 ) -> list[Problem]:
-    """A queue that sets ``preemptionDelaySeconds`` but shares no pool with preemptible work:
-    nothing it runs can evict anyone, so the override would do nothing (paths under
-    ``scheduler``)."""
+    """A queue that sets ``preemptionDelaySeconds`` but runs no workload (a parent queue) or
+    shares no pool with preemptible work (nothing it runs can evict anyone): the override would
+    do nothing (paths under ``scheduler``)."""
     out: list[Problem] = []
     for i, queue in enumerate(queues):
-        if queue.preemption_delay_seconds is None or not queue.node_pools:
+        if queue.preemption_delay_seconds is None:
             continue
-        if not preemptible_pools(queue, pools):
+        if not queue.node_pools:
+            out.append(
+                (
+                    ("queues", i, "preemption_delay_seconds"),
+                    f"is set, but {show(queue.name)} is a parent queue; only leaf queues run "
+                    "workloads, so set it on the leaf queues below it",
+                )
+            )
+        elif not preemptible_pools(queue, pools):
             routed = ", ".join(n for n in queue.node_pools if n in pools) or "none"
             out.append(
                 (

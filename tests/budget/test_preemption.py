@@ -171,6 +171,15 @@ def test_an_override_on_a_queue_without_preemptible_pools_is_refused():
     ]
 
 
+def test_an_override_on_a_parent_queue_is_refused():
+    with pytest.raises(SpecError) as err:
+        load(dev_with(q0={"preemptionDelaySeconds": 60}))
+    assert err.value.lines == [
+        "scheduler.queues[0](research).preemptionDelaySeconds: is set, but 'research' is a parent "
+        "queue; only leaf queues run workloads, so set it on the leaf queues below it"
+    ]
+
+
 def annotations_of(template, kind: str) -> dict:
     (obj,) = [d for d in template.documents if d["kind"] == kind]
     return obj["metadata"].get("annotations", {})
