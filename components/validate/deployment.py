@@ -84,8 +84,9 @@ def _enabled(values: Mapping[str, Any], path: str, default: bool) -> bool:
 
 _KAI = "kai-scheduler/KAI-Scheduler v0.17.0"
 # The operands the KAI operator starts, in the order it reconciles them (pkg/operator/controller/
-# config_controller.go L52-61, the same file at v0.16.8: no operand was added in v0.17.0): (Deployment name, the chart value that enables it, its chart
-# default, the source of the name). The names are the operands' defaultResourceName /
+# config_controller.go L52-61, the same file at v0.16.8: no operand was added in v0.17.0):
+# (Deployment name, the chart value that enables it, its chart default, the source of the
+# name). The names are the operands' defaultResourceName /
 # deploymentName constants; the chart's kai-config template (deployments/kai-scheduler/
 # templates/_helpers.tpl) sets each operand's service.enabled from the value named. Prometheus
 # (prometheus.enabled, default false: values.yaml L308-310) and the NUMA placement exporter (only
