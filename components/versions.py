@@ -50,8 +50,9 @@ EFA_DEVICE_PLUGIN = Chart(
 # kai.scheduler/preemption-delay annotation the workload templates use (budget.preemption).
 # Published as the OCI chart the README installs (README.md L87 at v0.17.0: ``helm upgrade -i
 # kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler --version <VERSION>``;
-# the release workflow packages the chart with the tag as its version,
-# .github/workflows/on-release.yaml L12, L66). What changed from v0.16.8: docs/kai-scheduler.md.
+# on a tag push the workflow packages the chart with the tag, "v" included, as its version and
+# pushes it to oci://ghcr.io/kai-scheduler/kai-scheduler: .github/workflows/push-artifacts.yaml
+# L9-10, L17, L30, L60-66). What changed from v0.16.8: docs/kai-scheduler.md.
 KAI_SCHEDULER = Chart(
     name="kai-scheduler",
     repository="oci://ghcr.io/kai-scheduler/kai-scheduler",

@@ -4,8 +4,9 @@ own cited table (the repository keeps no copy of the chart's values.yaml at v0.1
 Read at tag v0.17.0 (commit f218c69bee5e5fc6031273ba555d09916b1ca89a) of
 kai-scheduler/KAI-Scheduler ``deployments/kai-scheduler/values.yaml``; each leaf names its line.
 The same keys at v0.16.8 (commit 40da4c87106f28cc6ca3a1c08d89473474cbe3f3) had the same
-defaults, except that ``global.resourceReservation.createNamespace`` (L51) is new in v0.17.0
-(true: the namespace is still created) and ``defaultPriorityClasses`` was a v0.16.8 backport.
+defaults (the values.yaml diff between the tags touches none of them), and
+``global.resourceReservation.createNamespace`` (L51) is new in v0.17.0 (true: the namespace is
+still created).
 """
 
 KAI_CHART_VERSION = "v0.17.0"
