@@ -30,6 +30,7 @@ from .budget import (
     routing_problems,
     unknown_pool_problems,
 )
+from .budget.preemption import preemption_delay_problems
 from .cluster.spec import (
     DEFAULT_LABEL_DOMAIN,
     DEFAULT_LOG_TYPES,
@@ -436,6 +437,12 @@ class PlatformConfig(Spec):
                 self.scheduler.queues,
                 {p.name: p.preemptible for p in self.gpu_pools},
                 self.scheduler.priority_classes,
+            )
+        ]
+        out += [
+            (("scheduler", *path), msg)
+            for path, msg in preemption_delay_problems(
+                self.scheduler.queues, {p.name: p for p in self.gpu_pools}
             )
         ]
         if not routing and "gpu_operator" in valid:

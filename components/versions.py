@@ -46,10 +46,17 @@ EFA_DEVICE_PLUGIN = Chart(
     repository="https://aws.github.io/eks-charts",
     version="0.5.30",
 )
+# KAI v0.17.0 (2026-08-03, kai-scheduler/KAI-Scheduler CHANGELOG.md L7): adds the
+# kai.scheduler/preemption-delay annotation the workload templates use (budget.preemption).
+# Published as the OCI chart the README installs (README.md L87 at v0.17.0: ``helm upgrade -i
+# kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler --version <VERSION>``;
+# on a tag push the workflow packages the chart with the tag, "v" included, as its version and
+# pushes it to oci://ghcr.io/kai-scheduler/kai-scheduler: .github/workflows/push-artifacts.yaml
+# L9-10, L17, L30, L60-66). What changed from v0.16.8: docs/kai-scheduler.md.
 KAI_SCHEDULER = Chart(
     name="kai-scheduler",
     repository="oci://ghcr.io/kai-scheduler/kai-scheduler",
-    version="v0.16.8",
+    version="v0.17.0",
 )
 
 # Karpenter's AL2023 alias resolves the EKS-optimized AMI for the node's Kubernetes version and

@@ -16,6 +16,10 @@ L33, L60-66). Units, as KAI compares them: GPU units; CPU in millicores, the Que
 written and the pods' ``MilliValue`` (``api/resource_info/resource_requirment.go`` L50);
 memory in bytes, the Queue's MB times 10^6 (``proportion.go`` L49, L339-342). A job is admitted
 whole (a gang is one job), its requests the sum of its pods'.
+
+Both hold at v0.17.0, the pin: ``max_allowed_check.go`` has no diff, and ``quota_check.go``
+differs only in ``Schedulable()`` returning a shared result (L17-21), the same function at
+L23-75 (docs/kai-scheduler.md).
 """
 
 from __future__ import annotations

@@ -640,6 +640,12 @@ def test_preemptible_training_job_on_spot(prod_examples):
     )
     assert pod["tolerations"] == [GPU_TOLERATION]
     assert "annotations" not in job["spec"]["template"]["metadata"]
+    # research shares the preemptible train-spot (a100, h100: p5 is the slowest family, 360 s
+    # to Ready + 120 s to GPUs) with preemptible work: KAI waits 10 s + 480 s before it evicts.
+    assert job["metadata"]["annotations"] == {
+        "kai.scheduler/batch-min-member": "2",
+        "kai.scheduler/preemption-delay": "490s",
+    }
 
 
 def test_inference_deployment_is_protected_from_consolidation(prod_examples):

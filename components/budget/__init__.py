@@ -15,6 +15,8 @@ Modules, bottom up:
 - ``stack``: the same over a whole ``PlatformConfig`` (the config's checks and warnings);
 - ``cost``: the pools and the stack at full budget, per hour (the dated price table);
 - ``resources``: queues' CPU and memory against their workload templates' pods;
+- ``node_start``: the estimate, per GPU family, of a new node's start (one table, cited);
+- ``preemption``: KAI's preemption delay per leaf queue sharing a pool with preemptible work;
 - ``report``: ``capacity.json``'s content.
 """
 

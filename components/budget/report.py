@@ -26,6 +26,10 @@ Pure: the config in (read by attribute), plain data out; ``offline.capacity`` wr
   and its ancestors, and each finite ``quota`` where its pods are non-preemptible, with
   ``oneNode`` and ``budget`` summed over the leaves under it, ``holdsOneNode``,
   ``holdsBudget``) and ``reachable`` (every bound holds its budget).
+- ``preemptionDelays``: per leaf queue and pool that shares a pool with preemptible work
+  (``preemption.preemption_delays``): ``queue``, ``pool``, ``seconds``, ``annotation`` (the
+  ``kai.scheduler/preemption-delay`` value its templates carry, null for 0) and ``source`` (the
+  stack override's key, or the node-start estimate it was sized from).
 - ``warnings``: the capacity warnings (``stack.capacity_warnings``).
 - ``cost``: each GPU pool's hourly cost at full budget, the system node group's at its largest
   and the stack's total, from the dated price table (``cost.cost_document``).
@@ -36,6 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .cost import cost_document
+from .preemption import preemption_delays
 from .resources import resource_document
 from .stack import (
     capacity_of,
@@ -109,6 +114,7 @@ def capacity_document(config: PlatformConfig) -> dict[str, Any]:
         "queueResources": resource_document(
             config.scheduler.queues, queue_needs(config), queue_bounds(config)
         ),
+        "preemptionDelays": [d.as_json() for d in preemption_delays(config)],
         "warnings": capacity_warnings(config),
         "cost": cost_document(config),
     }

@@ -26,6 +26,7 @@ from ..budget.resources import (
     NOTEBOOK_CPU,
     NOTEBOOK_MEMORY,
 )
+from ..budget.preemption import delay_for, preemption_delays
 from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
 from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
@@ -51,6 +52,7 @@ from ..scheduler import (
 )
 from ..scheduler.inference import PORTS as INFERENCE_PORTS
 from ..scheduler.network import allow_dns_policy, default_deny_policy, namespace_internal_policy
+from ..scheduler.preemption_delay import PREEMPTION_DELAY_ANNOTATION, with_preemption_delay
 from ..scheduler.training import SMOKE_TEST_SCRIPT
 
 TRAINING_REPLICAS = 2
@@ -131,6 +133,20 @@ def gang_size_notes(pool: str, replicas: int, gpus: int, largest: int | None) ->
         f"{replicas} pods x {gpus} GPUs; pool {pool} holds a gang of up to {largest} GPUs for",
         "this queue (capacity.json largestGang): raise parallelism, completions,",
         "kai.scheduler/batch-min-member and --nnodes together to grow it.",
+    )
+
+
+def delay_of(config: PlatformConfig, queue: str, pool: str) -> str | None:
+    """The preemption delay of ``queue``'s template on ``pool`` (``budget.preemption``)."""
+    return delay_for(preemption_delays(config), queue, pool)
+
+
+def delay_notes(delay: str | None) -> tuple[str, ...]:
+    if delay is None:
+        return ()
+    return (
+        f"{PREEMPTION_DELAY_ANNOTATION}: {delay}: pending, this workload evicts nobody for that",
+        "long, so Karpenter can add a node first (capacity.json preemptionDelays).",
     )
 
 
@@ -272,6 +288,8 @@ def _training(config: PlatformConfig, queue, routed, nodepools, plans) -> _Workl
         instance_type=pinned,
         **common,
     )
+    delay = delay_of(config, queue.name, pool.name)
+    job = with_preemption_delay(job, delay)
     documents = [
         training_script_config_map(name=script, files={"train.py": SMOKE_TEST_SCRIPT}, **ids),
         training_service_template(name=name, **ids),
@@ -279,6 +297,7 @@ def _training(config: PlatformConfig, queue, routed, nodepools, plans) -> _Workl
         job,
     ]
     notes = training_notes(namespace, name) + sizing + gang_notes(queue.name, zone, pinned)
+    notes += delay_notes(delay)
     return (f"training-{queue.name}", namespace, RESTRICTED, None, documents, notes)
 
 
@@ -300,6 +319,8 @@ def _inference(config: PlatformConfig, queue, pool) -> _Workload:
         model_volume_size=MODEL_VOLUME_SIZE,
         **common,
     )
+    delay = delay_of(config, queue.name, pool.name)
+    deployment = with_preemption_delay(deployment, delay)
     documents = [
         inference_service_account_template(name=name, **ids),
         deployment,
@@ -311,7 +332,7 @@ def _inference(config: PlatformConfig, queue, pool) -> _Workload:
             **ids,
         ),
     ]
-    notes = inference_notes(namespace, name, model_uri)
+    notes = inference_notes(namespace, name, model_uri) + delay_notes(delay)
     return (f"inference-{queue.name}", namespace, RESTRICTED, None, documents, notes)
 
 
@@ -357,8 +378,10 @@ def _notebook(config: PlatformConfig, queue, routed) -> _Workload:
             if resource is not None
             else f"One whole GPU of pool {pool.name} (scheduler.gpuSharing is off)."
         )
+    delay = delay_of(config, queue.name, pool.name)
+    pod = with_preemption_delay(pod, delay)
     isolation = isolated_pod_network_policy_template(name=name, pod_labels={APP_LABEL: name}, **ids)
-    notes = notebook_notes(namespace, name, how)
+    notes = notebook_notes(namespace, name, how) + delay_notes(delay)
     return (f"notebook-{queue.name}", namespace, RESTRICTED, None, [isolation, pod], notes)
 
 

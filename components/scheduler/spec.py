@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from ..budget.preemption import MAX_PREEMPTION_DELAY_SECONDS
 from ..budget.units import leaf_queue_names as leaf_queue_names
 from ..spec import (
     Problem,
@@ -151,6 +152,14 @@ class QueueSpec(Spec):
         "GPUs (a100, h100, h200, b200, b300), else inference.",
     )
 
+    preemption_delay_seconds: int | None = doc(
+        None,
+        "Seconds the queue's workload templates wait before they may evict others (KAI v0.17.0 "
+        "kai.scheduler/preemption-delay), from 0 (no delay) to 900 (Karpenter's registration "
+        "timeout). Default on queues that share a pool with preemptible work: Karpenter's batch "
+        "window plus the pool's estimated node start (docs/kai-scheduler.md); only such queues "
+        "may set it.",
+    )
     priority_classes: tuple[str, ...] | None = doc(
         None,
         "Priority classes the queue's pods and workloads may name (spec.priorityClassName, the "
@@ -205,6 +214,18 @@ class QueueSpec(Spec):
         if len(set(self.inference_clients)) != len(self.inference_clients):
             out.append((("inference_clients",), "lists the same namespace twice"))
         out += queue_tenant_problems(self.tenants)
+        if (delay := self.preemption_delay_seconds) is not None and (
+            isinstance(delay, bool)
+            or not isinstance(delay, int)
+            or not 0 <= delay <= MAX_PREEMPTION_DELAY_SECONDS
+        ):
+            out.append(
+                (
+                    ("preemption_delay_seconds",),
+                    f"{show(delay)} is not allowed; expected whole seconds from 0 (no delay) to "
+                    f"{MAX_PREEMPTION_DELAY_SECONDS} (Karpenter's node registration timeout)",
+                )
+            )
         if self.parent is not None and self.parent == self.name:
             out.append((("parent",), f"{show(self.parent)} is the queue itself"))
         for i, pool in enumerate(self.node_pools):

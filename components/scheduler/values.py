@@ -14,7 +14,7 @@ def kai_values(
     pool_label_key: str,
     system_namespace_labels: Mapping[str, str] | None = None,
 ) -> dict:
-    """Helm values for the ``kai-scheduler`` chart v0.16.8 (every key exists in its defaults).
+    """Helm values for the ``kai-scheduler`` chart v0.17.0 (every key exists in its defaults).
 
     ``global.nodePoolLabelKey`` stays unset: KAI's default shard then schedules on every node
     without ``kai.scheduler/node-pool``, which is all of them. ``pool_label_key`` (the project's
@@ -24,16 +24,17 @@ def kai_values(
     ``system_namespace_labels`` (Pod Security, ``guardrails.system_namespace_labels``) label the
     two namespaces the chart creates: the GPU reservation pods' (``global.resourceReservation.
     namespaceLabels``) and, with cluster autoscaling, the scaling pods' (``nodescaleadjuster.
-    labels``); kai-scheduler v0.16.8 deployments/kai-scheduler/templates/services/
-    resourcereservation-namespace.yaml and scalingpod-namespace.yaml.
+    labels``); kai-scheduler v0.17.0 deployments/kai-scheduler/templates/services/
+    resourcereservation-namespace.yaml L14-17 (created while ``global.resourceReservation.
+    createNamespace``, new in v0.17.0 and true by default, L5) and scalingpod-namespace.yaml.
 
     ``global.blockNvidiaVisibleDevices`` is always on (chart default false, ``values.yaml:16``):
     the container toolkit honours ``NVIDIA_VISIBLE_DEVICES`` from unprivileged pods, so without
-    it a pod can name every GPU of its node whatever KAI allocated. At v0.16.8 the chart copies
-    the value into the Config CR (``deployments/kai-scheduler/templates/_helpers.tpl:196``,
+    it a pod can name every GPU of its node whatever KAI allocated. At v0.17.0 the chart copies
+    the value into the Config CR (``deployments/kai-scheduler/templates/_helpers.tpl:247``,
     ``spec.admission.blockNvidiaVisibleDevices``); the operator then starts the admission
     webhook with ``--block-nvidia-visible-devices=true``
-    (``pkg/operator/operands/admission/resources.go:385-387``), which registers the
+    (``pkg/operator/operands/admission/resources.go:405-407``), which registers the
     ``deviceaccess`` plugin (``cmd/admission/main.go:54-56``): it rejects a container setting
     ``NVIDIA_VISIBLE_DEVICES`` to anything but ``void``/``none`` (or from ``valueFrom``) and sets
     it to ``void`` on containers requesting no GPU, the GPU-fraction container exempt

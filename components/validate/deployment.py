@@ -82,13 +82,14 @@ def _enabled(values: Mapping[str, Any], path: str, default: bool) -> bool:
     return bool(node)
 
 
-_KAI = "kai-scheduler/KAI-Scheduler v0.16.8"
+_KAI = "kai-scheduler/KAI-Scheduler v0.17.0"
 # The operands the KAI operator starts, in the order it reconciles them (pkg/operator/controller/
-# config_controller.go L52-61): (Deployment name, the chart value that enables it, its chart
-# default, the source of the name). The names are the operands' defaultResourceName /
+# config_controller.go L52-61, the same file at v0.16.8: no operand was added in v0.17.0):
+# (Deployment name, the chart value that enables it, its chart default, the source of the
+# name). The names are the operands' defaultResourceName /
 # deploymentName constants; the chart's kai-config template (deployments/kai-scheduler/
 # templates/_helpers.tpl) sets each operand's service.enabled from the value named. Prometheus
-# (prometheus.enabled, default false: values.yaml L271-273) and the NUMA placement exporter (only
+# (prometheus.enabled, default false: values.yaml L308-310) and the NUMA placement exporter (only
 # with the numa plugin in a shard) are not started by this platform's values.
 _KAI_OPERANDS = (
     (
@@ -115,8 +116,8 @@ _KAI_OPERANDS = (
         "global.clusterAutoscaling",
         False,
         "pkg/operator/operands/node_scale_adjuster/resources.go L23; enabled by "
-        "global.clusterAutoscaling (templates/_helpers.tpl L209-211, default false: "
-        "values.yaml L17)",
+        "global.clusterAutoscaling (templates/_helpers.tpl L260-262, default false: "
+        "values.yaml L22)",
     ),
     ("admission", "admission.enabled", True, "pkg/operator/operands/admission/resources.go L28"),
 )
@@ -149,15 +150,15 @@ def _kai(release: str, spec: Mapping[str, Any]) -> list[Controller]:
         )
     ]
     # The operator deploys its operands into the Config's spec.namespace, the release's
-    # namespace (templates/_helpers.tpl L24).
+    # namespace (templates/_helpers.tpl L59).
     for name, value, default, source in _KAI_OPERANDS:
         if _enabled(values, value, default):
             out.append(Controller("Deployment", namespace, name, release, f"{_KAI} {source}"))
     # One scheduler per SchedulingShard, "<schedulerName>-<shard>" (pkg/operator/operands/
-    # scheduler/resources_for_shard.go L374-376); the scheduler name defaults to kai-scheduler
-    # (pkg/apis/kai/v1/global.go L120, pkg/common/constants/constants.go L21); the chart makes
+    # scheduler/resources_for_shard.go L394-396); the scheduler name defaults to kai-scheduler
+    # (pkg/apis/kai/v1/global.go L125, pkg/common/constants/constants.go L21); the chart makes
     # the shard "default" (templates/default-shard.yaml L4-8, defaultShard.enabled values.yaml
-    # L163-164).
+    # L188-189).
     if _enabled(values, "scheduler.enabled", True) and _enabled(
         values, "defaultShard.enabled", True
     ):
@@ -167,7 +168,7 @@ def _kai(release: str, spec: Mapping[str, Any]) -> list[Controller]:
                 namespace,
                 "kai-scheduler-default",
                 release,
-                f"{_KAI} pkg/operator/operands/scheduler/resources_for_shard.go L374-376 "
+                f"{_KAI} pkg/operator/operands/scheduler/resources_for_shard.go L394-396 "
                 "(shard default, templates/default-shard.yaml L8)",
             )
         )

@@ -3,10 +3,10 @@
 
 Prints one line per module: served, or refused with the proxy's answer. Exit 1 when a module the
 suite builds is refused, naming it; a module the suite only reports on (``OPTIONAL``) never fails
-the run. KAI v0.16.8 is such a module: the proxy this project's machines reach answers 403 "This
-module version is not available" for ``github.com/kai-scheduler/KAI-scheduler`` (the path in its
-go.mod) in every spelling tried, so KAI's queue admission is not in the suite (README,
-"Conformance").
+the run. KAI v0.17.0 (the pin) is such a module: the proxy this project's machines reach answers
+403 "This module version is not available" for ``github.com/kai-scheduler/KAI-scheduler`` (the
+path in its go.mod; v0.16.8 too) in every spelling tried, so KAI's queue admission is not in
+the suite (README, "Conformance").
 """
 
 import json
@@ -21,7 +21,7 @@ REQUIRED = (
     "github.com/aws/karpenter-provider-aws@v1.14.1",
     "sigs.k8s.io/controller-runtime@v0.23.1",
 )
-OPTIONAL = ("github.com/kai-scheduler/KAI-scheduler@v0.16.8",)
+OPTIONAL = ("github.com/kai-scheduler/KAI-scheduler@v0.17.0",)
 
 
 def probe(module: str) -> str | None:

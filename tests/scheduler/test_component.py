@@ -144,7 +144,7 @@ def test_component_release(run_program):
     inputs = release.inputs
     assert inputs["name"] == "kai-scheduler"
     assert inputs["chart"] == "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
-    assert inputs["version"] == versions.KAI_SCHEDULER.version == "v0.16.8"
+    assert inputs["version"] == versions.KAI_SCHEDULER.version == "v0.17.0"
     assert inputs["namespace"] == "kai-scheduler"
     assert "repositoryOpts" not in inputs
     assert inputs["values"] == kai_values(

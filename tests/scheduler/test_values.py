@@ -3,13 +3,13 @@
 import re
 
 import pytest
-from crd_validation import reference_dir
-from values_check import load_defaults, unknown_keys
+from values_check import unknown_keys
 
 from eks_gpu_platform.scheduler import values
 from eks_gpu_platform.scheduler.spec import SchedulerSpec
 
 from .helpers import POOL_LABEL, SYSTEM_SELECTOR, SYSTEM_TOLERATIONS, queue
+from .kai_chart import CHART_DEFAULTS
 
 # --- KAI values ------------------------------------------------------------------------------
 
@@ -45,19 +45,41 @@ def test_kai_values_switches():
 
 @pytest.mark.parametrize("gpu_sharing", [True, False])
 def test_kai_values_block_nvidia_visible_devices_whatever_the_sharing(gpu_sharing):
-    # Chart default false (reference/kai-scheduler/chart-values-v0.16.8.yaml, global); KAI
-    # v0.16.8 turns it into the admission webhook's --block-nvidia-visible-devices=true.
-    defaults = load_defaults(reference_dir() / "kai-scheduler" / "chart-values-v0.16.8.yaml")
-    assert defaults["global"]["blockNvidiaVisibleDevices"] is False
+    # Chart default false (v0.17.0 values.yaml L21, tests/scheduler/kai_chart.py); KAI v0.17.0
+    # turns it into the admission webhook's --block-nvidia-visible-devices=true.
+    assert CHART_DEFAULTS["global"]["blockNvidiaVisibleDevices"] is False
     assert kai_values(gpu_sharing=gpu_sharing)["global"]["blockNvidiaVisibleDevices"] is True
 
 
 def test_kai_values_keys_exist_in_the_chart_and_leave_the_shard_key_alone():
-    defaults = load_defaults(reference_dir() / "kai-scheduler" / "chart-values-v0.16.8.yaml")
-    out = kai_values()
-    assert unknown_keys(out, defaults) == []
+    # Every key, with the namespace labels and the scaling pods' labels too, is one the v0.17.0
+    # chart declares (the cited table of its defaults).
+    out = values.kai_values(
+        spec=SchedulerSpec(queues=(queue("team", pools=("gpu-spot",)),)),
+        system_node_selector=SYSTEM_SELECTOR,
+        system_tolerations=SYSTEM_TOLERATIONS,
+        pool_label_key=POOL_LABEL,
+        system_namespace_labels={"pod-security.kubernetes.io/enforce": "privileged"},
+    )
+    assert unknown_keys(out, CHART_DEFAULTS) == []
     assert "nodePoolLabelKey" not in out["global"]
-    assert defaults["global"]["nodePoolLabelKey"] == ""
+    assert CHART_DEFAULTS["global"]["nodePoolLabelKey"] == ""
+
+
+def test_kai_values_keep_the_reservation_namespace_created():
+    # v0.17.0 creates the GPU reservation namespace only while
+    # global.resourceReservation.createNamespace (templates/services/
+    # resourcereservation-namespace.yaml L5, default true at values.yaml L51): the values must
+    # not turn it off, or the namespace labels (Pod Security) land nowhere.
+    out = values.kai_values(
+        spec=SchedulerSpec(queues=(queue("team", pools=("gpu-spot",)),)),
+        system_node_selector={},
+        system_tolerations=[],
+        pool_label_key=POOL_LABEL,
+        system_namespace_labels={"a": "b"},
+    )
+    assert out["global"]["resourceReservation"] == {"namespaceLabels": {"a": "b"}}
+    assert CHART_DEFAULTS["global"]["resourceReservation"]["createNamespace"] is True
 
 
 def test_kai_values_reject_the_shard_key_as_pool_label():

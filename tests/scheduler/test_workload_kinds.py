@@ -220,7 +220,8 @@ def test_notebook_without_gpu_sharing_takes_one_whole_gpu_preemptibly_on_spot():
         "spot",
         "build-preemptible",
         {"requests": one, "limits": {"memory": "4Gi", GPU: "1"}},
-        None,
+        # On a preemptible l4 pool (g6, gr6: 120 + 60 s) plus Karpenter's 10 s batch window.
+        {"kai.scheduler/preemption-delay": "190s"},
     )
 
 

@@ -69,7 +69,7 @@ type workload struct{ Kind, Namespace, Name string }
 //     karpenter.fullname (aws/karpenter-provider-aws v1.14.1 charts/karpenter/templates/
 //     deployment.yaml, _helpers.tpl fullname).
 //   - kai-scheduler (release kai-scheduler in kai-scheduler): the operator Deployment kai-operator
-//     (kai-scheduler v0.16.8 deployments/kai-scheduler/templates/services/operator.yaml) and the
+//     (kai-scheduler v0.17.0 deployments/kai-scheduler/templates/services/operator.yaml) and the
 //     operands it deploys into its namespace: pod-grouper, binder, queue-controller,
 //     podgroup-controller, node-scale-adjuster (the render sets global.clusterAutoscaling),
 //     admission (pkg/operator/operands/*/resources.go) and the default shard's scheduler
