@@ -16,6 +16,7 @@ from ..budget import (
     mig_g_count,
     pool_nodepools,
 )
+from ..budget.preemption import delay_for, preemption_delays
 from ..budget.resources import (
     CPU_PER_GPU,
     EFA_CPU,
@@ -26,7 +27,6 @@ from ..budget.resources import (
     NOTEBOOK_CPU,
     NOTEBOOK_MEMORY,
 )
-from ..budget.preemption import delay_for, preemption_delays
 from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
 from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
