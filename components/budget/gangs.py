@@ -14,13 +14,19 @@ pool's zones in, plain data out.
 
   1. ``gangInstanceType`` when set (refused when the pool cannot launch it, ``override_problems``);
   2. *reserved capacity*: the ``instanceType`` of the pool's ``capacityReservations`` (a pool with
-     ``reserved`` in ``capacityTypes``). Karpenter v1.14.1 launches a NodeClaim as ``reserved``
-     whenever one of its types has an available reserved offering (karpenter-provider-aws
-     v1.14.1 ``pkg/providers/instance/instance.go`` L743-759 ``getCapacityType``: reserved, then
-     spot, then on-demand) and prices a reserved offering at the on-demand price / 10,000,000
-     (``pkg/providers/instancetype/offering/reserved_capacity_resolver.go`` L71-78), so a gang
-     pinned to the reservation's type takes it, while a gang pinned to another type can only
-     buy that type (spot or on-demand) and leaves the reservation idle;
+     ``reserved`` in ``capacityTypes``). Karpenter v1.14.1 prefers reserved offerings: the
+     AWS provider offers a reservation only for its type and zone and prices it at the
+     on-demand price / 10,000,000 (karpenter-provider-aws v1.14.1
+     ``pkg/providers/instancetype/offering/reserved_capacity_resolver.go`` L69, L74-80,
+     L90-98), launches a NodeClaim as ``reserved`` whenever one of its types has an available
+     reserved offering (``pkg/providers/instance/instance.go`` L743-759 ``getCapacityType``:
+     reserved, then spot, then on-demand); the core scheduler narrows a NodeClaim that holds a
+     reserved offering to ``karpenter.sh/capacity-type: reserved`` and its reservation ids
+     (kubernetes-sigs/karpenter v1.14.1 ``pkg/controllers/provisioning/scheduling/nodeclaim.go``
+     L393-405) and ranks launch prices reserved, then spot, then on-demand
+     (``pkg/cloudprovider/types.go`` L584-598). So a gang pinned to the reservation's type
+     takes it, while a gang pinned to another type can only buy that type (spot or on-demand)
+     and leaves the reservation idle;
   3. ``instanceTypes`` in the order written (the docs say: the reservation's type first);
   4. the pool's other types (selected by ``gpus`` or ``instanceFamilies``): the fewest GPUs,
      then the smallest size, then by name.
