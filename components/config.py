@@ -433,7 +433,7 @@ class PlatformConfig(Spec):
             return out
         routing = routing_problems(self.scheduler.queues, self._routing())
         out += [(("scheduler", *p), m) for p, m in routing]
-        out += self._gang_problems()
+        out += gang_problems(self, budgets=not routing)
         out += self._workload_kind_problems()
         out += [
             (("scheduler", *path), msg)
@@ -486,11 +486,6 @@ class PlatformConfig(Spec):
             for i, queue in enumerate(self.scheduler.queues)
             if queue.workload_kind is not None and queue.name not in kinds
         ]
-
-    def _gang_problems(self) -> list[Problem]:
-        """A queue's gangZone and gangInstanceType against the pool its gang template runs on
-        (``gang_checks``: the same rule as the template's)."""
-        return gang_problems(self)
 
     def _gpu_operator_problems(self, i: int, pool: NodePoolSpec) -> list[Problem]:
         out: list[Problem] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .budget import pool_nodepools
+from .budget import nodepool_groups, pool_nodepools
 from .budget.gangs import GangChoice, gang_pool, override_problems, queue_gangs
 from .errors import SpecError
 from .network.layout import vpc_zone_names
@@ -42,12 +42,17 @@ def stack_gangs(config: PlatformConfig) -> dict[str, GangChoice]:
     )
 
 
-def gang_problems(config: PlatformConfig) -> list[Problem]:
+def gang_problems(config: PlatformConfig, *, budgets: bool = True) -> list[Problem]:
     """Each queue's ``gangZone`` and ``gangInstanceType`` against the pool its gangs run on
-    (``budget.gangs.gang_pool``, the pool the template uses), with its NodePools' budgets."""
+    (``budget.gangs.gang_pool``, the pool the template uses), with its NodePools' budgets;
+    ``budgets=False`` (queue routing with problems, which leave the budgets unknown) checks
+    them as if every NodePool had room."""
     out: list[Problem] = []
     pools = {p.name: p for p in config.gpu_pools}
-    nodepools = pool_nodepools(config)
+    if budgets:
+        nodepools = pool_nodepools(config)
+    else:
+        nodepools = {p.name: nodepool_groups(p, None) for p in config.gpu_pools}
     zones = stack_zones(config)
     for i, queue in enumerate(config.scheduler.queues):
         routed = [pools[n] for n in queue.node_pools if n in pools]
