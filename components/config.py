@@ -23,6 +23,7 @@ from .budget import (
     PoolRouting,
     capacity_of,
     gpu_limits,
+    layout_config_problems,
     nodepool_names,
     plan_config_problems,
     pool_capacity_problems,
@@ -47,6 +48,7 @@ from .config_checks import (
     region_problem,
     tag_problems,
 )
+from .gang_checks import gang_problems
 from .gpu_operator import GpuOperatorSpec
 from .karpenter.spec import (
     MAX_KARPENTER_VERSION_EXCLUSIVE,
@@ -359,6 +361,9 @@ class PlatformConfig(Spec):
                         )
                     )
                 seen.setdefault(name, i)
+        if "scheduler" in valid and not self.scheduler.enabled:
+            # Without the scheduler each pool's budget is its own cap (with it: the queues').
+            out += layout_config_problems(self)
         return out
 
     def _one_pool_problems(
@@ -429,7 +434,7 @@ class PlatformConfig(Spec):
             return out
         routing = routing_problems(self.scheduler.queues, self._routing())
         out += [(("scheduler", *p), m) for p, m in routing]
-        out += self._gang_problems()
+        out += gang_problems(self, budgets=not routing)
         out += self._workload_kind_problems()
         out += [
             (("scheduler", *path), msg)
@@ -488,56 +493,6 @@ class PlatformConfig(Spec):
             for i, queue in enumerate(self.scheduler.queues)
             if queue.workload_kind is not None and queue.name not in kinds
         ]
-
-    def _gang_problems(self) -> list[Problem]:
-        """A queue's gangZone and gangInstanceType against the pool its gang template runs on
-        (its first GPU pool)."""
-        out: list[Problem] = []
-        pools = {p.name: p for p in self.gpu_pools}
-        for i, queue in enumerate(self.scheduler.queues):
-            pool = next((pools[n] for n in queue.node_pools if n in pools), None)
-            for key, value in (
-                ("gang_zone", queue.gang_zone),
-                ("gang_instance_type", queue.gang_instance_type),
-            ):
-                if value is not None and pool is None:
-                    out.append(
-                        (
-                            ("scheduler", "queues", i, key),
-                            "is set but the queue routes to no GPU pool; remove it",
-                        )
-                    )
-            if pool is None:
-                continue
-            types = [t.name for t in pool.gang_types]
-            itype = queue.gang_instance_type
-            if itype is not None and itype not in types:
-                out.append(
-                    (
-                        ("scheduler", "queues", i, "gang_instance_type"),
-                        f"{show(itype)} is not an instance type of pool {show(pool.name)}, where "
-                        f"the queue's gangs run; expected one of {', '.join(types)}",
-                    )
-                )
-            zone = queue.gang_zone
-            if zone is None:
-                continue
-            if pool.zone is not None and zone != pool.zone:
-                out.append(
-                    (
-                        ("scheduler", "queues", i, "gang_zone"),
-                        f"{show(zone)} is not the zone of efa pool {show(pool.name)} "
-                        f"({pool.zone}), where the queue's gangs run",
-                    )
-                )
-            elif not zone.startswith(self.region):
-                out.append(
-                    (
-                        ("scheduler", "queues", i, "gang_zone"),
-                        f"{show(zone)} is not in region {self.region}",
-                    )
-                )
-        return out
 
     def _gpu_operator_problems(self, i: int, pool: NodePoolSpec) -> list[Problem]:
         out: list[Problem] = []

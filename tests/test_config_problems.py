@@ -98,7 +98,15 @@ ALL_AT_ONCE = [
         stack(
             cluster={"name": "gpu-dev", "kubernetesVersion": "1.99"},
             nodePools=[
-                {**GPU, "kind": "efa", "gpus": ["h100"], "zone": "eu-west-1a", "limits": {}}
+                {
+                    **GPU,
+                    "kind": "efa",
+                    "gpus": ["h100"],
+                    # One EFA layout (p5.4xlarge's differs: two would leave one NodePool empty).
+                    "instanceTypes": ["p5.48xlarge"],
+                    "zone": "eu-west-1a",
+                    "limits": {},
+                }
             ],
         ),
         [
@@ -261,7 +269,15 @@ NO_FALSE_ALARMS = [
         # The region is wrong: no zone or partition is compared with it.
         stack(
             nodePools=[
-                {**GPU, "kind": "efa", "gpus": ["h100"], "zone": "eu-west-1a", "limits": {}}
+                {
+                    **GPU,
+                    "kind": "efa",
+                    "gpus": ["h100"],
+                    # One EFA layout (p5.4xlarge's differs: two would leave one NodePool empty).
+                    "instanceTypes": ["p5.48xlarge"],
+                    "zone": "eu-west-1a",
+                    "limits": {},
+                }
             ],
             scheduler={"queues": [queue("team", ["gpu"], gpu=res(16, 16))]},
         ),

@@ -401,12 +401,17 @@ def test_queue_derived_efa_budget_fills_the_first_layout_then_type_shares_split_
         "nodePools": [TWO_LAYOUTS],
         "scheduler": {"queues": [queue("train", ["train"], gpu_quota=16, gpu_limit=16)]},
     }
-    config = PlatformConfig.load(values, "us-east-1")
-    groups = nodepool_groups(config.node_pools[0], config.gpu_limits["train"])
-    # Greedy in instanceTypes order, not round-robin: a 16-GPU gang fits the first NodePool.
-    assert [(g.name, g.instance_types, g.gpus) for g in groups] == [
-        ("train-p5en-48xlarge", ("p5en.48xlarge",), 16),
-        ("train-p5-48xlarge", ("p5.48xlarge",), 0),
+    # Greedy in instanceTypes order, not round-robin, the first layout takes the whole 16 and
+    # leaves the second NodePool a limit of 0, which can never launch a node: a configuration
+    # error naming typeShares and a split in whole 8-GPU nodes (issue 30, point 5; review M3).
+    with pytest.raises(SpecError) as err:
+        PlatformConfig.load(values, "us-east-1")
+    assert err.value.lines == [
+        "nodePools[0](train).typeShares: efa pool 'train' has 2 EFA layouts, one NodePool each "
+        "('train-p5en-48xlarge' (p5en.48xlarge): 16 GPUs; 'train-p5-48xlarge' (p5.48xlarge): "
+        "0 GPUs) from a budget of 16 GPUs: without typeShares the first layout takes it all, "
+        "leaving 'train-p5-48xlarge' with no whole node, a NodePool that can never launch; set "
+        "typeShares to split it, e.g. typeShares: {p5en.48xlarge: 8, p5.48xlarge: 8}"
     ]
     # A preemptible pool, sized by gpu.limit: typeShares give the first layout 8, the next one
     # the rest (quota 8 fits one NodePool, so no gang error).
@@ -859,6 +864,7 @@ BAD_CONFIGS = [
                     **EFA_POOL,
                     "instanceTypes": ["p5en.48xlarge", "p5.48xlarge"],
                     "limits": {"gpus": 16},
+                    "typeShares": {"p5en.48xlarge": 8, "p5.48xlarge": 8},
                 },
                 {**L4, "name": "train-p5-48xlarge"},
             ]

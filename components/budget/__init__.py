@@ -11,6 +11,8 @@ Modules, bottom up:
 - ``capacity``: what a pool's nodes advertise (time-slicing, MIG) and its NodeOverlays;
 - ``nodepools``: a pool's Karpenter NodePools (one per EFA layout) and the split of its budget;
 - ``queues``: queue -> pool routing, shares cut to the ancestors' limits, the pools' budgets;
+- ``gangs``: where each queue's gangs run (pool, instance type, zone) and why;
+- ``layouts``: EFA pools whose budget leaves a layout's NodePool empty;
 - ``plan``: per leaf queue, what Karpenter can buy for it, reachability, largest gang;
 - ``stack``: the same over a whole ``PlatformConfig`` (the config's checks and warnings);
 - ``cost``: the pools and the stack at full budget, per hour (the dated price table);
@@ -60,6 +62,7 @@ from .stack import (
     capacity_plan,
     capacity_warnings,
     gpu_limits,
+    layout_config_problems,
     needs_node_overlay,
     plan_config_problems,
     pool_capacity_problems,
@@ -104,6 +107,7 @@ __all__ = [
     "gpu_limit_shortfall",
     "gpu_limits",
     "gpu_overlay_manifests",
+    "layout_config_problems",
     "layout_groups",
     "leaf_queue_names",
     "mig_g_count",

@@ -24,10 +24,12 @@ nodes, ``pool_gpu_limits``):
   cut, and ``effectiveLimit`` is the smallest of ``gpu.limit`` and the ancestors' limits.
 - ``reachablePerPool`` (item 8): KAI quota is not per pool, but pods pinned to one pool (node
   affinity on its label) only ever see that pool's part of ``purchasableMin``.
-- ``largestGang`` (queues routed to an EFA pool): the GPUs one gang can get, the largest single
-  NodePool budget of its EFA pools in whole nodes of one type (``nodepools.NodePoolGroup``), at
-  most ``effectiveLimit``. A queue routed to a non-preemptible EFA pool runs there in quota
-  only, so a quota above its largest gang is a configuration error (``plan_problems``).
+- ``largestGang`` (queues routed to an EFA pool): the GPUs one gang can get where its gangs
+  run (``gangs``: the gang pool and the type it pins), the budget of that type's NodePool in
+  whole nodes of it, at most ``effectiveLimit``. A queue routed to a non-preemptible EFA pool
+  runs there in quota only, so a quota above the largest gang of its non-preemptible EFA pools
+  (each at the type a gang pins there) is a configuration error (``plan_problems``; review L1:
+  preemptible pools do not count).
 - The invariant's second half: ``purchasableMax`` exceeds ``gpu.limit`` by at most the rounding
   of its pools to whole nodes; more (a pool shared with other queues, a mixed MIG layout whose
   other profiles come with every node) is a warning that names the numbers.
@@ -73,6 +75,8 @@ class QueuePlan:
     """KAI units one gang can get (queues routed to an EFA pool; None otherwise)."""
     efa_in_quota: tuple[str, ...] = ()
     """Its non-preemptible EFA pools (work there runs in quota only)."""
+    quota_gang: float | None = None
+    """KAI units one gang can get on its non-preemptible EFA pools (None: it has none)."""
 
     @property
     def effective_limit(self) -> float:
@@ -113,12 +117,13 @@ class QueuePlan:
 def queue_plans(
     queues: Sequence[QueueSpec],
     pools: Mapping[str, PoolRouting],
-    gangs: Mapping[str, int] | None = None,
+    gangs: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[QueuePlan]:
     """The plan of every leaf queue routed to a GPU pool (call once routing has no problems).
 
-    ``gangs``: per EFA pool, the largest gang its NodePools hold (physical GPUs,
-    ``NodePoolGroup.largest_gang``), given the budgets ``pool_gpu_limits`` computes.
+    ``gangs``: per queue, per EFA pool it routes to, the physical GPUs one of its gangs gets
+    there on the type it pins (``gangs.queue_gang_gpus``), its gang pool first, given the
+    budgets ``pool_gpu_limits`` computes.
     """
     gangs = gangs or {}
     limits = pool_gpu_limits(queues, pools)
@@ -151,13 +156,19 @@ def queue_plans(
             if len(known) == len(feeding[pool]):
                 rounding += max(0.0, surely - sum(known))
         quota, limit = queue.gpu.quota, queue.gpu.limit
-        efa = [p for p in mine if p in gangs]
-        largest = None
+        # Per EFA pool, the GPUs one gang gets on the type it pins there; the gang pool first
+        # (issue 30 point 3: the pinned type's, not the best NodePool's).
+        own = gangs.get(queue.name, {})
+        efa = [p for p in own if p in mine]
+        largest = quota_gang = None
         if efa:
-            largest = max(gangs[p] * pools[p].slices_per_gpu for p in efa)
             finite = [a.limit for a in caps[queue.name] if a.limit != UNLIMITED]
             finite += [limit] if limit != UNLIMITED else []
-            largest = min([largest, *finite])
+            largest = min([own[efa[0]] * pools[efa[0]].slices_per_gpu, *finite])
+            # Review L1: the in-quota check is about the non-preemptible EFA pools only.
+            if stable := [p for p in efa if not pools[p].preemptible]:
+                best = max(own[p] * pools[p].slices_per_gpu for p in stable)
+                quota_gang = min([best, *finite])
         out.append(
             QueuePlan(
                 index=i,
@@ -175,7 +186,8 @@ def queue_plans(
                 ancestors=caps[queue.name],
                 reachable_per_pool=per_pool,
                 largest_gang=largest,
-                efa_in_quota=tuple(p for p in efa if not pools[p].preemptible),
+                efa_in_quota=tuple(p for p in mine if p in own and not pools[p].preemptible),
+                quota_gang=quota_gang,
             )
         )
     return out
@@ -205,16 +217,16 @@ def plan_problems(plans: Sequence[QueuePlan]) -> list[Problem]:
             )
         if (
             plan.efa_in_quota
-            and plan.largest_gang is not None
+            and plan.quota_gang is not None
             and plan.quota != UNLIMITED
-            and plan.quota > plan.largest_gang + EPSILON
+            and plan.quota > plan.quota_gang + EPSILON
         ):
             pools = ", ".join(map(show, plan.efa_in_quota))
             out.append(
                 (
                     path,
                     f"{_num(plan.quota)} of queue {show(plan.name)} is more than one gang can "
-                    f"get ({_num(round(plan.largest_gang, 6))} GPUs): it runs in quota only on "
+                    f"get ({_num(round(plan.quota_gang, 6))} GPUs): it runs in quota only on "
                     f"its non-preemptible EFA pool(s) {pools}, and a gang runs on one instance "
                     "type of one NodePool, whose budget holds at most that many; give the "
                     "pool's types one EFA layout, raise its budget, or set its typeShares so "

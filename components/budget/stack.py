@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from ..catalog_mig import mig_layout
 from ..spec import Problem, show
 from .capacity import PoolCapacity, pool_capacity, uneven_density_problem
+from .gangs import queue_gang_gpus
+from .layouts import empty_layout_problems
 from .nodepools import NodePoolGroup, nodepool_groups
 from .plan import QueuePlan, plan_problems, plan_warnings, queue_plans
 from .queues import PoolRouting, pool_gpu_limits
@@ -90,12 +92,9 @@ def capacity_plan(config: PlatformConfig) -> list[QueuePlan]:
     """The leaf queues' plan (empty without the scheduler)."""
     if not config.scheduler.enabled:
         return []
-    gangs = {
-        name: max((g.largest_gang for g in groups), default=0)
-        for name, groups in pool_nodepools(config).items()
-        if groups and groups[0].efa
-    }
-    return queue_plans(config.scheduler.queues, pool_routing(config), gangs)
+    queues = config.scheduler.queues
+    gangs = queue_gang_gpus(queues, config.gpu_pools, pool_nodepools(config))
+    return queue_plans(queues, pool_routing(config), gangs)
 
 
 def stranded_gpu_warnings(config: PlatformConfig) -> list[str]:
@@ -207,7 +206,13 @@ def plan_config_problems(config: PlatformConfig) -> list[Problem]:
     plan = [(("scheduler", *p), m) for p, m in plan_problems(capacity_plan(config))]
     kinds = config.workload_kinds
     resources = [(("scheduler", *p), m) for p, m in resource_problems(queue_bounds(config), kinds)]
-    return type_share_budget_problems(config) + plan + resources
+    return type_share_budget_problems(config) + layout_config_problems(config) + plan + resources
+
+
+def layout_config_problems(config: PlatformConfig) -> list[Problem]:
+    """EFA pools whose budget leaves a NodePool without a whole node (``layouts``)."""
+    indexes = {p.name: i for i, p in enumerate(config.node_pools)}
+    return empty_layout_problems(config.gpu_pools, gpu_limits(config), indexes)
 
 
 def pool_capacity_problems(i: int, pool: NodePoolSpec, operator: GpuOperatorSpec) -> list[Problem]:
@@ -259,6 +264,7 @@ __all__: Sequence[str] = (
     "capacity_plan",
     "capacity_warnings",
     "gpu_limits",
+    "layout_config_problems",
     "needs_node_overlay",
     "plan_config_problems",
     "pool_capacity_problems",

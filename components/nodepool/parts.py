@@ -35,6 +35,7 @@ from .constants import (
     GP3_MAX_IOPS,
     GP3_MAX_THROUGHPUT,
     KUBELET_RESERVED_KEYS,
+    ZONE_PATTERN,
 )
 
 
@@ -289,6 +290,16 @@ class CapacityReservationSpec(Spec):
     id: str | None = doc(None, "Reservation id, 'cr-...'.", output=True)
     tags: Mapping[str, str] = doc(text="Reservation tags to match.", default_factory=dict)
     owner_id: str | None = doc(None, "Account that owns a shared reservation.", output=True)
+    instance_type: str | None = doc(
+        None,
+        "The reservation's instance type (one of the pool's): gang templates pin it first "
+        "(reserved capacity). Not part of the selector.",
+    )
+    zone: str | None = doc(
+        None,
+        "The reservation's availability zone: gang templates pin it with its type. Not part "
+        "of the selector.",
+    )
 
     def _problems(self) -> list[Problem]:
         out: list[Problem] = []
@@ -312,6 +323,10 @@ class CapacityReservationSpec(Spec):
             msg := check_pattern(self.owner_id, r"^[0-9]{12}$", "a 12-digit account id")
         ):
             out.append((("owner_id",), msg))
+        if self.zone is not None and (
+            msg := check_pattern(self.zone, ZONE_PATTERN, "an availability zone like 'us-west-2a'")
+        ):
+            out.append((("zone",), msg))
         return out
 
     def manifest(self) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from .parts import (
     article,
 )
 from .placement import placement_group_problems
+from .reservations import reservation_problems
 from .userdata import pre_pull_problems
 
 
@@ -125,14 +126,6 @@ class NodePoolSpec(Spec):
         if self.kind == "efa":
             selected = tuple(t for t in selected if t.efa_capable)
         return selected
-
-    @property
-    def gang_types(self) -> tuple[catalog.InstanceType, ...]:
-        """The pool's GPU types in the order a gang template prefers them (the first is its
-        default ``instance_type``): fewest GPUs, then the smallest size (``xlarge`` before
-        ``2xlarge`` ... ``48xlarge``, ``metal`` last), then by name."""
-        types = [t for t in self.catalog_types if t.gpu_count > 0] or list(self.catalog_types)
-        return tuple(sorted(types, key=lambda t: (t.gpu_count, _size_rank(t.size), t.name)))
 
     @property
     def mig_startup_taint(self) -> bool:
@@ -213,6 +206,7 @@ class NodePoolSpec(Spec):
         out += selection
         if not selection:
             out += type_share_problems(self)
+            out += reservation_problems(self)
         out += self._volume_problems()
         if self.expire_after is not None and (
             msg := check_duration(
@@ -472,12 +466,6 @@ class NodePoolSpec(Spec):
         smallest node.
         """
         return gpu_limit_shortfall(self, limit)
-
-
-def _size_rank(size: str) -> int:
-    """``xlarge`` -> 1, ``48xlarge`` -> 48; any other size (``metal``, ``metal-48xl``) after."""
-    match = re.fullmatch(r"(\d*)xlarge", size)
-    return int(match.group(1) or 1) if match else 1_000_000
 
 
 def default_cpu_pool(*, spot: bool = True) -> NodePoolSpec:

@@ -9,8 +9,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..budget import capacity_document, cost_lines, resource_lines
+from ..budget import capacity_document as budget_document
+from ..budget import cost_lines, resource_lines
 from ..config import PlatformConfig
+from ..gang_checks import stack_gangs
+
+
+def capacity_document(config: PlatformConfig) -> dict[str, Any]:
+    """``capacity.json``'s content (``budget.report``) and ``gangs``: per queue routed to a GPU
+    pool, where its gangs run and why (``budget.gangs.GangChoice.as_json``)."""
+    document = budget_document(config)
+    document["gangs"] = {q: c.as_json() for q, c in stack_gangs(config).items()}
+    return document
 
 
 def write_capacity(config: PlatformConfig, out: Path) -> dict[str, Any]:

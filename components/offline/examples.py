@@ -16,6 +16,7 @@ from ..budget import (
     mig_g_count,
     pool_nodepools,
 )
+from ..budget.gangs import GangChoice
 from ..budget.preemption import delay_for, preemption_delays
 from ..budget.resources import (
     CPU_PER_GPU,
@@ -30,14 +31,12 @@ from ..budget.resources import (
 from ..config import PlatformConfig
 from ..efa import nccl_test_manifest
 from ..efa.manifests import NCCL_ENV, NCCL_NAMESPACE, NCCL_POD_SECURITY, NCCL_POD_SECURITY_REASON
-from ..network.layout import vpc_zone_names
-from ..regions import modelled_zone_names
+from ..gang_checks import stack_gangs
 from ..scheduler import (
     APP_LABEL,
     RESTRICTED,
     WorkloadTemplate,
     fractional_pod_template,
-    gang_placement,
     inference_deployment_template,
     inference_network_policy_template,
     inference_service_account_template,
@@ -76,26 +75,19 @@ def training_notes(namespace: str, name: str) -> tuple[str, ...]:
     )
 
 
-def gang_zones(config: PlatformConfig) -> list[str]:
-    """The zones of the stack's VPC as the render knows them: a new VPC's, chosen by the network
-    package from the zones the render models for the region; none for an existing VPC (its
-    subnets' zones are known only at deployment)."""
-    if not config.vpc.create:
-        return []
-    return vpc_zone_names(modelled_zone_names(config.region), config.vpc.azs, config.vpc.zones)
-
-
-def gang_notes(queue: str, zone: str | None, instance_type: str | None) -> tuple[str, ...]:
-    if zone is None and instance_type is None:
+def gang_notes(queue: str, choice: GangChoice) -> tuple[str, ...]:
+    if not choice.pinned:
         return ()
-    pins = " and ".join(
-        f"{what} {value}"
-        for what, value in (("zone", zone), ("instance type", instance_type))
-        if value is not None
+    zone = (
+        f"zone {choice.zone} ({choice.zone_reason}) and"
+        if choice.zone is not None
+        else "(the zone is not known before deployment)"
     )
     return (
         "Karpenter may spread a gang over the pool's zones or instance types, so the Job pins",
-        f"{pins} (scheduler.queues[{queue}].gangZone / gangInstanceType).",
+        zone,
+        f"instance type {choice.instance_type} ({choice.reason}); override with",
+        f"scheduler.queues[{queue}].gangZone / gangInstanceType (capacity.json gangs).",
     )
 
 
@@ -215,13 +207,14 @@ def _queue_workloads(config: PlatformConfig) -> list[_Workload]:
     kinds = config.workload_kinds
     nodepools = pool_nodepools(config)
     plans = {plan.name: plan for plan in capacity_plan(config)}
+    gangs = stack_gangs(config)
     for queue in config.scheduler.queues:
         kind = kinds.get(queue.name)
         if kind is None:  # a parent queue, or one routed to no GPU pool
             continue
         routed = [pools[n] for n in queue.node_pools if n in pools]
         if kind == "training":
-            out.append(_training(config, queue, routed, nodepools, plans))
+            out.append(_training(config, queue, gangs[queue.name], nodepools, plans))
         elif kind == "inference":
             out.append(_inference(config, queue, routed[0]))
         else:
@@ -240,23 +233,13 @@ def _common(config: PlatformConfig, queue, pool) -> tuple[dict[str, str], dict[s
     return common, {"namespace": namespace, "queue": queue.name}
 
 
-def _training(config: PlatformConfig, queue, routed, nodepools, plans) -> _Workload:
-    """A gang-scheduled Indexed Job: on the EFA pool whose NodePools hold the largest gang (the
-    first in routing order on a tie), else on the queue's first GPU pool."""
-    efa_routed = [p for p in routed if p.kind == "efa"]
-    pool = (
-        max(efa_routed, key=lambda p: max((g.largest_gang for g in nodepools[p.name]), default=0))
-        if efa_routed
-        else routed[0]
-    )
-    # One zone and one type for a gang on a pool with several (gang_placement).
-    zone, pinned = gang_placement(
-        [pool.zone] if pool.zone else gang_zones(config),
-        [t.name for t in pool.gang_types],
-        zone=queue.gang_zone,
-        instance_type=queue.gang_instance_type,
-    )
-    smallest = catalog.INSTANCE_TYPES[pinned] if pinned else pool.gang_types[0]
+def _training(config: PlatformConfig, queue, choice: GangChoice, nodepools, plans) -> _Workload:
+    """A gang-scheduled Indexed Job where ``choice`` says (``budget.gangs``: on the EFA pool
+    whose NodePools hold the largest gang, else on the queue's first GPU pool; one zone and one
+    type when the pool has several, ``gang_placement``)."""
+    pool = next(p for p in config.gpu_pools if p.name == choice.pool)
+    zone, pinned = (choice.zone, choice.instance_type) if choice.pinned else (None, None)
+    smallest = catalog.INSTANCE_TYPES[choice.instance_type]
     common, ids = _common(config, queue, pool)
     namespace = common["namespace"]
     name = f"train-{queue.name}"
@@ -296,7 +279,7 @@ def _training(config: PlatformConfig, queue, routed, nodepools, plans) -> _Workl
         training_network_policy_template(name=name, **ids),
         job,
     ]
-    notes = training_notes(namespace, name) + sizing + gang_notes(queue.name, zone, pinned)
+    notes = training_notes(namespace, name) + sizing + gang_notes(queue.name, choice)
     notes += delay_notes(delay)
     return (f"training-{queue.name}", namespace, RESTRICTED, None, documents, notes)
 

@@ -125,12 +125,14 @@ class QueueSpec(Spec):
     gang_zone: str | None = doc(
         None,
         "Zone the queue's gang training template pins when its pool spans several zones or "
-        "types (default: the pool's zone for efa, else the VPC's first zone).",
+        "types (default: the pool's zone for efa, else the reserved type's reservation zone, "
+        "else the VPC's first zone).",
     )
     gang_instance_type: str | None = doc(
         None,
         "Instance type the gang training template pins when its pool has several zones or types "
-        "(default: the pool's type with the fewest GPUs, then by name).",
+        "(default: a reservation's type, else the first in instanceTypes, whose NodePool's "
+        "budget holds a node; see capacity.json gangs).",
     )
     inference_clients: tuple[str, ...] = doc(
         (),

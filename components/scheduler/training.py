@@ -110,7 +110,9 @@ def gang_placement(
     when not known, e.g. an existing VPC before deployment); ``instance_types``: the pool's
     types in order of preference. Defaults: the first zone, the first type; ``zone`` and
     ``instance_type`` override them (configuration ``scheduler.queues[].gangZone`` and
-    ``gangInstanceType``)."""
+    ``gangInstanceType``). The render's own templates take the pool, zone and type from
+    ``budget.gangs`` (reserved capacity first, then ``instanceTypes`` order, among types whose
+    NodePool holds a node), which decides the same pin."""
     if len(set(zones)) <= 1 and len(instance_types) <= 1 and zone is None and instance_type is None:
         return None, None
     return (zone or (zones[0] if zones else None)), (

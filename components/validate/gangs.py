@@ -4,7 +4,7 @@
 ``gang-all-or-nothing``: a KAI PodGroup (``scheduling.run.ai/v2alpha2``, ``minMember`` 2) of
 two one-GPU pods with required pod anti-affinity on the hostname, so the smallest gang that must
 span two nodes. Anti-affinity, not per-pod requests over half a node: on the pinned type (the
-gang template's, the pool's type with the fewest GPUs) both ask for two nodes, but requests over
+gang template's, ``budget.gangs``) both ask for two nodes, but requests over
 half a node charge the queue and the NodePool limit more GPUs on multi-GPU types, and on a
 time-sliced pool (4 slices per GPU) a one-GPU type would need 3-slice pods; anti-affinity asks
 for exactly one unit per pod everywhere. It runs on the cheapest eligible pool (a pool a leaf

@@ -12,6 +12,9 @@ does not apply to it; ``tests/conformance/mutate.py`` runs them beside its own (
   promise.
 - ``overlay-missing``: the NodeOverlays that set ``nvidia.com/gpu`` for a time-sliced or MIG pool
   removed: Karpenter charges its nodes whole GPUs.
+- ``gang-off-reservation``: the gang template of a pool with reserved capacity pins the last
+  instance type of its NodePool, not the first (the suite seeds the reservation on the first
+  offered: review H3, a gang pinned away from the reservation's type).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ GPU = "nvidia.com/gpu"
 POOL = "eks-gpu-platform.io/pool"
 EFA = "eks-gpu-platform.io/efa"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
 # GPUs per node of the EFA types the renders use (AWS DescribeInstanceTypes: GpuInfo.Gpus[].Count).
 EFA_TYPE_GPUS = {
     "p4d.24xlarge": 8,
@@ -140,7 +144,38 @@ def overlay_missing(render: Path) -> bool:
     return removed
 
 
+def gang_off_reservation(render: Path) -> bool:
+    reserved: dict[str, list[str]] = {}
+    for _, nodepool in _manifests(render, "NodePool"):
+        spec = nodepool["spec"]["template"]["spec"]
+        capacity = [r["values"] for r in spec["requirements"] if r["key"] == CAPACITY_TYPE]
+        if capacity and "reserved" in capacity[0] and len(_types(nodepool)) > 1:
+            reserved[nodepool["spec"]["template"]["metadata"]["labels"][POOL]] = _types(nodepool)
+    changed = False
+    for path in sorted((render / "examples").glob("training-*.yaml")):
+        text = path.read_text()
+        header = [line for line in text.splitlines() if line.startswith("#")]
+        docs = [d for d in yaml.safe_load_all(text) if d]
+        pinned = False
+        for doc in docs:
+            if doc.get("kind") != "Job":
+                continue
+            pod = doc["spec"]["template"]["spec"]
+            term = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            exprs = term["nodeSelectorTerms"][0]["matchExpressions"]
+            pool = next((e["values"][0] for e in exprs if e["key"] == POOL), None)
+            for e in exprs:
+                if pool in reserved and e["key"] == INSTANCE_TYPE:
+                    e["values"] = [reserved[pool][-1]]
+                    pinned = changed = True
+        if pinned:
+            body = yaml.safe_dump_all(docs, sort_keys=False, explicit_start=True)
+            path.write_text("\n".join(header) + "\n" + body)
+    return changed
+
+
 MUTATIONS: dict[str, Callable[[Path], bool]] = {
+    "gang-off-reservation": gang_off_reservation,
     "efa-split": efa_split,
     "nodepool-limit-raised": nodepool_limit_raised,
     "overlay-missing": overlay_missing,

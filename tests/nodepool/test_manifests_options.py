@@ -79,8 +79,14 @@ def test_capacity_reservations_by_id_and_by_tags_with_owner():
             {"tags": {"a": "*"}, "ownerId": "111122223333"},
             {"tags": {"a": "*"}, "ownerID": "111122223333"},
         ),
+        # What the reservation holds (issue 30: gangs pin it) is not part of the selector term
+        # (EC2NodeClass capacityReservationSelectorTerms take id, tags and ownerID only).
+        (
+            {"id": "cr-0abc", "instanceType": "p5e.48xlarge", "zone": "us-east-1a"},
+            {"id": "cr-0abc"},
+        ),
     ],
-    ids=["id", "tags", "tags-owner"],
+    ids=["id", "tags", "tags-owner", "type-and-zone"],
 )
 def test_capacity_reservation_manifest(raw, manifest):
     cr = load_value(CapacityReservationSpec, raw, "cr")

@@ -270,6 +270,7 @@ def test_dev_capacity_json_notebooks_and_queues():
         "preemptionDelays",
         "warnings",
         "cost",
+        "gangs",
     }
     # At full budget (issue 28, point 12), us-east-1's prices of 2026-07-06 for us-west-2:
     # gpu-spot 6 x g6e.16xlarge $7.57719 (its dearest per GPU) = 45.46314, inference 4 x
@@ -357,6 +358,42 @@ def test_prod_capacity_json_shows_one_efa_nodepool_and_its_largest_gang():
     assert [q["name"] for q in document["queues"]] == ["llm-training", "research", "serving"]
     assert [q["purchasableMax"] for q in document["queues"]] == [64, 32, 16]
     assert [q.get("largestGang") for q in document["queues"]] == [64, None, None]
+    # Where each queue's gangs run and why (issue 30): the reservation's tags name no type, so
+    # train-efa's first type in instanceTypes; train-spot and inference select by GPU model:
+    # the fewest GPUs (p5.4xlarge: 1 H100; g6.xlarge before g6e.xlarge by name); the VPC's
+    # first zone.
+    gang = {"reason": "first in instanceTypes with budget", "pinned": True}
+    assert document["gangs"] == {
+        "llm-training": {
+            **gang,
+            "pool": "train-efa",
+            "nodePool": "train-efa",
+            "instanceType": "p5.48xlarge",
+            "zone": "us-east-1a",
+            "zoneReason": "the efa pool's zone",
+            "nodePoolGpus": 64,
+        },
+        "research": {
+            **gang,
+            "reason": "fewest GPUs with budget",
+            "pool": "train-spot",
+            "nodePool": "train-spot",
+            "instanceType": "p5.4xlarge",
+            "zone": "us-east-1a",
+            "zoneReason": "the VPC's first zone",
+            "nodePoolGpus": 32,
+        },
+        "serving": {
+            **gang,
+            "reason": "fewest GPUs with budget",
+            "pool": "inference",
+            "nodePool": "inference",
+            "instanceType": "g6.xlarge",
+            "zone": "us-east-1a",
+            "zoneReason": "the VPC's first zone",
+            "nodePoolGpus": 16,
+        },
+    }
     # Their parent ml has no GPU limit (-1): it cuts nothing.
     # Its quota 88 holds the non-preemptible llm-training 64 and serving 16: no quota cut.
     ml = [{"name": "ml", "gpuLimit": -1, "gpuQuota": 88, "capsShares": False, "cutBy": []}]

@@ -150,18 +150,19 @@ def test_gang_template_on_the_efa_pool_with_the_largest_gang(values, pool, pods)
 
 
 def test_single_node_gang_notes():
-    assert training(GEN_6).notes[-5:] == (
+    assert training(GEN_6).notes[-7:] == (
         "Pool p3-efa holds at most one node for this queue's gang (capacity.json",
         "largestGang: 8 GPUs), so this is a single-pod Job of 8 GPUs",
         "(torchrun --nnodes=1; NCCL stays inside the node).",
         "Karpenter may spread a gang over the pool's zones or instance types, so the Job pins",
-        "zone us-east-1a and instance type p5.48xlarge (scheduler.queues[q0].gangZone / "
-        "gangInstanceType).",
+        "zone us-east-1a (the efa pool's zone) and",
+        "instance type p5.48xlarge (first in instanceTypes with budget); override with",
+        "scheduler.queues[q0].gangZone / gangInstanceType (capacity.json gangs).",
     )
 
 
 def test_multi_node_gang_notes():
-    assert training(with_q1()).notes[-5:-2] == (
+    assert training(with_q1()).notes[-7:-4] == (
         "2 pods x 8 GPUs; pool p4-efa holds a gang of up to 24 GPUs for",
         "this queue (capacity.json largestGang): raise parallelism, completions,",
         "kai.scheduler/batch-min-member and --nnodes together to grow it.",

@@ -22,7 +22,14 @@ POOLS = {
     # A new on-demand H100 pool: training, not Triton (the first complaint).
     "h100": {"name": "h100", "gpus": ["h100"], "instanceFamilies": ["p5"]},
     "sliced": {"name": "sliced", "gpus": ["l4"], "timeSlicing": "shared-4"},
-    "efa": {"name": "efa", "kind": "efa", "gpus": ["h100"], "zone": "us-east-1a"},
+    # One EFA layout: with p5.48xlarge's too, a 1-GPU budget would leave its NodePool empty.
+    "efa": {
+        "name": "efa",
+        "kind": "efa",
+        "gpus": ["h100"],
+        "instanceTypes": ["p5.4xlarge"],
+        "zone": "us-east-1a",
+    },
     "mig": {
         "name": "mig",
         "gpus": ["h100"],

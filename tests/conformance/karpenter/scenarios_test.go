@@ -48,6 +48,14 @@ var scenarios = []Scenario{
 		Run:    scenarioReservations,
 	},
 	{
+		Name: "gang-reservation",
+		// docs/friction-points.md 4: a gang template pins a reservation's type first (issue 30,
+		// point 3; gangreservation_test.go).
+		Claim:  "a gang template on a pool with reserved capacity launches its pods into the reservation, on its type and in its zone",
+		Stacks: func(r *Render) bool { return len(reservedNodePools(r)) > 0 },
+		Run:    scenarioGangReservation,
+	},
+	{
 		Name: "efa-taint",
 		// README "EFA pools": EFA nodes carry the vpc.amazonaws.com/efa taint, so GPU work that
 		// does not ask for EFA never lands on (and never buys) an EFA node.
