@@ -138,7 +138,7 @@ def test_the_moved_deployment_pods_are_cases_here():
 
 # --- The UPDATE ratchet (review L3) ---------------------------------------------------------
 
-SERVER = next(o for o in OWNERS if o["metadata"]["name"] == "server")
+SERVER = next(o for o in OWNERS if o["metadata"]["name"] == "serve-labelled")
 NCCL = next(o for o in OWNERS if o["metadata"]["name"] == "nccl-inference")
 
 
