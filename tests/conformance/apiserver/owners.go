@@ -184,12 +184,12 @@ func (e *Env) ratchetChecks(ctx context.Context, mode Mode, owners []render.Doc,
 	fail := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
 	var doc render.Doc
 	for _, d := range owners {
-		if d.Object.GetKind() == "Deployment" && d.Object.GetName() == "server" {
+		if d.Object.GetKind() == "Deployment" && d.Object.GetName() == "serve-labelled" {
 			doc = d
 		}
 	}
 	if doc.Object == nil {
-		return []error{fmt.Errorf("fixtures: kai-pods/owners.yaml has no Deployment named server")}
+		return []error{fmt.Errorf("fixtures: kai-pods/owners.yaml has no Deployment named serve-labelled")}
 	}
 	if err := e.EnsureNamespace(ctx, RatchetNamespace); err != nil {
 		return []error{err}
