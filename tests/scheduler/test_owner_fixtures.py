@@ -48,7 +48,7 @@ def _pods(owner: dict) -> list[dict]:
     """The pods the owner's controller makes (owners.yaml header)."""
     pods = []
     for role, template in _templates(owner):
-        labels = dict(template["metadata"].get("labels", {}))
+        labels = dict(template.get("metadata", {}).get("labels", {}))
         if owner["kind"] == "Deployment":
             labels["pod-template-hash"] = "5d8f7c6b9"
             ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs"}
@@ -75,7 +75,7 @@ def _pods(owner: dict) -> list[dict]:
                     "name": f"{owner['metadata']['name']}-{role.lower()}",
                     "namespace": owner["metadata"]["namespace"],
                     "labels": labels,
-                    "annotations": dict(template["metadata"].get("annotations", {})),
+                    "annotations": dict(template.get("metadata", {}).get("annotations", {})),
                     "ownerReferences": [{**ref, "uid": "u", "controller": True}],
                 },
                 "spec": spec,
@@ -124,7 +124,8 @@ def test_the_pod_policy_leaves_deployment_pods_to_the_deployment(stack, config, 
 def test_an_annotated_owner_is_admitted(stack, config, owner):
     owner = _place(owner, config)
     for _, template in _templates(owner):
-        template["metadata"].setdefault("annotations", {})["karpenter.sh/do-not-disrupt"] = "true"
+        meta = template.setdefault("metadata", {})
+        meta.setdefault("annotations", {})["karpenter.sh/do-not-disrupt"] = "true"
     assert _acted(config, owner) == ([], [])
 
 
@@ -133,7 +134,7 @@ def test_the_moved_deployment_pods_are_cases_here():
     assert {"server", "server-gold", "kserve-predictor", "seldon-model"} <= names
     must = {p["metadata"]["name"] for p in _load(FIXTURES / "kai-pods" / "must-match.yaml")}
     assert not any("pod-template-hash" in p for p in must)
-    assert [o["metadata"]["annotations"][VERDICT] for o in OWNERS].count("non-preemptible") == 6
+    assert [o["metadata"]["annotations"][VERDICT] for o in OWNERS].count("non-preemptible") == 7
 
 
 # --- The UPDATE ratchet (review L3) ---------------------------------------------------------

@@ -133,7 +133,7 @@ func (e *Env) ownerChecks(ctx context.Context, mode Mode, owners []render.Doc, q
 		obj := placeOwner(d, queueNamespaces)
 		name := fmt.Sprintf("%s %s/%s (tests/fixtures/%s)", strings.ToLower(obj.GetKind()), obj.GetNamespace(), obj.GetName(), d.File)
 		nonPreemptible := d.Object.GetAnnotations()[KAIVerdict] == "non-preemptible"
-		got, err := e.DryRunCreate(ctx, obj)
+		got, err := e.dryRunOwner(ctx, obj)
 		switch {
 		case err != nil && !(mode == Deny && nonPreemptible):
 			fail("%s (KAI: %s) denied: %s", name, d.Object.GetAnnotations()[KAIVerdict], errorText(err))
@@ -147,7 +147,7 @@ func (e *Env) ownerChecks(ctx context.Context, mode Mode, owners []render.Doc, q
 			for _, p := range templatePaths(with) {
 				_ = unstructured.SetNestedField(with.Object, "true", join(p, "metadata", "annotations", DoNotDisrupt)...)
 			}
-			if _, err := e.DryRunCreate(ctx, with); err != nil {
+			if _, err := e.dryRunOwner(ctx, with); err != nil {
 				fail("non-preemptible %s with %s=\"true\" denied: %s", name, DoNotDisrupt, errorText(err))
 			}
 		default:
@@ -169,6 +169,26 @@ func (e *Env) ownerChecks(ctx context.Context, mode Mode, owners []render.Doc, q
 		}
 	}
 	return problems
+}
+
+// crdTypesPending is the API server's answer while a MutatingAdmissionPolicy cannot yet type a
+// custom resource whose CRD was just installed (its OpenAPI schema is published asynchronously).
+const crdTypesPending = "There can be a delay between when CustomResourceDefinitions are created and when they are available"
+
+// dryRunOwner is DryRunCreate, retried while the API server is still publishing a fresh CRD's
+// schema to the mutating policies (envtest installs the MPIJob CRD seconds before the scenario; a
+// cluster has it long before).
+func (e *Env) dryRunOwner(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var got *unstructured.Unstructured
+	var last error
+	_ = Poll(ctx, PolicyTimeout, func() error {
+		got, last = e.DryRunCreate(ctx, obj)
+		if last != nil && strings.Contains(errorText(last), crdTypesPending) {
+			return last
+		}
+		return nil
+	})
+	return got, last
 }
 
 // RatchetNamespace is where the UPDATE ratchet scenario keeps its Deployment: created bare, then
