@@ -497,10 +497,12 @@ def test_mutating_admission_policy_on_kubernetes_1_36(render_stack, stack):
     assert kinds == [
         ("MutatingAdmissionPolicy", POLICY_NAME),
         ("MutatingAdmissionPolicy", f"{POLICY_NAME}-cronjobs"),
+        ("MutatingAdmissionPolicy", f"{POLICY_NAME}-mpijobs"),
         ("MutatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
         ("MutatingAdmissionPolicy", "platform-tenant-queue-label"),
         ("MutatingAdmissionPolicyBinding", POLICY_NAME),
         ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-cronjobs"),
+        ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-mpijobs"),
         ("MutatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
         # Issue 29: the queue label of an unlabelled tenant pod, mutating from 1.36.
         ("MutatingAdmissionPolicyBinding", "platform-tenant-queue-label"),
@@ -550,12 +552,14 @@ def test_validating_admission_policy_before_kubernetes_1_36(repo, tmp_path):
     assert kinds == [
         ("ValidatingAdmissionPolicy", POLICY_NAME),
         ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-cronjobs"),
+        ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-mpijobs"),
         ("ValidatingAdmissionPolicy", f"{POLICY_NAME}-workloads"),
         ("ValidatingAdmissionPolicy", "platform-tenant-pods"),
         ("ValidatingAdmissionPolicy", "platform-tenant-queue"),
         ("ValidatingAdmissionPolicy", "platform-tenant-tolerations"),
         ("ValidatingAdmissionPolicyBinding", POLICY_NAME),
         ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-cronjobs"),
+        ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-mpijobs"),
         ("ValidatingAdmissionPolicyBinding", f"{POLICY_NAME}-workloads"),
         ("ValidatingAdmissionPolicyBinding", "platform-tenant-pods"),
         ("ValidatingAdmissionPolicyBinding", "platform-tenant-queue"),

@@ -264,7 +264,7 @@ class KaiScheduler(pulumi.ComponentResource):
         previous: list[pulumi.Resource] = []
         for manifest in admission:
             suffix, resource_type = _ADMISSION_TYPES[manifest["kind"]]
-            for kind in ("workloads", "cronjobs"):
+            for kind in ("workloads", "cronjobs", "mpijobs"):
                 if manifest["metadata"]["name"].endswith(f"-{kind}"):
                     suffix = suffix.replace("policy", f"policy-{kind}", 1)
             previous = [

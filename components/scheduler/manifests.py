@@ -27,6 +27,8 @@ from .constants import (
     UNLIMITED,
     _num,
 )
+from .kai_owners import deployment_non_preemptible_expression, template_changed_expression
+from .owner_templates import MPIJOB_POD_EXPRESSION, mpijob_policy
 from .podsecurity import RESTRICTED, namespace_manifest
 from .spec import QueueResourceSpec, QueueSpec, leaf_queue_names
 
@@ -194,7 +196,9 @@ def _preemptibility_label(labels: str, guard: str) -> tuple[str, str]:
     return valid, f"{key} == 'non-preemptible'"
 
 
-def non_preemptible_expression(extra_priority_classes: Mapping[str, int] | None = None) -> str:
+def non_preemptible_expression(
+    extra_priority_classes: Mapping[str, int] | None = None, *, deployment_fallback: bool = False
+) -> str:
     """CEL on a pod KAI schedules: KAI (v0.16.8) treats it as non-preemptible.
 
     Mirrors ``pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go`` for what the
@@ -205,14 +209,18 @@ def non_preemptible_expression(extra_priority_classes: Mapping[str, int] | None 
     ``spec.priorityClassName`` (L280-281), whose value the Priority admission plugin has put in
     ``spec.priority`` before policies run (kubernetes v1.36.3 plugin/pkg/admission/priority/
     admission.go; the class exists, or the pod is rejected); else the kind's fallback:
-    Deployment (and Knative) pods ``inference``, Notebook pods ``build``, the rest ``train``.
+    Knative pods ``inference``, Notebook pods ``build``, the rest ``train``. A Deployment's pods
+    (``NOT_DEPLOYMENT_POD_EXPRESSION``) are left to the workloads policy (``kai_owners``);
+    ``deployment_fallback`` keeps the pod-level guess ``inference`` for them (the tenancy
+    policies' preemptible-only check).
     Non-preemptible means a value of 100 or more (``pkg/common/podgroup/preemptible.go``
     L10-26). The owner's labels come first for KAI but are not visible here:
     ``workload_admission_policy`` marks the owner's pod template for them.
     """
     labels = "object.metadata.labels"
     table = priority_class_table(extra_priority_classes)
-    fallback = f"(({DEPLOYMENT_POD_EXPRESSION}) || ({NOTEBOOK_POD_EXPRESSION}))"
+    first = DEPLOYMENT_POD_EXPRESSION if deployment_fallback else KNATIVE_POD_EXPRESSION
+    fallback = f"(({first}) || ({NOTEBOOK_POD_EXPRESSION}))"
     valid, non_preemptible = _preemptibility_label(
         labels, f"!({KNATIVE_POD_EXPRESSION}) && has({labels}) && "
     )
@@ -232,16 +240,26 @@ def owner_non_preemptible_expression(
     """CEL on a workload whose own labels (``labels``: the top owner's, which KAI reads before
     the pod's, default_grouper.go L191-203, L231-239) make its pods non-preemptible: a valid
     preemptibility label, or a ``priorityClassName`` label naming a known class of value 100 or
-    more, or naming no known class on a Deployment (KAI's Deployment fallback ``inference``).
-    Without either label the pod policy decides from the pod."""
+    more (a name no class has falls back to ``train``: StatefulSet, Job, CronJob, MPIJob).
+    Without either label the pod policy decides from the pod. Deployments have their own rule
+    (``kai_owners.deployment_non_preemptible_expression``)."""
     table = priority_class_table(extra_priority_classes)
     valid, non_preemptible = _preemptibility_label(labels, "")
-    fallback = "request.kind.kind == 'Deployment'"
+    fallback = "false"
     return (
         f"({valid}) ? {non_preemptible} "
         f": ('{PRIORITY_CLASS_LABEL}' in {labels} ? {_class_decides(labels, table, fallback)} "
         ": false)"
     )
+
+
+# The pods of a Deployment (not a Knative revision's): KAI reads the Deployment's labels before
+# the pod's, and the Deployment's owner decides whether it is KAI's top owner at all
+# (kai_owners.py), none of which a pod shows: the workloads policy judges them on the Deployment.
+# Likewise an MPIJob's pods (owner_templates.py): the MPIJob's labels come first.
+NOT_DEPLOYMENT_POD_EXPRESSION = (
+    f"(!({DEPLOYMENT_POD_EXPRESSION}) || ({KNATIVE_POD_EXPRESSION})) && !({MPIJOB_POD_EXPRESSION})"
+)
 
 
 ANNOTATED_EXPRESSION = (
@@ -420,14 +438,16 @@ def workload_admission_policy(
     mutating = _kubernetes_minor(kubernetes_version) >= MUTATING_ADMISSION_POLICY_GA
     selector = queue_namespace_selector(label_domain)
     message = _workload_message(extra_priority_classes)
+    table = priority_class_table(extra_priority_classes)
     out: list[dict] = []
-    for suffix, rules, labels_guard, labels, path in (
+    for suffix, rules, labels_guard, labels, path, changed in (
         (
             "workloads",
             WORKLOAD_RULES,
             "has(object.metadata.labels)",
             "object.metadata.labels",
             "spec.template",
+            template_changed_expression("spec.template", "metadata.labels"),
         ),
         (
             "cronjobs",
@@ -435,17 +455,21 @@ def workload_admission_policy(
             "has(object.spec.jobTemplate.metadata) && has(object.spec.jobTemplate.metadata.labels)",
             "object.spec.jobTemplate.metadata.labels",
             "spec.jobTemplate.spec.template",
+            template_changed_expression("spec.jobTemplate", None),
         ),
     ):
         scheduled, annotated, apply = _template_expressions(path)
+        verdict = f"{labels_guard} && ({owner_non_preemptible_expression(labels, table)})"
+        if suffix == "workloads":
+            # A Deployment: KAI's whole rule, its labels and its template's (kai_owners.py).
+            verdict = (
+                f"request.kind.kind == 'Deployment' ? "
+                f"({deployment_non_preemptible_expression(table)}) : ({verdict})"
+            )
         conditions = [
             {"name": "kai-scheduled", "expression": scheduled},
-            {
-                "name": "owner-non-preemptible",
-                "expression": f"{labels_guard} && ("
-                + owner_non_preemptible_expression(labels, extra_priority_classes)
-                + ")",
-            },
+            {"name": "template-changed", "expression": changed},
+            {"name": "owner-non-preemptible", "expression": verdict},
         ]
         out += _policy_pair(
             name=f"{DISRUPTION_POLICY_NAME}-{suffix}",
@@ -457,7 +481,14 @@ def workload_admission_policy(
             message=message,
             namespace_selector=selector,
         )
-    return out
+    return out + mpijob_policy(
+        name=f"{DISRUPTION_POLICY_NAME}-mpijobs",
+        mutating=mutating,
+        changed=template_changed_expression("spec.mpiReplicaSpecs", "metadata.labels"),
+        table=table,
+        message=message,
+        namespace_selector=selector,
+    )
 
 
 def disruption_admission_policy(
@@ -488,6 +519,7 @@ def disruption_admission_policy(
         conditions=[
             {"name": "kai-scheduled", "expression": KAI_SCHEDULED_EXPRESSION},
             {"name": "not-node-pod", "expression": NOT_NODE_POD_EXPRESSION},
+            {"name": "not-deployment-pod", "expression": NOT_DEPLOYMENT_POD_EXPRESSION},
             {
                 "name": "non-preemptible",
                 "expression": non_preemptible_expression(extra_priority_classes),
@@ -497,8 +529,8 @@ def disruption_admission_policy(
         apply=APPLY_DO_NOT_DISRUPT_EXPRESSION,
         message=(
             f"non-preemptible {SCHEDULER_NAME} pods (priority class {classes} or any other of "
-            f"value {NON_PREEMPTIBLE_PRIORITY} or more, a Deployment's or Notebook's pod without "
-            f"a class, or label {PREEMPTIBILITY_LABEL}=non-preemptible) must carry the "
+            f"value {NON_PREEMPTIBLE_PRIORITY} or more, a Knative Service's or Notebook's pod "
+            f"without a class, or label {PREEMPTIBILITY_LABEL}=non-preemptible) must carry the "
             f'annotation {DO_NOT_DISRUPT_ANNOTATION}: "true", or Karpenter may consolidate '
             "their node"
         ),

@@ -273,7 +273,7 @@ def pod_validations(
             f"variables.nonPreemptible || !({KAI_SCHEDULED_EXPRESSION}) || {LABELLED} || "
             "(has(object.spec.priorityClassName) && object.spec.priorityClassName != '' && "
             "!(object.spec.priorityClassName in variables.classes)) || "
-            f"!({non_preemptible_expression(extra_priority_classes)})",
+            f"!({non_preemptible_expression(extra_priority_classes, deployment_fallback=True)})",
             "'priority class: KAI treats pod ' + object.metadata.name + ' as non-preemptible "
             "(its class, a Deployment\\'s or Notebook\\'s default class, or "
             f"{PREEMPTIBILITY_LABEL}=non-preemptible), but queue ' + variables.queue + ' runs "

@@ -9,6 +9,8 @@ Checks:
   ``disruption_admission_policy``).
 - ``system-pods-not-annotated``: no pod of a system namespace, no DaemonSet pod and no mirror
   pod carries the annotation unless its own controller put it there.
+- ``kai-pods-in-queue-namespaces``: no KAI pod outside the queue namespaces that may be
+  non-preemptible goes without the annotation (``kai_namespaces.py``).
 - ``gang-all-or-nothing`` and ``over-limit-stays-pending``: in ``gangs.py`` (they launch, or
   could launch, nodes).
 """
@@ -22,7 +24,7 @@ from ..scheduler.constants import (
     SYSTEM_NAMESPACES,
 )
 from ..scheduler.tenancy_policies import POD_POLICY_NAME, QUEUE_POLICY_NAME
-from . import gangs
+from . import gangs, kai_namespaces
 from .core import Context, KubeError, Planned, Result, result, skip
 from .probes import disruption_policy, probe_pod, queue_namespaces, vap_denial
 from .workspace import first_listed, queue_workspace, timed, workspace_objects
@@ -228,6 +230,15 @@ def run(ctx: Context) -> list[Result]:
         out.append(timed(ctx, NAME, check, lambda q=queue: _disruption_check(ctx, q, policy)))
     for check, fn in (
         ("system-pods-not-annotated", lambda: _system_pods_check(ctx)),
+        (
+            kai_namespaces.CHECK,
+            # The rendered queue namespaces and this run's copies of them (same labels).
+            lambda: kai_namespaces.check(
+                ctx,
+                NAME,
+                [n for q, ns, _ in queues for n in (ns, ctx.queue_namespace_name(q))],
+            ),
+        ),
         (gangs.GANG_CHECK, lambda: gangs.gang_check(ctx)),
         (gangs.OVER_LIMIT_CHECK, lambda: gangs.over_limit_check(ctx)),
     ):
@@ -242,6 +253,7 @@ def checks(ctx: Context) -> list[str]:
     return [
         *(queues or ["do-not-disrupt"]),
         "system-pods-not-annotated",
+        kai_namespaces.CHECK,
         gangs.GANG_CHECK,
         gangs.OVER_LIMIT_CHECK,
     ]
@@ -261,5 +273,6 @@ def planned(ctx: Context) -> list[Planned]:
                 Planned(NAME, f"do-not-disrupt/{queue}", (*workspace_objects(ctx, queue), *pods))
             )
     out.append(Planned(NAME, "system-pods-not-annotated", ()))
+    out.append(Planned(NAME, kai_namespaces.CHECK, ()))
     out += gangs.planned(ctx)
     return first_listed(out)

@@ -98,6 +98,11 @@ def test_component_children(run_program):
                 ADMISSION + "MutatingAdmissionPolicyBinding",
                 "kai-disruption-policy-cronjobs-binding",
             ),
+            (ADMISSION + "MutatingAdmissionPolicy", "kai-disruption-policy-mpijobs"),
+            (
+                ADMISSION + "MutatingAdmissionPolicyBinding",
+                "kai-disruption-policy-mpijobs-binding",
+            ),
             (NAMESPACE_TYPE, "kai-queue-namespace-team-a"),
             (NAMESPACE_TYPE, "kai-queue-namespace-inference"),
             (ADMISSION + "ValidatingAdmissionPolicy", "kai-tenant-tolerations-policy"),
@@ -223,8 +228,8 @@ def test_component_priority_classes(run_program):
 @pytest.mark.parametrize(
     ("version", "policy", "expected"),
     [
-        ("1.36", True, ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"] * 3),
-        ("1.35", True, ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * 3),
+        ("1.36", True, ["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"] * 4),
+        ("1.35", True, ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * 4),
         ("1.36", False, []),
     ],
 )

@@ -143,10 +143,22 @@ CLASSES = (
     "{'train': 50, 'build-preemptible': 75, 'build': 100, 'inference': 125, "
     "'system-node-critical': 2000001000, 'system-cluster-critical': 2000000000}"
 )
-DEPLOYMENT_OR_NOTEBOOK = (
-    "((has(object.metadata.labels) && 'pod-template-hash' in object.metadata.labels && "
+DEPLOYMENT_POD = (
+    "has(object.metadata.labels) && 'pod-template-hash' in object.metadata.labels && "
     "has(object.metadata.ownerReferences) && "
-    "object.metadata.ownerReferences.exists(r, r.kind == 'ReplicaSet')) || "
+    "object.metadata.ownerReferences.exists(r, r.kind == 'ReplicaSet')"
+)
+KNATIVE_POD = (
+    "has(object.metadata.labels) && 'serving.knative.dev/revision' in object.metadata.labels"
+)
+MPIJOB_POD = (
+    "has(object.metadata.labels) && 'training.kubeflow.org/operator-name' in "
+    "object.metadata.labels && object.metadata.labels['training.kubeflow.org/operator-name'] "
+    "== 'mpi-operator'"
+)
+# Issue 30: a Deployment's pods fall back to no class here; the Deployment's policy judges them.
+DEPLOYMENT_OR_NOTEBOOK = (
+    f"(({KNATIVE_POD}) || "
     "(has(object.metadata.labels) && 'notebook-name' in object.metadata.labels))"
 )
 NON_PREEMPTIBLE = (
@@ -182,6 +194,10 @@ SELECTOR = {"namespaceSelector": queue_namespace_selector("example.com")}
 POD_CONDITIONS = [
     {"name": "kai-scheduled", "expression": KAI_SCHEDULED},
     {"name": "not-node-pod", "expression": NOT_NODE_POD},
+    {
+        "name": "not-deployment-pod",
+        "expression": f"(!({DEPLOYMENT_POD}) || ({KNATIVE_POD})) && !({MPIJOB_POD})",
+    },
     {"name": "non-preemptible", "expression": NON_PREEMPTIBLE},
 ]
 NAME = "kai-non-preemptible-do-not-disrupt"
@@ -199,7 +215,7 @@ def test_mutating_pod_policy_from_1_36(version):
     assert [m["kind"] for m in manifests] == [
         "MutatingAdmissionPolicy",
         "MutatingAdmissionPolicyBinding",
-    ] * 3
+    ] * 4
     assert manifests[:2] == [
         {
             "apiVersion": "admissionregistration.k8s.io/v1",
@@ -236,6 +252,8 @@ def test_mutating_pod_policy_from_1_36(version):
         f"{NAME}-workloads",
         f"{NAME}-cronjobs",
         f"{NAME}-cronjobs",
+        f"{NAME}-mpijobs",
+        f"{NAME}-mpijobs",
     ]
 
 
@@ -245,7 +263,7 @@ def test_validating_pod_policy_before_1_36(version):
     assert [m["kind"] for m in manifests] == [
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
-    ] * 3
+    ] * 4
     assert manifests[:2] == [
         {
             "apiVersion": "admissionregistration.k8s.io/v1",
@@ -260,8 +278,9 @@ def test_validating_pod_policy_before_1_36(version):
                         "expression": ANNOTATED,
                         "message": "non-preemptible kai-scheduler pods (priority class build, "
                         "inference, system-node-critical, system-cluster-critical or any other "
-                        "of value 100 or more, a Deployment's or Notebook's pod without a class, "
-                        "or label kai.scheduler/preemptibility=non-preemptible) must carry the "
+                        "of value 100 or more, a Knative Service's or Notebook's pod without a "
+                        "class, or label kai.scheduler/preemptibility=non-preemptible) must carry "
+                        "the "
                         'annotation karpenter.sh/do-not-disrupt: "true", or Karpenter may '
                         "consolidate their node",
                         "reason": "Invalid",
@@ -279,7 +298,7 @@ def test_validating_pod_policy_before_1_36(version):
 
 
 def test_workload_policies_exactly():
-    workloads, _, cronjobs, cronjob_binding = policies("1.36")[2:]
+    workloads, _, cronjobs, cronjob_binding, mpijobs, mpijob_binding = policies("1.36")[2:]
     assert workloads["spec"]["matchConstraints"] == {
         "resourceRules": [
             {
@@ -318,6 +337,35 @@ def test_workload_policies_exactly():
         '{"karpenter.sh/do-not-disrupt": "true"}}}}}}}'
     )
     assert cronjob_binding["spec"] == {"policyName": f"{NAME}-cronjobs", "matchResources": SELECTOR}
+    assert [c["name"] for c in workloads["spec"]["matchConditions"]] == [
+        "kai-scheduled",
+        "template-changed",
+        "owner-non-preemptible",
+        "not-annotated",
+    ]
+    assert cronjobs["spec"]["matchConditions"][1] == {
+        "name": "template-changed",
+        "expression": "!has(object.metadata.deletionTimestamp) && (request.operation == 'CREATE' "
+        "|| oldObject == null || object.spec.jobTemplate != oldObject.spec.jobTemplate)",
+    }
+    assert mpijobs["spec"]["matchConstraints"] == {
+        "resourceRules": [
+            {
+                "apiGroups": ["kubeflow.org"],
+                "apiVersions": ["v2beta1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["mpijobs"],
+            }
+        ]
+    }
+    assert [c["name"] for c in mpijobs["spec"]["matchConditions"]] == [
+        "kai-scheduled",
+        "template-changed",
+        "non-preemptible",
+        "not-annotated",
+    ]
+    assert mpijobs["spec"]["mutations"][0]["patchType"] == "JSONPatch"
+    assert mpijob_binding["spec"] == {"policyName": f"{NAME}-mpijobs", "matchResources": SELECTOR}
 
 
 def test_policy_needs_a_kubernetes_version():
@@ -330,9 +378,15 @@ _CEL = celpy.Environment()
 
 def evaluate(expression: str, obj: dict, kind: str = "Pod") -> bool:
     program = _CEL.program(_CEL.compile(expression))
-    request = {"kind": {"group": "", "version": "v1", "kind": kind}}
+    request = {"kind": {"group": "", "version": "v1", "kind": kind}, "operation": "CREATE"}
     return bool(
-        program.evaluate({"object": celpy.json_to_cel(obj), "request": celpy.json_to_cel(request)})
+        program.evaluate(
+            {
+                "object": celpy.json_to_cel(obj),
+                "oldObject": celpy.json_to_cel(None),
+                "request": celpy.json_to_cel(request),
+            }
+        )
     )
 
 
@@ -389,11 +443,21 @@ ADMISSION_CASES = [
     (pod("inference", labels={"priorityClassName": "train"}), (False, False)),
     # Issue 19: a label naming a class KAI does not find: the kind's fallback, not spec.
     (pod("inference", labels={"priorityClassName": "gold"}), (False, False)),
-    (pod(labels={"priorityClassName": "gold", **HASH}, owner="ReplicaSet"), (True, True)),
+    # Issue 30: a Deployment's pods are judged on the Deployment (its labels and owner first).
+    (pod(labels={"priorityClassName": "gold", **HASH}, owner="ReplicaSet"), (False, False)),
     (pod(labels={"priorityClassName": "system-node-critical"}), (True, True)),
     (pod("critical", priority=1000), (True, True)),  # any class of value 100 or more
     (pod("low", priority=99), (False, False)),
-    (pod(labels=HASH, owner="ReplicaSet"), (True, True)),  # a Deployment's: inference
+    (pod(labels=HASH, owner="ReplicaSet"), (False, False)),  # a Deployment's: its policy
+    (pod("inference", labels=HASH, owner="ReplicaSet"), (False, False)),
+    # An MPIJob's pods: the MPIJob's policy (owner_templates.py).
+    (
+        pod("inference", labels={"training.kubeflow.org/operator-name": "mpi-operator"}),
+        (False, False),
+    ),
+    (pod("inference", labels={"training.kubeflow.org/operator-name": "other"}), (True, True)),
+    # A Knative Service's pods keep the pod-level rule, fallback inference.
+    (pod(labels={**HASH, "serving.knative.dev/revision": "r"}, owner="ReplicaSet"), (True, True)),
     (pod(labels=HASH, owner="ReplicaSet", annotations=DND), (False, False)),
     (pod("train", labels=HASH, owner="ReplicaSet"), (False, False)),  # its class decides
     (pod(owner="ReplicaSet"), (False, False)),  # a bare ReplicaSet: train
@@ -424,19 +488,20 @@ def test_admission_cel_on_pods(candidate, outcome):
 def test_apply_configuration_expression_parses():
     for manifest in policies("1.36"):
         if manifest["kind"] == "MutatingAdmissionPolicy":
-            expression = manifest["spec"]["mutations"][0]["applyConfiguration"]["expression"]
-            assert _CEL.compile(expression) is not None
+            mutation = manifest["spec"]["mutations"][0]
+            key = "applyConfiguration" if "applyConfiguration" in mutation else "jsonPatch"
+            assert _CEL.compile(mutation[key]["expression"]) is not None
 
 
 def test_extra_priority_classes():
     policy = policies("1.36", extra_priority_classes={"critical": 1000, "batch": 10})[0]
-    condition = policy["spec"]["matchConditions"][2]["expression"]
+    condition = policy["spec"]["matchConditions"][3]["expression"]
     assert "'system-cluster-critical': 2000000000, 'critical': 1000, 'batch': 10}" in condition
     assert evaluate(condition, pod(labels={"priorityClassName": "critical"}))
     assert not evaluate(condition, pod(labels={"priorityClassName": "batch"}))
     assert evaluate(condition, pod(labels={"priorityClassName": "inference"}))
     # Without the extra table, the label names no known class: a bare pod's fallback, train.
-    plain = policies("1.36")[0]["spec"]["matchConditions"][2]["expression"]
+    plain = policies("1.36")[0]["spec"]["matchConditions"][3]["expression"]
     assert not evaluate(plain, pod(labels={"priorityClassName": "critical"}))
 
 
@@ -462,7 +527,8 @@ WORKLOAD_CASES = [
         (False, False),
     ),
     (workload("Deployment", {"priorityClassName": "train"}), (False, False)),
-    (workload("Deployment"), (False, False)),  # its pods: the pod policy's Deployment default
+    # Issue 30: no labels anywhere, no owner: KAI's Deployment fallback, inference.
+    (workload("Deployment"), (True, True)),
     (workload("Job", {"priorityClassName": "build"}, DND), (False, False)),
     (workload("Deployment", {"priorityClassName": "gold"}), (True, True)),  # fallback inference
     (workload("StatefulSet", {"priorityClassName": "gold"}), (False, False)),  # fallback train

@@ -443,7 +443,8 @@ def test_checks_selecting_nothing_exit_2_naming_the_checks(render_dir, capsys):
         "of the phases scheduling; the checks of this render are: "
         "scheduling/do-not-disrupt/research-batch, scheduling/do-not-disrupt/research-notebooks, "
         "scheduling/do-not-disrupt/research-serving, scheduling/system-pods-not-annotated, "
-        "scheduling/gang-all-or-nothing, scheduling/over-limit-stays-pending\n"
+        "scheduling/kai-pods-in-queue-namespaces, scheduling/gang-all-or-nothing, "
+        "scheduling/over-limit-stays-pending\n"
     )
     assert kube.calls == []
 

@@ -335,6 +335,7 @@ def test_planned_lists_the_dry_run_pods(kind):
             ),
         ),
         Planned("scheduling", "system-pods-not-annotated", ()),
+        Planned("scheduling", "kai-pods-in-queue-namespaces", ()),
     ]
 
 
@@ -387,3 +388,59 @@ def test_another_denial_of_a_non_preemptible_pod_still_fails():
     )
     status, _, _ = disruption(kube, MAP)
     assert status == "fail"
+
+
+# --- kai-pods-in-queue-namespaces (review 2026-11-27 L2) ----------------------------------------
+
+
+def kai_pod(namespace, name, *, labels=None, annotations=None, priority_class=None, priority=None):
+    p = pod(namespace, name, labels=labels, annotations=annotations)
+    p["spec"] = {"schedulerName": "kai-scheduler"}
+    if priority_class is not None:
+        p["spec"].update({"priorityClassName": priority_class, "priority": priority})
+    return p
+
+
+def kai_namespaces_result(kube: FakeKube) -> tuple:
+    ctx = make_ctx(kube, [QUEUE_NAMESPACE])
+    (r,) = [r for r in scheduling.run(ctx) if r.name == "kai-pods-in-queue-namespaces"]
+    return r.status, r.reason, r.details
+
+
+def test_kai_pods_outside_queue_namespaces_are_reported():
+    kube = FakeKube(
+        [
+            kai_pod(QUEUE, "in-queue"),  # the queue namespace: the policies act there
+            kai_pod("kai-resource-reservation", "gpu-reservation-x"),  # KAI's own
+            kai_pod("default", "server-abc"),  # no class: may be non-preemptible
+            kai_pod("team-x", "infer", priority_class="inference", priority=125),
+            kai_pod("team-x", "np", labels={"kai.scheduler/preemptibility": "non-preemptible"}),
+            kai_pod("team-x", "marked", annotations=DND),
+            kai_pod("team-x", "batch", priority_class="train", priority=50),
+            kai_pod("team-x", "spot", labels={"kai.scheduler/preemptibility": "preemptible"}),
+            pod("team-x", "not-kai"),
+        ]
+    )
+    assert kai_namespaces_result(kube) == (
+        "fail",
+        f"3 kai-scheduler pods outside the queue namespaces ({QUEUE}, validate-r1-{QUEUE}) may "
+        "be non-preemptible and carry no karpenter.sh/do-not-disrupt: the admission policies "
+        "act only in queue namespaces, so Karpenter may consolidate their nodes; run them in a "
+        "queue's namespace, or annotate or label them kai.scheduler/preemptibility=preemptible",
+        ("default/server-abc", "team-x/infer", "team-x/np"),
+    )
+
+
+def test_kai_pods_outside_queue_namespaces_all_protected_pass():
+    kube = FakeKube(
+        [
+            kai_pod(QUEUE, "in-queue"),
+            kai_pod("team-x", "marked", annotations=DND),
+            kai_pod("team-x", "batch", priority_class="train", priority=50),
+        ]
+    )
+    assert kai_namespaces_result(kube) == (
+        "pass",
+        "2 kai-scheduler pods outside the queue namespaces, none unprotected",
+        (),
+    )

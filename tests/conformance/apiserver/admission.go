@@ -59,6 +59,8 @@ func PolicyMode(r *render.Render) (Mode, error) {
 // the policies must act on (MustMatch) and must not (MustNotMatch).
 type Fixtures struct {
 	System, MustMatch, MustNotMatch []render.Doc
+	// Owners are the Deployments and MPIJobs of kai-pods/owners.yaml (LoadOwners).
+	Owners []render.Doc
 }
 
 // LoadFixtures reads tests/fixtures/system-pods/*.yaml and tests/fixtures/kai-pods/must-match.yaml,
@@ -88,7 +90,11 @@ func LoadFixtures(repo string) (*Fixtures, error) {
 	for i := range mustNot {
 		mustNot[i].File = "kai-pods/must-not-match.yaml"
 	}
-	return &Fixtures{System: system, MustMatch: must, MustNotMatch: mustNot}, nil
+	owners, err := LoadOwners(repo)
+	if err != nil {
+		return nil, err
+	}
+	return &Fixtures{System: system, MustMatch: must, MustNotMatch: mustNot, Owners: owners}, nil
 }
 
 // fixtureQueueNamespaces are the dev stack's leaf-queue namespaces the KAI fixture pods use
@@ -422,11 +428,15 @@ func (e *Env) withPolicies(ctx context.Context, r *render.Render, fx *Fixtures, 
 // tests/fixtures/system-pods is denied or annotated karpenter.sh/do-not-disrupt; every KAI pod of
 // kai-pods/must-match.yaml is annotated (Mutate) or denied without the annotation and admitted
 // with it (Deny); no pod of must-not-match.yaml is touched; a ReplicaSet with a non-preemptible
-// template is never mutated or denied, and Deployment, StatefulSet, Job and CronJob templates are.
+// template is never mutated or denied, and Deployment, StatefulSet, Job and CronJob templates are;
+// the owners of kai-pods/owners.yaml are acted on exactly when KAI's verdict is non-preemptible
+// (ownerChecks, issue 30), and a finalizer patch passes the UPDATE ratchet (ratchetChecks).
 // Every create is dryRun=All (admission runs, nothing is stored).
 func AdmissionScenario(ctx context.Context, e *Env, r *render.Render, fx *Fixtures) []error {
 	return e.withPolicies(ctx, r, fx, func(mode Mode, queueNamespaces []string) []error {
-		return e.admissionChecks(ctx, mode, fx, queueNamespaces)
+		problems := e.admissionChecks(ctx, mode, fx, queueNamespaces)
+		problems = append(problems, e.ownerChecks(ctx, mode, fx.Owners, queueNamespaces)...)
+		return append(problems, e.ratchetChecks(ctx, mode, fx.Owners, queueNamespaces, queueLabelDomain(r))...)
 	})
 }
 
