@@ -13,7 +13,10 @@ platform's queue namespaces only (``manifests.queue_namespace_selector``: never 
   (knative/knative.go L114, L134), which is why every kind is matched, not a list of owners. A
   PodGroup's ``spec.queue`` is what the scheduler reads for pods that bring their own PodGroup.
   ``resources: ["*"]`` matches no subresource, so ``pods/binding``, through which KAI's binder
-  binds (pkg/binder/binding/binder.go L71-78), and ``pods/status`` are never judged.
+  binds (pkg/binder/binding/binder.go L71-78), and ``pods/status`` are never judged. In a
+  preemptible-only queue it also refuses a Deployment KAI treats as non-preemptible
+  (``deployment_validations``: KAI reads the Deployment's labels and owner, which its pods do not
+  show, so the pod policy leaves Deployments' and MPIJobs' pods alone).
 - ``platform-tenant-pods`` (ValidatingAdmissionPolicy, pods and ``pods/ephemeralcontainers``): GPUs
   only through KAI, ``NVIDIA_VISIBLE_DEVICES``, ``spec.nodeName``, priority classes, pools.
 - 1.36+: ``platform-tenant-queue-label`` (MutatingAdmissionPolicy v1, GA in 1.36:
