@@ -58,6 +58,7 @@ from .manifests import (
     KAI_SCHEDULED_EXPRESSION,
     NOT_DEPLOYMENT_POD_EXPRESSION,
     _kubernetes_minor,
+    _template_expressions,
     non_preemptible_expression,
     priority_class_table,
     queue_namespace_selector,
@@ -251,10 +252,7 @@ def deployment_validations(extra_priority_classes: Mapping[str, int] | None) -> 
     refuse in the same request (a class the queue may not use, ``non-preemptible``) is left to
     their message."""
     kinds = "request.kind.group == 'apps' && request.kind.kind == 'Deployment'"
-    template = "object.spec.template"
-    scheduled = (
-        f"has({template}.spec.schedulerName) && {template}.spec.schedulerName == '{SCHEDULER_NAME}'"
-    )
+    scheduled = _template_expressions("spec.template")[0]
     klass, pre = PRIORITY_CLASS_LABEL, PREEMPTIBILITY_LABEL
     reported = (
         f"({cel_str(klass)} in {LABELS} && {_changed(klass)} && "
