@@ -196,9 +196,7 @@ def _preemptibility_label(labels: str, guard: str) -> tuple[str, str]:
     return valid, f"{key} == 'non-preemptible'"
 
 
-def non_preemptible_expression(
-    extra_priority_classes: Mapping[str, int] | None = None, *, deployment_fallback: bool = False
-) -> str:
+def non_preemptible_expression(extra_priority_classes: Mapping[str, int] | None = None) -> str:
     """CEL on a pod KAI schedules: KAI (v0.16.8) treats it as non-preemptible.
 
     Mirrors ``pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go`` for what the
@@ -210,17 +208,15 @@ def non_preemptible_expression(
     ``spec.priority`` before policies run (kubernetes v1.36.3 plugin/pkg/admission/priority/
     admission.go; the class exists, or the pod is rejected); else the kind's fallback:
     Knative pods ``inference``, Notebook pods ``build``, the rest ``train``. A Deployment's pods
-    (``NOT_DEPLOYMENT_POD_EXPRESSION``) are left to the workloads policy (``kai_owners``);
-    ``deployment_fallback`` keeps the pod-level guess ``inference`` for them (the tenancy
-    policies' preemptible-only check).
+    (``NOT_DEPLOYMENT_POD_EXPRESSION``) are left to the workloads policy and the tenancy queue
+    policy, which judge the Deployment (``kai_owners``).
     Non-preemptible means a value of 100 or more (``pkg/common/podgroup/preemptible.go``
     L10-26). The owner's labels come first for KAI but are not visible here:
     ``workload_admission_policy`` marks the owner's pod template for them.
     """
     labels = "object.metadata.labels"
     table = priority_class_table(extra_priority_classes)
-    first = DEPLOYMENT_POD_EXPRESSION if deployment_fallback else KNATIVE_POD_EXPRESSION
-    fallback = f"(({first}) || ({NOTEBOOK_POD_EXPRESSION}))"
+    fallback = f"(({KNATIVE_POD_EXPRESSION}) || ({NOTEBOOK_POD_EXPRESSION}))"
     valid, non_preemptible = _preemptibility_label(
         labels, f"!({KNATIVE_POD_EXPRESSION}) && has({labels}) && "
     )

@@ -13,7 +13,10 @@ platform's queue namespaces only (``manifests.queue_namespace_selector``: never 
   (knative/knative.go L114, L134), which is why every kind is matched, not a list of owners. A
   PodGroup's ``spec.queue`` is what the scheduler reads for pods that bring their own PodGroup.
   ``resources: ["*"]`` matches no subresource, so ``pods/binding``, through which KAI's binder
-  binds (pkg/binder/binding/binder.go L71-78), and ``pods/status`` are never judged.
+  binds (pkg/binder/binding/binder.go L71-78), and ``pods/status`` are never judged. In a
+  preemptible-only queue it also refuses a Deployment KAI treats as non-preemptible
+  (``deployment_validations``: KAI reads the Deployment's labels and owner, which its pods do not
+  show, so the pod policy leaves Deployments' and MPIJobs' pods alone).
 - ``platform-tenant-pods`` (ValidatingAdmissionPolicy, pods and ``pods/ephemeralcontainers``): GPUs
   only through KAI, ``NVIDIA_VISIBLE_DEVICES``, ``spec.nodeName``, priority classes, pools.
 - 1.36+: ``platform-tenant-queue-label`` (MutatingAdmissionPolicy v1, GA in 1.36:
@@ -50,10 +53,14 @@ from .constants import (
     QUEUE_NAMESPACE_LABEL_SUFFIX,
     SCHEDULER_NAME,
 )
+from .kai_owners import deployment_non_preemptible_expression, template_changed_expression
 from .manifests import (
     KAI_SCHEDULED_EXPRESSION,
+    NOT_DEPLOYMENT_POD_EXPRESSION,
     _kubernetes_minor,
+    _template_expressions,
     non_preemptible_expression,
+    priority_class_table,
     queue_namespace_selector,
 )
 from .tenancy import PoolAccess, QueueTenancy, forbidden_pools
@@ -236,6 +243,40 @@ def queue_validations(mutating: bool) -> list[dict]:
     return out
 
 
+def deployment_validations(extra_priority_classes: Mapping[str, int] | None) -> list[dict]:
+    """The queue policy's preemptible-only check on a Deployment (``object``): KAI's rule for a
+    Deployment's pods (``kai_owners.deployment_non_preemptible_expression``: its labels, then its
+    template's, its top owner), which the pod policy cannot see and so leaves to this check.
+    Judged on CREATE, and on UPDATE only when the template or the labels change, never on a
+    Deployment being deleted (``template_changed_expression``); a label the validations above
+    refuse in the same request (a class the queue may not use, ``non-preemptible``) is left to
+    their message."""
+    kinds = "request.kind.group == 'apps' && request.kind.kind == 'Deployment'"
+    scheduled = _template_expressions("spec.template")[0]
+    klass, pre = PRIORITY_CLASS_LABEL, PREEMPTIBILITY_LABEL
+    reported = (
+        f"({cel_str(klass)} in {LABELS} && {_changed(klass)} && "
+        f"!({_label(klass)} in variables.classes)) || ({cel_str(pre)} in {LABELS} && "
+        f"{_changed(pre)} && {_label(pre)} == 'non-preemptible')"
+    )
+    np = deployment_non_preemptible_expression(priority_class_table(extra_priority_classes))
+    return [
+        _v(
+            f"!({kinds}) || variables.nonPreemptible || !({scheduled}) || "
+            f"!({template_changed_expression('spec.template', 'metadata.labels')}) || "
+            f"{reported} || !({np})",
+            "'priority class: KAI treats the pods of Deployment ' + object.metadata.name + ' as "
+            f"non-preemptible (label {pre} or {klass} on the Deployment, else on its pod "
+            "template, else the template\\'s priorityClassName, else KAI\\'s inference "
+            "default for a Deployment), but queue ' + variables.queue + ' runs preemptible work "
+            f"only; allowed: {klass} ' + variables.classText + ' (label or template), or label "
+            f"{pre}=preemptible'",
+            "priority class: a Deployment KAI treats as non-preemptible is not allowed in a "
+            "preemptible-only queue",
+        )
+    ]
+
+
 def pod_validations(
     *, pool_label_key: str, extra_priority_classes: Mapping[str, int] | None
 ) -> list[dict]:
@@ -271,11 +312,12 @@ def pod_validations(
         ),
         _v(
             f"variables.nonPreemptible || !({KAI_SCHEDULED_EXPRESSION}) || {LABELLED} || "
+            f"!({NOT_DEPLOYMENT_POD_EXPRESSION}) || "
             "(has(object.spec.priorityClassName) && object.spec.priorityClassName != '' && "
             "!(object.spec.priorityClassName in variables.classes)) || "
-            f"!({non_preemptible_expression(extra_priority_classes, deployment_fallback=True)})",
+            f"!({non_preemptible_expression(extra_priority_classes)})",
             "'priority class: KAI treats pod ' + object.metadata.name + ' as non-preemptible "
-            "(its class, a Deployment\\'s or Notebook\\'s default class, or "
+            "(its class, a Knative Service\\'s or Notebook\\'s default class, or "
             f"{PREEMPTIBILITY_LABEL}=non-preemptible), but queue ' + variables.queue + ' runs "
             "preemptible work only; allowed: priorityClassName ' + variables.classText",
             "priority class: non-preemptible pods are not allowed in a preemptible-only queue",
@@ -404,7 +446,7 @@ def tenancy_policies(
             {"name": "not-node-pod", "expression": NOT_TRUSTED_NODE_POD},
         ],
         variables,
-        queue_validations(mutating),
+        queue_validations(mutating) + deployment_validations(extra_priority_classes),
         selector,
     )
     out += _vap(

@@ -371,24 +371,6 @@ CASES = {
         "not allowed: queue research-batch runs preemptible work only; allowed: preemptible, or "
         "a class of train, build-preemptible",
     ),
-    "a Deployment's pod without a class (KAI's inference default)": (
-        lambda p: _set(
-            ("metadata", "ownerReferences"),
-            [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-5d8f",
-                    "uid": "1",
-                    "controller": True,
-                }
-            ],
-        )(_labelled(_set(("spec", "priorityClassName"), "")(p), **{"pod-template-hash": "5d8f"})),
-        f"priority class: KAI treats pod {TRAIN} as non-preemptible (its class, a Deployment's "
-        "or Notebook's default class, or kai.scheduler/preemptibility=non-preemptible), but "
-        "queue research-batch runs preemptible work only; allowed: priorityClassName train, "
-        "build-preemptible",
-    ),
     "another queue's pool by nodeSelector": (
         _set(("spec", "nodeSelector"), {f"{DOMAIN}/pool": "inference"}),
         f"pools: pod {TRAIN} selects eks-gpu-platform.io/pool=inference (nodeSelector), a pool "

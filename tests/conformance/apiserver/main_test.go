@@ -164,8 +164,11 @@ func TestPodSecurity(t *testing.T) {
 
 // README "Tenancy": in every queue namespace the tenancy policies refuse another queue's label (on
 // a pod and on a Deployment), GPUs outside KAI, NVIDIA_VISIBLE_DEVICES=all without a GPU,
-// spec.nodeName, a non-preemptible class in a preemptible-only queue and another queue's pool,
-// each with its exact message, and admit every shipped template's pod and every system pod.
+// spec.nodeName, a non-preemptible class in a preemptible-only queue, an unlabelled Deployment
+// there (KAI's inference default, judged on the Deployment) and another queue's pool, each with
+// its exact message, and admit every shipped template's pod and every system pod, and there a
+// Deployment labelled preemptible on the Deployment only or owned by a SeldonDeployment, and
+// their pods (docs/kai-owners.md).
 func TestTenancy(t *testing.T) {
 	fx := fixtures(t)
 	for _, r := range loadRenders(t) {

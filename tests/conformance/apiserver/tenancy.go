@@ -324,6 +324,7 @@ func (e *Env) tenancyChecks(ctx context.Context, r *render.Render, fx *Fixtures,
 		if !found && preemptible[podPool(p.pod)] {
 			found = true
 			check(nonPreemptibleCase, p, *other)
+			problems = append(problems, e.deploymentTenancyChecks(ctx, r, p)...)
 		}
 	}
 	if !found {
