@@ -25,7 +25,10 @@ class Chart:
         return self.name
 
 
-KARPENTER_VERSION = "1.14.1"
+# 1.15.1 (aws/karpenter-provider-aws v1.15.1): the same provider code as v1.15.0 on the core
+# sigs.k8s.io/karpenter v1.15.1 (the two module zips differ only in go.mod and release
+# tooling). Upgrading from 1.14.1: docs/lifecycle.md, "Upgrading Karpenter 1.14 to 1.15".
+KARPENTER_VERSION = "1.15.1"
 KARPENTER = Chart(
     name="karpenter",
     repository="oci://public.ecr.aws/karpenter",
@@ -75,7 +78,8 @@ NODEOVERLAY_API = "karpenter.sh/v1alpha1"
 KAI_QUEUE_API = "scheduling.run.ai/v2"
 
 # EKS versions this release supports, and the minimum Karpenter version each needs
-# (aws/karpenter-provider-aws website/content/en/v1.14/upgrading/compatibility.md).
+# (aws/karpenter-provider-aws website/content/en/v1.14/upgrading/compatibility.md for 1.30; the
+# v1.15 page, commit d77d1a3a5a44d7ce9c041bcc51da1e567de3f2ec, for 1.31 to 1.37: "1.37 | 1.15.x").
 KARPENTER_MIN_VERSION_FOR_KUBERNETES = {
     "1.30": "0.37.0",
     "1.31": "1.0.5",
@@ -84,8 +88,21 @@ KARPENTER_MIN_VERSION_FOR_KUBERNETES = {
     "1.34": "1.6.0",
     "1.35": "1.9.0",
     "1.36": "1.13.0",
+    "1.37": "1.15.0",
 }
-SUPPORTED_KUBERNETES_VERSIONS = tuple(KARPENTER_MIN_VERSION_FOR_KUBERNETES)
+# Minors Karpenter supports that Amazon EKS does not offer (yet), with the reason the config and
+# the policy pack give. 1.37: the EKS user guide's release notes for versions on standard support
+# (docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions-standard.html) have 1.36 as their
+# newest version, and no EKS page found says 1.37 is available (checked 2026-11-27); only EKS
+# Distro has published 1.37 (aws/eks-distro release v1-37-eks-2, 2026-09-02), which is not the
+# managed control plane.
+KUBERNETES_NOT_ON_EKS = {
+    "1.37": "Amazon EKS does not offer Kubernetes 1.37 yet (its release notes end at 1.36, "
+    "checked 2026-11-27); Karpenter 1.15 supports it, so it is allowed once EKS does",
+}
+SUPPORTED_KUBERNETES_VERSIONS = tuple(
+    k for k in KARPENTER_MIN_VERSION_FOR_KUBERNETES if k not in KUBERNETES_NOT_ON_EKS
+)
 DEFAULT_KUBERNETES_VERSION = "1.36"
 
 # The MIG startup remover's image (gpu_operator/mig_ready.py): the Docker Official Image for

@@ -117,6 +117,18 @@ BAD = [
         [f"cluster.kubernetesVersion: '1.29' is not supported; expected one of {K8S_VERSIONS}"],
         id="kubernetes-version-unsupported",
     ),
+    # Karpenter 1.15 supports 1.37 (v1.15 compatibility.md), but EKS does not offer it: refused
+    # with the reason (issue 31, point 2).
+    pytest.param(
+        with_changes(cluster=cluster(kubernetesVersion="1.37")),
+        REGION,
+        [
+            "cluster.kubernetesVersion: '1.37' is not supported: Amazon EKS does not offer "
+            "Kubernetes 1.37 yet (its release notes end at 1.36, checked 2026-11-27); Karpenter "
+            f"1.15 supports it, so it is allowed once EKS does; expected one of {K8S_VERSIONS}"
+        ],
+        id="kubernetes-version-not-on-eks",
+    ),
     pytest.param(
         with_changes(cluster=cluster(kubernetesVersion=1.30)),
         REGION,
@@ -453,7 +465,7 @@ BAD = [
         REGION,
         [
             "karpenter.chartVersion: 'v1.14.1' is not a chart version; expected X.Y.Z without a "
-            "'v', e.g. '1.14.1'"
+            "'v', e.g. '1.15.1'"
         ],
         id="karpenter-chart-version-format",
     ),
@@ -462,16 +474,16 @@ BAD = [
         REGION,
         [
             "karpenter.chartVersion: '1.10.2' is not supported; expected a version from 1.11.0 "
-            "up to (not including) 1.15.0"
+            "up to (not including) 1.16.0"
         ],
         id="karpenter-chart-version-too-old",
     ),
     pytest.param(
-        with_changes(karpenter={"chartVersion": "1.15.0"}),
+        with_changes(karpenter={"chartVersion": "1.16.0"}),
         REGION,
         [
-            "karpenter.chartVersion: '1.15.0' is not supported; expected a version from 1.11.0 "
-            "up to (not including) 1.15.0"
+            "karpenter.chartVersion: '1.16.0' is not supported; expected a version from 1.11.0 "
+            "up to (not including) 1.16.0"
         ],
         id="karpenter-chart-version-too-new",
     ),
@@ -679,7 +691,7 @@ def test_minimal_configuration_gets_every_default():
         log_level="info",
         spot_service_linked_role=True,  # created when absent (issue 28, point 7)
     )
-    assert loaded.karpenter.version == "1.14.1" == versions.KARPENTER_VERSION
+    assert loaded.karpenter.version == "1.15.1" == versions.KARPENTER_VERSION
     assert loaded.tags == {}
     assert loaded.partition == "aws"
     assert loaded.cluster.log_types == DEFAULT_LOG_TYPES

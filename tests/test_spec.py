@@ -487,7 +487,7 @@ SAME_PROBLEM = [
         "karpenter",
         {"chart_version": "v1.14.1"},
         ("chart_version", "chartVersion"),
-        "'v1.14.1' is not a chart version; expected X.Y.Z without a 'v', e.g. '1.14.1'",
+        "'v1.14.1' is not a chart version; expected X.Y.Z without a 'v', e.g. '1.15.1'",
         id="karpenter-chart-version",
     ),
     pytest.param(
@@ -602,7 +602,7 @@ PYTHON_TYPES = [
     ),
     pytest.param(
         lambda: KarpenterSpec(chart_version=1.14),
-        ["KarpenterSpec.chart_version: 1.14 is not a string; expected a string such as '1.14.1'"],
+        ["KarpenterSpec.chart_version: 1.14 is not a string; expected a string such as '1.15.1'"],
         id="float-chart-version",
     ),
     pytest.param(

@@ -242,7 +242,17 @@ class ClusterSpec(Spec):
             "starting with a letter or digit",
         ):
             out.append((("name",), msg))
-        if self.kubernetes_version not in versions.SUPPORTED_KUBERNETES_VERSIONS:
+        if self.kubernetes_version in versions.KUBERNETES_NOT_ON_EKS:
+            out.append(
+                (
+                    ("kubernetes_version",),
+                    f"{show(self.kubernetes_version)} is not supported: "
+                    + versions.KUBERNETES_NOT_ON_EKS[self.kubernetes_version]
+                    + "; expected one of "
+                    + ", ".join(versions.SUPPORTED_KUBERNETES_VERSIONS),
+                )
+            )
+        elif self.kubernetes_version not in versions.SUPPORTED_KUBERNETES_VERSIONS:
             out.append(
                 (
                     ("kubernetes_version",),

@@ -1,4 +1,4 @@
-"""Karpenter: everything upstream's v1.14 CloudFormation reference creates, plus the Helm chart.
+"""Karpenter: everything upstream's v1.15 CloudFormation reference creates, plus the Helm chart.
 
 - Controller IAM role (EKS Pod Identity by default, IRSA as an option) with upstream's 18
   statements in upstream's six managed policies (NodeLifecycle, IAMIntegration, EKSIntegration,

@@ -57,7 +57,7 @@ class KarpenterArgs:
     tolerations default to the system nodes' ``CriticalAddonsOnly`` taint (the chart's own
     default, replaced by the values list) and the node selector to none: the chart's affinity
     (``karpenter.sh/nodepool DoesNotExist``) already keeps Karpenter off the nodes it launches
-    (reference/karpenter/chart-values-1.14.1.yaml, ``affinity`` and ``tolerations``).
+    (reference/karpenter/chart-values-1.15.1.yaml, ``affinity`` and ``tolerations``).
     """
 
     cluster: EksCluster | pulumi.Input[str]

@@ -10,7 +10,7 @@ from ..iam import pod_identity_trust_policy as _pod_identity_trust
 from ..naming import IAM_POLICY_NAME_MAX, bounded_name
 from .spec import NAMESPACE, SERVICE_ACCOUNT
 
-# Upstream's node role (v1.14 cloudformation.yaml, KarpenterNodeRole) attaches four policies:
+# Upstream's node role (v1.14 and v1.15 CloudFormation, KarpenterNodeRole) attaches four policies:
 # AmazonEKS_CNI_Policy, AmazonEKSWorkerNodePolicy, AmazonEC2ContainerRegistryPullOnly and
 # AmazonSSMManagedInstanceCore. Deviation (EKS Best Practices, IAM: give aws-node its own
 # role; Hosts: the SSM policy's ssm:GetParameter(s) on "*"): the CNI policy is on the vpc-cni
@@ -56,7 +56,7 @@ def controller_policies(
 ) -> dict[str, dict]:
     """The controller's IAM documents, one per upstream managed policy, keyed by group.
 
-    Statement for statement the v1.14 CloudFormation reference, built from the partition (never
+    Statement for statement the v1.15 CloudFormation reference, built from the partition (never
     a literal ``arn:aws:``). Without an interruption queue the Interruption policy is left out.
     """
     ec2 = f"arn:{partition}:ec2:{region}"
@@ -135,9 +135,13 @@ def controller_policies(
                     },
                 },
             ),
+            # v1.15 adds ec2:RebootInstances here (reference/cloudformation.md, v1.15 docs,
+            # "AllowScopedDeletion"): node repair reboots in place with the alpha
+            # awsFeatureGates.rebootForRepair (karpenter-provider-aws v1.15.0
+            # pkg/providers/instance/instance.go L299-318; chart values.yaml, off by default).
             _statement(
                 "AllowScopedDeletion",
-                ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+                ["ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"],
                 [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
                 owned_resource,
             ),

@@ -20,7 +20,7 @@ DEFAULT_KARPENTER_MEMORY = "1Gi"
 # The oldest Karpenter whose APIs this project renders (networkInterfaces, placementGroupSelector).
 MIN_KARPENTER_VERSION = "1.11.0"
 # The next minor is not modelled: its IAM policy and CRDs have to be reviewed first.
-MAX_KARPENTER_VERSION_EXCLUSIVE = "1.15.0"
+MAX_KARPENTER_VERSION_EXCLUSIVE = "1.16.0"
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -65,7 +65,7 @@ class KarpenterSpec(Spec):
                     (
                         ("chart_version",),
                         f"{show(self.chart_version)} is not a chart version; expected X.Y.Z "
-                        "without a 'v', e.g. '1.14.1'",
+                        "without a 'v', e.g. '1.15.1'",
                     )
                 )
             elif not (

@@ -1,4 +1,4 @@
-"""Helm values for the ``karpenter`` chart (v1.14.1) and the chart's default feature gates.
+"""Helm values for the ``karpenter`` chart (v1.15.1) and the chart's default feature gates.
 Pure: data in, dict out."""
 
 from collections.abc import Mapping, Sequence
@@ -6,7 +6,9 @@ from typing import Any
 
 from .spec import SERVICE_ACCOUNT, KarpenterSpec
 
-# Karpenter's feature gates as the v1.14.1 chart defaults them.
+# Karpenter's feature gates as the v1.14.1 chart defaults them; the v1.15.1 chart adds three
+# alpha gates (terminateFirstDrift, terminateFirstRepair, podDeletionCostManagement), all off,
+# left to the chart.
 DEFAULT_FEATURE_GATES = {
     "nodeRepair": False,
     "nodeOverlay": False,
@@ -27,7 +29,7 @@ def karpenter_values(
     feature_gates: Mapping[str, bool] | None = None,
     irsa_role_arn: str | None = None,
 ) -> dict:
-    """Helm values for the ``karpenter`` chart (every key exists in the v1.14.1 defaults)."""
+    """Helm values for the ``karpenter`` chart (every key exists in the v1.15.1 defaults)."""
     resources = {"cpu": spec.cpu, "memory": spec.memory}
     service_account: dict[str, Any] = {"create": True, "name": SERVICE_ACCOUNT}
     if irsa_role_arn is not None:

@@ -60,7 +60,7 @@ from ..cluster.timeouts import (
     NODE_GROUP_DEFAULT_MINUTES,
     minor_upgrade_steps,
 )
-from . import mocks
+from . import karpenter_upgrade, mocks
 from .fields import code, field_changes, show
 from .snapshot import REPLACE_INPUTS, alias_urns, engine_urns
 from .teardown import delete_order
@@ -741,6 +741,8 @@ def headline(
                     "controllers on them.",
                 )
             )
+    charts = {urn: reg.inputs.get("chart") for urn, reg in regs.items()}
+    out += [(0, line) for line in karpenter_upgrade.upgrade_lines(rows, charts, _short)]
     cluster_gone = any(r["type"] in CLUSTERS and r["action"] in ("replace", "delete") for r in rows)
     cluster_refused = any(r["type"] in CLUSTERS and r.get("refused") for r in rows)
     for (typ, action, because, protected), names in network.items():

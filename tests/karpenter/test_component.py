@@ -198,7 +198,7 @@ def test_chart_release_waits_for_crds_permissions_and_identity(
     assert crd.inputs == {
         "name": "karpenter-crd",
         "chart": "oci://public.ecr.aws/karpenter/karpenter-crd",
-        "version": "1.14.1",
+        "version": "1.15.1",
         "namespace": "kube-system",
         "compat": "true",
     }
@@ -206,7 +206,7 @@ def test_chart_release_waits_for_crds_permissions_and_identity(
     assert chart.inputs == {
         "name": "karpenter",
         "chart": "oci://public.ecr.aws/karpenter/karpenter",
-        "version": "1.14.1",
+        "version": "1.15.1",
         "namespace": "kube-system",
         "skipCrds": True,
         "compat": "true",

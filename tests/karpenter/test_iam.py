@@ -56,6 +56,7 @@ def test_controller_policies_have_upstreams_18_statements_in_order():
         "ec2:CreateLaunchTemplate",
         "ec2:CreateTags",
         "ec2:TerminateInstances",
+        "ec2:RebootInstances",  # v1.15 (issue 31)
         "ec2:DeleteLaunchTemplate",
         "iam:PassRole",
         "iam:CreateInstanceProfile",
@@ -323,4 +324,24 @@ def test_irsa_trust_policy(url):
                 },
             }
         ],
+    }
+
+
+def test_v1_15_scoped_deletion_allows_reboot_for_repair():
+    """Karpenter 1.15's CloudFormation (v1.15 docs, reference/cloudformation.md, commit
+    d77d1a3a5a44d7ce9c041bcc51da1e567de3f2ec, "AllowScopedDeletion") adds ec2:RebootInstances,
+    scoped like the termination (issue 31, point 1); written out by hand."""
+    (deletion,) = [s for s in statements(policies()) if s["Sid"] == "AllowScopedDeletion"]
+    assert deletion == {
+        "Sid": "AllowScopedDeletion",
+        "Effect": "Allow",
+        "Resource": [
+            "arn:aws:ec2:us-west-2:*:instance/*",
+            "arn:aws:ec2:us-west-2:*:launch-template/*",
+        ],
+        "Action": ["ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"],
+        "Condition": {
+            "StringEquals": {"aws:ResourceTag/kubernetes.io/cluster/gpu-dev": "owned"},
+            "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+        },
     }

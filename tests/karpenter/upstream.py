@@ -3,6 +3,9 @@ check the IAM documents against.
 
 ``UPSTREAM_POLICIES`` is aws/karpenter-provider-aws
 ``website/content/en/v1.14/getting-started/getting-started-with-karpenter/cloudformation.yaml``
+moved to v1.15 (``website/content/en/v1.15/reference/cloudformation.md`` at commit
+d77d1a3a5a44d7ce9c041bcc51da1e567de3f2ec, which quotes each statement of the v1.15 template: the
+one change from v1.14 is ``ec2:RebootInstances`` in ``AllowScopedDeletion``)
 with ``AWS::Partition=aws``, ``AWS::Region=us-west-2``, ``AWS::AccountId=111122223333``,
 ``ClusterName=gpu-dev``, written out by hand: 6 managed policies, 18 statements.
 """
@@ -112,7 +115,12 @@ UPSTREAM_POLICIES: dict[str, dict[str, Any]] = {
                     "arn:aws:ec2:us-west-2:*:instance/*",
                     "arn:aws:ec2:us-west-2:*:launch-template/*",
                 ],
-                "Action": ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+                # Added in v1.15 (the v1.15 CloudFormation's AllowScopedDeletion).
+                "Action": [
+                    "ec2:TerminateInstances",
+                    "ec2:RebootInstances",
+                    "ec2:DeleteLaunchTemplate",
+                ],
                 "Condition": {
                     "StringEquals": {"aws:ResourceTag/kubernetes.io/cluster/gpu-dev": "owned"},
                     "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},

@@ -100,9 +100,9 @@ def test_the_nodeconfig_fields_are_nodeadm_and_kubelet_fields():
 
 
 def test_karpenter_keeps_the_user_parts_before_its_own_nodeconfig():
-    """Karpenter v1.14.1 appends its NodeConfig after the user's parts; its values win only for
+    """Karpenter v1.15.1 appends its NodeConfig after the user's parts; its values win only for
     the fields it sets (cluster, taints, labels, ``spec.kubelet``), none of the pull settings."""
-    nodeadm = reference("karpenter", "bootstrap-nodeadm.go-1.14.1")
+    nodeadm = reference("karpenter", "bootstrap-nodeadm.go-1.15.1")
     assert (
         "mimeArchive := mime.Archive(append(customEntries, mime.Entry{\n"
         "\t\tContentType: mime.ContentTypeNodeConfig,\n"
@@ -119,7 +119,7 @@ def test_bottlerocket_pulls_in_parallel_already_and_karpenter_keeps_qps_and_burs
     assert "\nserializeImagePulls: false\n" in kubelet
     assert "registryPullQPS: {{settings.kubernetes.registry-qps}}" in kubelet
     assert "registryBurst: {{settings.kubernetes.registry-burst}}" in kubelet
-    settings = reference("karpenter", "bootstrap-bottlerocketsettings.go-1.14.1")
+    settings = reference("karpenter", "bootstrap-bottlerocketsettings.go-1.15.1")
     assert '`toml:"registry-qps,omitempty"`' in settings
     assert '`toml:"registry-burst,omitempty"`' in settings
     # Why the bound is not set on Bottlerocket: Karpenter rebuilds settings.kubernetes from its
@@ -141,7 +141,7 @@ def test_gpu_node_classes_put_containerd_and_the_kubelet_on_the_instance_store_r
 def test_al2023_raid0_binds_kubelet_and_containerd_through_nodeadm():
     """Karpenter's RAID0 -> NodeConfig localStorage RAID0 -> ``setup-local-disks raid0`` ->
     /dev/md/kubernetes at /mnt/k8s-disks/0, bind-mounted over the kubelet and containerd dirs."""
-    karpenter = reference("karpenter", "bootstrap-nodeadm.go-1.14.1")
+    karpenter = reference("karpenter", "bootstrap-nodeadm.go-1.15.1")
     assert (
         "if lo.FromPtr(n.InstanceStorePolicy) == v1.InstanceStorePolicyRAID0 {\n"
         "\t\tconfig.Spec.Instance.LocalStorage.Strategy = admv1alpha1.LocalStorageRAID0"
@@ -161,7 +161,7 @@ def test_al2023_raid0_binds_kubelet_and_containerd_through_nodeadm():
 
 
 def test_bottlerocket_raid0_binds_kubelet_and_containerd_through_apiclient():
-    karpenter = reference("karpenter", "bootstrap-bottlerocket.go-1.14.1")
+    karpenter = reference("karpenter", "bootstrap-bottlerocket.go-1.15.1")
     assert (
         'bindCmd = []string{"apiclient", "ephemeral-storage", "bind", "--dirs", '
         '"/var/lib/containerd", "/var/lib/kubelet", "/var/log/pods"}'

@@ -100,7 +100,7 @@ def test_karpenter_release_files(dev):
         "resource": "platform-karpenter-crd",
         "repository": "oci://public.ecr.aws/karpenter",
         "chart": "karpenter-crd",
-        "version": "1.14.1",
+        "version": "1.15.1",
         "namespace": "kube-system",
         "createNamespace": False,
         "skipCrds": False,
@@ -113,7 +113,7 @@ def test_karpenter_release_files(dev):
         "resource": "platform-karpenter-chart",
         "repository": "oci://public.ecr.aws/karpenter",
         "chart": "karpenter",
-        "version": "1.14.1",
+        "version": "1.15.1",
         "namespace": "kube-system",
         "createNamespace": False,
         "skipCrds": True,
@@ -207,8 +207,8 @@ def test_summary(dev):
     assert counts[-1] == f"  {'Total':<48} {len(resources(out)):>4}"
     assert sum(int(line.rsplit(" ", 1)[1]) for line in counts[:-1]) == len(resources(out))
     assert "Helm releases:" in lines
-    assert f"  {'karpenter-crd':<28} karpenter-crd 1.14.1 -> kube-system" in lines
-    assert f"  {'karpenter':<28} karpenter 1.14.1 -> kube-system" in lines
+    assert f"  {'karpenter-crd':<28} karpenter-crd 1.15.1 -> kube-system" in lines
+    assert f"  {'karpenter':<28} karpenter 1.15.1 -> kube-system" in lines
     assert_ends_with_wall_time_and_refusals(lines)
 
 

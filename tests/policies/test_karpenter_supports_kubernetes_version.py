@@ -37,7 +37,7 @@ def test_chart_too_old(kubernetes, chart, needed):
     assert findings[0].urn == urn_of(stack, RELEASE)
 
 
-@pytest.mark.parametrize("chart", ["1.13.0", "1.14.1", "v1.14.1", "2.0.0-rc.1"])
+@pytest.mark.parametrize("chart", ["1.13.0", "1.14.1", "v1.14.1", "1.15.1", "2.0.0-rc.1"])
 def test_chart_new_enough(chart):
     stack = compliant_stack()
     change(props_of(stack, RELEASE), ("version",), chart)
@@ -51,6 +51,23 @@ def test_kubernetes_version_outside_the_table():
     assert findings == [
         'EKS cluster "gpu-test" runs Kubernetes "1.29", which is not in the Karpenter '
         "compatibility table (supported: 1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36)"
+    ]
+    assert findings[0].urn == urn_of(stack, CLUSTER)
+
+
+@pytest.mark.parametrize("version", ["1.37", "1.37.2"])
+def test_kubernetes_1_37_is_refused_because_eks_does_not_offer_it(version):
+    """Karpenter 1.15 supports 1.37 (v1.15 compatibility.md: "1.37 | 1.15.x"), but no EKS source
+    offers it (issue 31, point 2): the finding gives that reason, even with a 1.15 chart."""
+    stack = compliant_stack()
+    change(props_of(stack, CLUSTER), ("version",), version)
+    change(props_of(stack, RELEASE), ("version",), "1.15.1")
+    findings = check_stack(stack, CONFIG)
+    assert findings == [
+        f'EKS cluster "gpu-test" runs Kubernetes "{version}": Amazon EKS does not offer '
+        "Kubernetes 1.37 yet (its release notes end at 1.36, checked 2026-11-27); Karpenter 1.15 "
+        "supports it, so it is allowed once EKS does (supported: 1.30, 1.31, 1.32, 1.33, 1.34, "
+        "1.35, 1.36)"
     ]
     assert findings[0].urn == urn_of(stack, CLUSTER)
 

@@ -42,6 +42,16 @@ def check_stack(resources: Sequence[StackResource], config: Mapping[str, Any]) -
         return out
     for cluster, raw in _cluster_versions(resources):
         kubernetes = minor_version(raw)
+        if kubernetes in versions.KUBERNETES_NOT_ON_EKS:
+            out.append(
+                Finding(
+                    f'EKS cluster "{_cluster_name(cluster)}" runs Kubernetes {show(raw)}: '
+                    f"{versions.KUBERNETES_NOT_ON_EKS[kubernetes]} (supported: "
+                    f"{', '.join(versions.SUPPORTED_KUBERNETES_VERSIONS)})",
+                    cluster.urn,
+                )
+            )
+            continue
         if kubernetes not in table:
             out.append(
                 Finding(

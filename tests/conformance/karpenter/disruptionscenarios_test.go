@@ -325,7 +325,22 @@ func scenarioDriftBudgets(r *Render, d *InstanceData) []error {
 	var pods []*corev1.Pod
 	optional := map[string]bool{}
 	for _, np := range sortedKeys(h.NodePools) {
-		pods = append(pods, nodePoolPod(h, np, "drift-a-"+np, np), nodePoolPod(h, np, "drift-b-"+np, np))
+		// The second pod stays pending where its NodePool's limit holds one node only (notebooks:
+		// nvidia.com/gpu 4, its one time-sliced node). Drift's simulation schedules the pending pods
+		// with the candidate's (karpenter v1.15.0 pkg/controllers/disruption/helpers.go L83, v1.14.1
+		// L73) in Karpenter's queue order (scheduler.go L490 Solve): CPU, then memory descending,
+		// then creationTimestamp (1 s resolution), then pod UID (pkg/controllers/provisioning/
+		// scheduling/queue.go L72-107, the same in both versions). The first placed takes the one
+		// node the limit allows (scheduler.go L737-747, L815 subtractMax); if that is the pending
+		// pod, the candidate's pod gets "all available instance types exceed limits" and drift is
+		// Blocked (drift.go L105-108). With equal requests and both pods created within one second
+		// the winner was the random UID: the scenario flaked. A smaller request puts the pending pod
+		// last, as the promise (a drifted node replaced after the window) presumes;
+		// docs/node-pools.md says what a pending pod that sorts first does to drift in a pool at its
+		// limit.
+		b := nodePoolPod(h, np, "drift-b-"+np, np)
+		b.Spec.Containers[0].Resources.Requests = rl("cpu", "50m", "memory", "128Mi")
+		pods = append(pods, nodePoolPod(h, np, "drift-a-"+np, np), b)
 		optional["drift-b-"+np] = true
 	}
 	launched, errs := launchOptional(h, l, sc, pods, optional)

@@ -249,7 +249,10 @@ func LoadInstanceData(repo string) (*InstanceData, error) {
 }
 
 // supportedMinors: components/versions.py KARPENTER_MIN_VERSION_FOR_KUBERNETES's keys, read from
-// the file (the Python package is the source of SUPPORTED_KUBERNETES_VERSIONS).
+// the file (the Python package is the source of SUPPORTED_KUBERNETES_VERSIONS). Since issue 31
+// they include 1.37, which Karpenter 1.15 supports but the config refuses (EKS does not offer
+// it, KUBERNETES_NOT_ON_EKS): the ami-aliases scenario checks that no pinned alias is recorded
+// as published for it, so its EC2NodeClasses stay AMIsReady=False there.
 var supportedMinors []string
 
 func loadSupportedMinors(repo string) error {
