@@ -34,6 +34,7 @@ from .nodepool import (
     pool_startup_taints,
     pool_taints,
 )
+from .nodepool.dra import karpenter_dra_settings
 from .nodepool.zones import checked_vpc_zones
 from .preflight import run_preflight
 from .scheduler import KaiScheduler, KaiSchedulerArgs
@@ -275,6 +276,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 node_selector={label_key: label_value},
                 tolerations=system_tolerations(),
                 feature_gates={"nodeOverlay": True} if needs_node_overlay(config) else {},
+                settings=karpenter_dra_settings(config.pools),
                 # Nodes, pod credentials, DNS, routes and NAT: the controller needs them until
                 # its node pools are gone (issue 11, item 3).
                 depends_on=self.cluster.controller_prerequisites,
