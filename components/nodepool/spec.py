@@ -37,6 +37,7 @@ from .constants import (
     STABLE_BUDGETS,
     ZONE_PATTERN,
 )
+from .dra import dra_pool_problems
 from .parts import (
     AmiSpec,
     BudgetSpec,
@@ -48,7 +49,6 @@ from .parts import (
     TaintSpec,
     article,
 )
-from .dra import dra_pool_problems
 from .placement import placement_group_problems
 from .userdata import pre_pull_problems
 
