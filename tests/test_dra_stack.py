@@ -18,6 +18,7 @@ from eks_gpu_platform.offline.render import (
     render,
     validate,
 )
+from eks_gpu_platform.policies.offline import evaluate, report
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -66,9 +67,7 @@ def test_the_dra_pool_budget_is_a_cpu_limit_and_its_nodes_run_no_operator_operan
 
 def test_karpenter_turns_on_nvidia_dra_and_the_driver_runs_on_dra_nodes_only(recording):
     releases = {r["name"]: r for r in helm_releases(recording)}
-    assert releases["karpenter"]["values"]["settings"]["awsFeatureGates"] == {
-        "draNVIDIAGPU": True
-    }
+    assert releases["karpenter"]["values"]["settings"]["awsFeatureGates"] == {"draNVIDIAGPU": True}
     driver = releases["dra-driver-nvidia-gpu"]
     assert (driver["repository"], driver["chart"], driver["version"], driver["namespace"]) == (
         "oci://registry.k8s.io/dra-driver-nvidia/charts",
@@ -102,6 +101,11 @@ def test_karpenter_turns_on_nvidia_dra_and_the_driver_runs_on_dra_nodes_only(rec
             "tolerations": [GPU_TOLERATION],
         },
     }
+
+
+def test_the_dra_stack_passes_every_mandatory_policy(recording):
+    lines, has_mandatory = report(evaluate(list(recording.resources)))
+    assert not has_mandatory, "\n".join(lines)
 
 
 def test_a_stack_without_a_dra_pool_has_no_driver_and_no_dra_gate(render_stack):
