@@ -154,3 +154,17 @@ def test_the_dra_queue_template_claims_its_gpus():
     # No pod of the template asks for the device plugin's resource.
     for document in documents:
         assert "nvidia.com/gpu:" not in yaml.safe_dump(document.get("spec", {}))
+
+
+def test_the_dra_queue_namespace_quota_caps_its_gpu_claims(recording):
+    (quota,) = [
+        o
+        for o in kubernetes_objects(recording)
+        if o["kind"] == "ResourceQuota" and o["metadata"]["namespace"] == "dra-team"
+    ]
+    # The queue's gpu.limit 16: in nvidia.com/gpu requests (none on a DRA pool) and in devices
+    # its ResourceClaims request from the gpu.nvidia.com class.
+    assert quota["spec"]["hard"] == {
+        "requests.nvidia.com/gpu": "16",
+        "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "16",
+    }

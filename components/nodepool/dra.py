@@ -30,6 +30,7 @@ Pure: specs in, problems and dicts out; no Pulumi. How it fits together (docs/dr
   plugin off every pool: the project does not use it.
 """
 
+import math
 from typing import Any
 
 from ..budget.dra import dra_budget_problems
@@ -173,6 +174,20 @@ def resource_claim_template(*, name: str, namespace: str, gpus: int) -> dict[str
                 }
             }
         },
+    }
+
+
+def dra_device_quota(routed_pools: Any, limit: float) -> dict[str, str]:
+    """The ResourceQuota entry that caps a queue namespace's GPU claims when the queue routes to
+    a DRA pool: ``gpu.nvidia.com.deviceclass.resource.k8s.io/devices``, the devices the
+    namespace's ResourceClaims request from the class (kubernetes v1.36.3
+    ``pkg/quota/v1/evaluator/core/resource_claims.go`` L49-53, L269-285: an ``ExactCount``
+    request counts its ``count``), at the queue's limit in whole GPUs. A claim asks for no
+    ``nvidia.com/gpu``, so the ``requests.nvidia.com/gpu`` entry would not bound it."""
+    if not any(getattr(p, "dra", False) for p in routed_pools):
+        return {}
+    return {
+        f"{DRA_GPU_DEVICE_CLASS}.deviceclass.resource.k8s.io/devices": str(math.floor(limit + 1e-9))
     }
 
 
