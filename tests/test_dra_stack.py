@@ -168,3 +168,27 @@ def test_the_dra_queue_namespace_quota_caps_its_gpu_claims(recording):
         "requests.nvidia.com/gpu": "16",
         "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "16",
     }
+
+
+def test_capacity_json_shows_the_dra_pool_in_cpu_and_dra_devices():
+    from eks_gpu_platform.budget import capacity_document
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(versions, "KARPENTER_VERSION", "1.15.1")
+        document = capacity_document(validate(dra_stack()))
+    (entry,) = [p for p in document["pools"] if p["name"] == "train-dra"]
+    assert entry == {
+        "name": "train-dra",
+        "instanceTypes": ["g6.48xlarge"],
+        "gpusPerNode": {"g6.48xlarge": 8},
+        "advertisedPerNode": {"g6.48xlarge": {}},
+        "draDevicesPerNode": {"g6.48xlarge": {"gpu.nvidia.com": 8}},
+        "limit": {"train-dra": {"cpu": 384}},
+        "nodePools": [
+            {"name": "train-dra", "instanceTypes": ["g6.48xlarge"], "gpus": 16, "largestGang": 16}
+        ],
+        "maxNodes": 2,
+        "maxGpus": 16,
+    }
+    (plan,) = [q for q in document["queues"] if q["name"] == "dra-team"]
+    assert (plan["purchasableMax"], plan["limitReachable"]) == (16, True)

@@ -142,3 +142,45 @@ def dra_budget_problems(pool: Any) -> list[tuple[tuple, str]]:
             )
         )
     return out
+
+
+def dra_pool_entry(pool: Any, groups: Any) -> dict[str, Any]:
+    """A DRA pool's entry in ``capacity.json`` (``report.pool_entries``' shape): its NodePool's
+    ``cpu`` limit; ``advertisedPerNode`` empty per type (no device plugin on its nodes) and
+    ``draDevicesPerNode`` the ``gpu.nvidia.com`` devices the DRA driver publishes (one per GPU,
+    karpenter-provider-aws v1.15.1 ``pkg/providers/nvidiadra/nvidiadra.go`` L76-82);
+    ``maxNodes``: the most nodes the cpu limit admits, every one of the type with the fewest
+    vCPUs."""
+    types = _gpu_types(pool)
+    limit: dict[str, dict[str, int]] = {}
+    nodepools = []
+    max_nodes = max_gpus = 0
+    for group in groups:
+        budget = group.gpus or 0
+        limits = {r: int(v) for r, v in dra_limits(pool, budget).items()}
+        limit[group.name] = limits
+        max_gpus += budget
+        nodepools.append(
+            {
+                "name": group.name,
+                "instanceTypes": list(group.instance_types),
+                "gpus": budget,
+                "largestGang": group.largest_gang,
+            }
+        )
+        cpu = limits.get(DRA_LIMIT_RESOURCE, 0)
+        max_nodes += max(
+            (cpu // DRA_TYPE_VCPUS[t.name] for t in types if t.name in group.instance_types),
+            default=0,
+        )
+    return {
+        "name": pool.name,
+        "instanceTypes": [t.name for t in types],
+        "gpusPerNode": {t.name: t.gpu_count for t in types},
+        "advertisedPerNode": {t.name: {} for t in types},
+        "draDevicesPerNode": {t.name: {"gpu.nvidia.com": t.gpu_count} for t in types},
+        "limit": limit,
+        "nodePools": nodepools,
+        "maxNodes": max_nodes,
+        "maxGpus": max_gpus,
+    }
