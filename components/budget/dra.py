@@ -82,7 +82,12 @@ DRA_TYPE_VCPUS: Mapping[str, int] = {
 
 
 def _gpu_types(pool: Any) -> list[Any]:
-    return [t for t in pool.catalog_types if t.gpu_count > 0]
+    """The pool's catalogued GPU types; none while its selection is invalid (an unknown GPU,
+    family or type, which ``NodePoolSpec``'s selection check reports)."""
+    try:
+        return [t for t in pool.catalog_types if t.gpu_count > 0]
+    except ValueError:
+        return []
 
 
 def vcpus_per_gpu(pool: Any) -> dict[str, int]:
@@ -110,6 +115,14 @@ def dra_budget_problems(pool: Any) -> list[tuple[tuple, str]]:
     one vCPU-per-GPU ratio, and no ``limits.cpu`` (the budget is written there)."""
     out: list[tuple[tuple, str]] = []
     types = _gpu_types(pool)
+    if not types:
+        return [
+            (
+                ("dra",),
+                f"pool {pool.name!r} selects no instance type with whole GPUs; a DRA pool's "
+                "budget is counted in whole GPUs (g6f and gr6f carry GPU partitions)",
+            )
+        ]
     unknown = [t.name for t in types if t.name not in DRA_TYPE_VCPUS]
     if unknown:
         out.append(

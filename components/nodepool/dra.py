@@ -59,8 +59,9 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.lstrip("v").split("."))
 
 
-def dra_pool_problems(pool: Any) -> list[tuple[tuple, str]]:
-    """What a DRA pool cannot combine with, read from the pool alone."""
+def dra_pool_problems(pool: Any, *, selection_ok: bool = True) -> list[tuple[tuple, str]]:
+    """What a DRA pool cannot combine with, read from the pool alone (its types only when its
+    selection is valid: ``selection_ok``)."""
     if not getattr(pool, "dra", False):
         return []
     out: list[tuple[tuple, str]] = []
@@ -70,7 +71,7 @@ def dra_pool_problems(pool: Any) -> list[tuple[tuple, str]]:
             "an efa pool: Karpenter's EFA DRA gate (draEFA) models the dranet driver's dra.net "
             "devices, which this project does not deploy"
             if pool.kind == "efa"
-            else "a cpu pool has no GPUs"
+            else "a cpu pool, which has no GPUs"
         )
         out.append((("dra",), f"only applies to gpu pools; {pool.name!r} is {what}"))
         return out
@@ -99,7 +100,8 @@ def dra_pool_problems(pool: Any) -> list[tuple[tuple, str]]:
                 "there; use al2023",
             )
         )
-    out += dra_budget_problems(pool)
+    if selection_ok:
+        out += dra_budget_problems(pool)
     return out
 
 

@@ -287,7 +287,7 @@ class NodePoolSpec(Spec):
         if self.mig_profile is not None and self.time_slicing is not None:
             out.append((("time_slicing",), "cannot be combined with migProfile on the same pool"))
         out += pre_pull_problems(self.pre_pull_images, self.ami.family)
-        out += dra_pool_problems(self)
+        out += dra_pool_problems(self, selection_ok=not selection)
         return out
 
     def _volume_problems(self) -> list[Problem]:

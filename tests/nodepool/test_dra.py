@@ -68,8 +68,35 @@ H100 = {"name": "h100-dra", "instanceTypes": ["p5.48xlarge", "p5e.48xlarge"], "d
             "nodePools[0].limits.cpu: cannot be set on DRA pool 'h100-dra': its GPU budget is "
             "written as the NodePool's cpu limit (GPUs x vCPUs per GPU); remove limits.cpu",
         ),
+        (
+            {"name": "c", "kind": "cpu", "dra": True},
+            "nodePools[0].dra: only applies to gpu pools; 'c' is a cpu pool, which has no GPUs",
+        ),
+        (
+            # g6f: GPU partitions (EC2 GPU count 0), no whole GPU to budget.
+            {"name": "frac", "instanceFamilies": ["g6f"], "dra": True},
+            "nodePools[0].dra: pool 'frac' selects no instance type with whole GPUs; a DRA "
+            "pool's budget is counted in whole GPUs (g6f and gr6f carry GPU partitions)",
+        ),
+        (
+            # An unknown GPU is reported once, by the selection check, without a traceback.
+            {"name": "x", "gpus": ["h1000"], "dra": True},
+            "nodePools[0].gpus[0]: 'h1000' is not a known NVIDIA GPU; expected one of a100, a10g, "
+            "b200, b300, h100, h200, l4, l40s, rtx-pro-server-6000, t4, t4g; did you mean 'h100'?",
+        ),
     ],
-    ids=["efa", "time-slicing", "mig", "bottlerocket", "no-dra-metadata", "mixed-ratio", "cpu"],
+    ids=[
+        "efa",
+        "time-slicing",
+        "mig",
+        "bottlerocket",
+        "no-dra-metadata",
+        "mixed-ratio",
+        "cpu-limit",
+        "cpu-pool",
+        "partitions",
+        "unknown-gpu",
+    ],
 )
 def test_a_dra_pool_refuses_what_it_cannot_serve(raw, message):
     with pytest.raises(SpecError) as err:
