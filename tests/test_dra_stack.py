@@ -192,3 +192,35 @@ def test_capacity_json_shows_the_dra_pool_in_cpu_and_dra_devices():
     }
     (plan,) = [q for q in document["queues"] if q["name"] == "dra-team"]
     assert (plan["purchasableMax"], plan["limitReachable"]) == (16, True)
+
+
+def test_a_dra_pool_tells_karpenter_its_nodes_have_no_device_plugin_gpus(recording):
+    """Karpenter's instance types count nvidia.com/gpu whatever the node runs: without the
+    overlay a pod requesting nvidia.com/gpu would launch a DRA node it can never run on (the
+    conformance suite's overlay-units scenario launched one)."""
+    overlays = [
+        o
+        for o in kubernetes_objects(recording)
+        if o["kind"] == "NodeOverlay" and o["metadata"]["name"].startswith("train-dra")
+    ]
+    assert overlays == [
+        {
+            "apiVersion": "karpenter.sh/v1alpha1",
+            "kind": "NodeOverlay",
+            "metadata": {"name": "train-dra-g6-48xlarge-gpus"},
+            "spec": {
+                "weight": 100,
+                "requirements": [
+                    {"key": "eks-gpu-platform.io/pool", "operator": "In", "values": ["train-dra"]},
+                    {
+                        "key": "node.kubernetes.io/instance-type",
+                        "operator": "In",
+                        "values": ["g6.48xlarge"],
+                    },
+                ],
+                "capacity": {"nvidia.com/gpu": "0"},
+            },
+        }
+    ]
+    releases = {r["name"]: r for r in helm_releases(recording)}
+    assert releases["karpenter"]["values"]["settings"]["featureGates"]["nodeOverlay"] is True

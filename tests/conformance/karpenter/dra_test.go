@@ -55,7 +55,8 @@ func init() {
 	scenarios = append(scenarios, Scenario{
 		Name: "dra-claim",
 		Claim: "a pod claiming GPUs of a DRA pool through its template's ResourceClaim gets a NodeClaim of that pool " +
-			"whose every option has as many GPUs, marked for the NVIDIA DRA driver; a claim larger than any of its types gets none",
+			"whose every option has as many GPUs, marked for the NVIDIA DRA driver; a pod requesting nvidia.com/gpu there, " +
+			"or a claim larger than any of its types, gets none",
 		Stacks: func(r *Render) bool { return len(draNodePools(r)) > 0 },
 		Run:    scenarioDRAClaim,
 	})
@@ -210,7 +211,26 @@ func judgeDRAWorkload(r *Render, d *InstanceData, pool string, nodePools []strin
 	for _, l := range round.Launched {
 		errs = append(errs, oracle.check("dra-claim: "+w.Doc.String(), pool, l, l.Options)...)
 	}
-	// 2. A claim one GPU larger than the pool's largest type: no node.
+	// 2. A pod asking the device plugin for one nvidia.com/gpu on the pool: no node (its NodeOverlays
+	// set 0: the pool's nodes run no device plugin, the pod would never run there).
+	h3, herrs := newHarness(r, d)
+	if herrs != nil {
+		return append(errs, herrs...)
+	}
+	var taints []corev1.Taint
+	for _, np := range nodePools {
+		taints = append(taints, h3.NodePools[np].Spec.Template.Spec.Taints...)
+	}
+	unit := UnitPod(PoolTemplate(pool, taints), "default", "device-plugin-"+pool, rl("cpu", "100m", "memory", "128Mi", string(gpu), "1"))
+	round, err = h3.Provision(unit)
+	if err != nil {
+		return append(errs, fmt.Errorf("pool %s, nvidia.com/gpu pod: %w", pool, err))
+	}
+	for _, l := range round.Launched {
+		errs = append(errs, fmt.Errorf("pool %s: a pod requesting nvidia.com/gpu launched %s on %s, a DRA node that never advertises it",
+			pool, l.InstanceType(), l.NodePool()))
+	}
+	// 3. A claim one GPU larger than the pool's largest type: no node.
 	most := 0
 	for _, np := range nodePools {
 		for _, t := range oracle.admitted[np] {

@@ -39,6 +39,9 @@ type Capacity struct {
 		Limit             map[string]map[string]int64 `json:"limit"`
 		MaxNodes          int                         `json:"maxNodes"`
 		MaxGPUs           int                         `json:"maxGpus"`
+
+		// DRADevicesPerNode: a DRA pool's gpu.nvidia.com devices per type (budget/dra.py).
+		DRADevicesPerNode map[string]map[string]int `json:"draDevicesPerNode"`
 	} `json:"pools"`
 	Queues []struct {
 		Name  string   `json:"name"`
