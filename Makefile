@@ -152,9 +152,13 @@ bench: venv
 	$(PY) benchmarks/bench.py --write
 
 # The conformance suite (tests/conformance, Go): the rendered stacks judged by a real kube-apiserver
-# and etcd and by the real Karpenter v1.14.1 (docs/conformance.md), and the validation CLI
+# and etcd and by the real Karpenter v1.15 (docs/conformance.md), and the validation CLI
 # (python -m eks_gpu_platform.validate, CONFORMANCE_PYTHON) run against them. Needs Go 1.26 and the Go module
-# proxy; GOTOOLCHAIN=local makes a module that wants a newer Go fail at once instead of downloading one.
+# proxy. Karpenter 1.15's modules need a newer Go than the machines ship (sigs.k8s.io/karpenter v1.15.0:
+# go >= 1.26.9; github.com/aws/karpenter-provider-aws v1.15.x: >= 1.26.9/1.26.10): every Go command here
+# runs with GOTOOLCHAIN=$(GO_TOOLCHAIN), which the go command fetches once from the module proxy
+# (golang.org/toolchain, checked against sum.golang.org) and runs instead of the installed Go; a module
+# that wants a Go newer still fails at once instead of downloading another.
 GO ?= go
 CONF := tests/conformance
 CONF_OUT := build/conformance
@@ -173,7 +177,8 @@ K8S_LDFLAGS := -s -w \
 	-X k8s.io/client-go/pkg/version.gitVersion=v$(K8S_VERSION) \
 	-X k8s.io/client-go/pkg/version.gitMajor=1 \
 	-X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR)
-GO_ENV := GOTOOLCHAIN=local CGO_ENABLED=0
+GO_TOOLCHAIN := go1.27.3
+GO_ENV := GOTOOLCHAIN=$(GO_TOOLCHAIN) CGO_ENABLED=0
 
 $(ENVTEST_BIN)/kube-apiserver: $(CONF)/k8sbins/go.mod $(CONF)/k8sbins/go.sum
 	cd $(CONF)/k8sbins && $(GO_ENV) $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" \
@@ -194,7 +199,7 @@ conformance-inputs: venv
 	$(PY) $(CONF)/instance_data.py $(CONF_OUT)/renders/*/ --out $(CONF_OUT)/instance-types.json
 
 conformance-probe:
-	python3 $(CONF)/probe.py
+	GOTOOLCHAIN=$(GO_TOOLCHAIN) python3 $(CONF)/probe.py
 
 conformance: conformance-probe conformance-bins conformance-inputs
 	cd $(CONF) && $(GO_ENV) KUBEBUILDER_ASSETS=$(CURDIR)/$(ENVTEST_BIN) \

@@ -359,7 +359,8 @@ def apply_render_mutation(name: str, renders: Path, stacks: tuple[str, ...]) -> 
 
 
 def build_binaries(bin_dir: Path) -> None:
-    env = {**os.environ, "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
+    # The Makefile's GO_TOOLCHAIN (Karpenter 1.15 needs go >= 1.26.9; probe.GO_TOOLCHAIN).
+    env = {**os.environ, "GOTOOLCHAIN": "go1.27.3", "CGO_ENABLED": "0"}
     for package in PACKAGES:
         target = bin_dir / f"{package}.test"
         if target.exists():

@@ -65,7 +65,7 @@ func newLoop(h *Harness, start time.Time) *Loop {
 	queue := disruption.NewQueue(h.Client, h.Recorder, h.Cluster, clk, h.Prov)
 	l := &Loop{
 		h: h, Clock: clk, Queue: queue,
-		Controller: disruption.NewController(clk, h.Client, h.Prov, h.Cloud, h.Recorder, h.Cluster, queue, clusterCost),
+		Controller: disruption.NewController(h.Ctx, clk, h.Client, h.Prov, h.Cloud, h.Recorder, h.Cluster, queue, clusterCost),
 		Claims:     nodeclaimdisruption.NewController(clk, h.Client, h.Cloud),
 		PodEvents:  podevents.NewController(clk, h.Client, h.Cloud),
 		Expiration: expiration.NewController(clk, h.Client, h.Cloud),

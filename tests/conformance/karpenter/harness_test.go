@@ -1,12 +1,15 @@
 package karpenter
 
-// The harness: the real Karpenter v1.14.1 core and its AWS provider v1.14.1 on a real
+// The harness: the real Karpenter v1.15.0 core and its AWS provider v1.15.0 (the provider code of
+// the pinned 1.15.1; issue 31) on a real
 // kube-apiserver (envtest, KUBEBUILDER_ASSETS), with the provider's fake EC2/SSM/IAM/pricing APIs
 // seeded from real instance data (instance_data.py) and from the render (subnets, security group,
 // placement group). Wired as the controller's main does (karpenter-provider-aws v1.14.1
 // cmd/controller/main.go: overlay.Decorate(awsCloudProvider, client, instanceTypeStore)), and as
 // the provider's own suites do (pkg/cloudprovider/suite_test.go: coretest.NewEnvironment with the
 // CRDs and the NodePool nodeClassRef field indexer, test.NewEnvironment for the providers).
+// Line citations name the release they were read at (v1.14.1 for those written before the 1.15
+// bump; the suite now runs v1.15.0, whose differences docs/karpenter-upgrade.md lists).
 
 import (
 	"context"
@@ -198,7 +201,10 @@ func NewBareHarness(render *Render, data *InstanceData) (*Harness, error) {
 		awsEnv.SubnetProvider, awsEnv.SecurityGroupProvider, awsEnv.AMIProvider, awsEnv.InstanceProfileProvider,
 		awsEnv.InstanceTypesProvider, awsEnv.LaunchTemplateProvider, awsEnv.CapacityReservationProvider,
 		awsEnv.PlacementGroupProvider, awsEnv.EC2API, awsEnv.ValidationCache, awsEnv.RecreationCache,
-		awsEnv.AMIResolver, true)
+		// v1.15.0 adds the kubelet CEL environment (the open EC2NodeClass kubelet's maxPods
+		// expressions), built once by the provider's test environment (pkg/test/environment.go
+		// L172) as the controller's main does.
+		awsEnv.AMIResolver, awsEnv.CELEnvironment, true)
 	return h, nil
 }
 

@@ -2,8 +2,8 @@
 
 // Package pins keeps the suite's pinned upstream modules in go.mod while no compiled package
 // imports them yet (`go mod tidy` reads every build tag; the `tools` tag is never built): the
-// Karpenter v1.14.1 core and AWS provider the karpenter/ package judges the renders with, and
-// controller-runtime v0.23.1 (envtest) as Karpenter pins it.
+// Karpenter v1.15.0 core and AWS provider the karpenter/ package judges the renders with, and
+// controller-runtime v0.24.1 (envtest) as Karpenter pins it.
 package pins
 
 import (
