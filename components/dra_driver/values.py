@@ -8,7 +8,7 @@
 - ``nvidiaDriverRoot: /``: the EKS AL2023 NVIDIA AMI installs the driver on the host (values
   L18-23); ``resourceApiVersion`` pinned to ``resource.k8s.io/v1`` (values L44-56) rather than
   Helm's capability probe, which a preview without a cluster cannot answer.
-- The kubelet plugin's default affinity (values L284-320: NFD or GPU Operator GPU labels) is
+- The kubelet plugin's default affinity (values L288-321: NFD or GPU Operator GPU labels) is
   replaced (Helm replaces lists) by the DRA pools' label, so it runs on their nodes only, and
   tolerates the GPU taint and every other taint of those pools (Helm replaces the default
   ``tolerations`` list, L262-265, too).
