@@ -64,6 +64,7 @@ from .nodepool import (
     NodePoolSpec,
     default_cpu_pool,
 )
+from .nodepool.dra import dra_platform_problems
 from .scheduler import SchedulerSpec
 from .scheduler.spec import QueueSpec, leaf_queue_names
 from .scheduler.tenancy import priority_class_problems
@@ -138,7 +139,7 @@ __all__ = [
 ]
 
 # Node labels the platform sets from pool fields: <labelDomain>/<suffix>, and the operator's.
-PLATFORM_LABEL_SUFFIXES = ("pool", "preemptible", "efa", "system")
+PLATFORM_LABEL_SUFFIXES = ("pool", "preemptible", "efa", "system", "dra")
 OPERATOR_LABELS = ("nvidia.com/mig.config", "nvidia.com/device-plugin.config")
 
 
@@ -415,6 +416,13 @@ class PlatformConfig(Spec):
             )
         if "gpu_operator" in valid:
             out += self._gpu_operator_problems(i, pool)
+        if {"cluster", "karpenter"} <= valid:
+            out += dra_platform_problems(
+                i,
+                pool,
+                karpenter_version=self.karpenter.version,
+                kubernetes_version=self.cluster.kubernetes_version,
+            )
         return out
 
     def _scheduler_problems(self, valid: frozenset[str]) -> list[Problem]:

@@ -110,6 +110,7 @@ def versions_table() -> str:
         ("NVIDIA GPU Operator", versions.GPU_OPERATOR),
         ("AWS EFA device plugin", versions.EFA_DEVICE_PLUGIN),
         ("KAI scheduler", versions.KAI_SCHEDULER),
+        ("NVIDIA DRA driver (DRA pools only)", versions.DRA_DRIVER),
     ):
         source = (
             chart.reference

@@ -20,6 +20,7 @@ from .cluster import EksCluster, EksClusterArgs, system_node_label, system_toler
 from .cluster.component import refuse_placeholder_cidrs
 from .cluster.lifecycle import credential_problems
 from .config import PROJECT, PlatformConfig
+from .dra_driver.component import DraDriver, DraDriverArgs
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .gpu_operator import GpuOperator, GpuOperatorArgs, mig_ready_pools
 from .karpenter import Karpenter, KarpenterArgs
@@ -34,6 +35,7 @@ from .nodepool import (
     pool_startup_taints,
     pool_taints,
 )
+from .nodepool.dra import karpenter_dra_settings
 from .nodepool.zones import checked_vpc_zones
 from .preflight import run_preflight
 from .scheduler import KaiScheduler, KaiSchedulerArgs
@@ -275,6 +277,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 node_selector={label_key: label_value},
                 tolerations=system_tolerations(),
                 feature_gates={"nodeOverlay": True} if needs_node_overlay(config) else {},
+                settings=karpenter_dra_settings(config.pools),
                 # Nodes, pod credentials, DNS, routes and NAT: the controller needs them until
                 # its node pools are gone (issue 11, item 3).
                 depends_on=self.cluster.controller_prerequisites,
@@ -336,6 +339,19 @@ class GpuPlatform(pulumi.ComponentResource):
                     extra_tolerations=gpu_node_tolerations(
                         config.efa_pools, skip=(GPU_RESOURCE, EFA_RESOURCE)
                     ),
+                    k8s_provider=self.cluster.provider,
+                    depends_on=[self.cluster.system_node_group],
+                ),
+                opts=child,
+            )
+        dra_pools = [p for p in config.gpu_pools if p.dra]
+        if dra_pools:
+            # The NVIDIA DRA driver on the DRA pools' nodes only (dra_driver/values.py).
+            self.dra_driver = DraDriver(
+                f"{name}-dra-driver",
+                DraDriverArgs(
+                    dra_label=f"{config.cluster.label_domain}/dra",
+                    tolerations=gpu_node_tolerations(dra_pools, skip=()),
                     k8s_provider=self.cluster.provider,
                     depends_on=[self.cluster.system_node_group],
                 ),

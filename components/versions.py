@@ -49,6 +49,16 @@ EFA_DEVICE_PLUGIN = Chart(
     repository="https://aws.github.io/eks-charts",
     version="0.5.30",
 )
+# The NVIDIA DRA driver for GPUs, installed only for DRA pools (nodePools[].dra). 0.4.0 is the
+# newest release tag of NVIDIA/k8s-dra-driver-gpu (now kubernetes-sigs/dra-driver-nvidia-gpu,
+# 2026-05-15); its docs/install.md installs this OCI chart with ``--version 0.4.0``. The GPU
+# Operator v26.7.0 bundles the driver's image v0.5.0 for its own (cluster-wide) DRA stack, whose
+# chart was not available to read here.
+DRA_DRIVER = Chart(
+    name="dra-driver-nvidia-gpu",
+    repository="oci://registry.k8s.io/dra-driver-nvidia/charts",
+    version="0.4.0",
+)
 # KAI v0.17.0 (2026-08-03, kai-scheduler/KAI-Scheduler CHANGELOG.md L7): adds the
 # kai.scheduler/preemption-delay annotation the workload templates use (budget.preemption).
 # Published as the OCI chart the README installs (README.md L87 at v0.17.0: ``helm upgrade -i

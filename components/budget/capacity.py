@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # read by attribute: the budget imports no capability package
 # platform's own overlays never overlap: each selects one pool and one instance type.
 GPU_OVERLAY_WEIGHT = 100
 
-Mode = Literal["whole", "time-sliced", "mig-single", "mig-mixed"]
+Mode = Literal["whole", "time-sliced", "mig-single", "mig-mixed", "dra"]
 
 
 def mig_g_count(profile: str) -> int:
@@ -112,6 +112,15 @@ def pool_capacity(
     ``spec.mig_profile`` (``gpu_operator.mig_layout``); ``mig_strategy``: the operator's.
     """
     types = [t for t in spec.catalog_types if t.gpu_count > 0]
+    if getattr(spec, "dra", False):
+        # A DRA pool (budget/dra.py): its nodes run no device plugin, so they advertise 0
+        # nvidia.com/gpu, where Karpenter's instance types count the GPUs (karpenter-provider-aws
+        # v1.15.1 pkg/providers/instancetype/types.go L502, L576-586); its overlays say 0, and
+        # Karpenter launches none of its nodes for a pod that requests the device plugin's GPUs
+        # (it would never run there). KAI still charges
+        # one unit per claimed GPU; the NodePool limit is in cpu (budget/dra.py).
+        rows = tuple(TypeCapacity(t.name, t.family, t.gpu_count, {GPU_RESOURCE: 0}) for t in types)
+        return PoolCapacity(spec.name, "dra", {GPU_RESOURCE: 1}, 1, 1, rows)
     mode: Mode = "whole"
     if spec.time_slicing and replicas:
         mode = "time-sliced"

@@ -40,6 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .cost import cost_document
+from .dra import dra_pool_entry
 from .preemption import preemption_delays
 from .resources import resource_document
 from .stack import (
@@ -62,6 +63,9 @@ def pool_entries(config: PlatformConfig) -> list[dict[str, Any]]:
     for pool in config.gpu_pools:
         groups = groups_of[pool.name]
         if any(g.gpus is None for g in groups):
+            continue
+        if pool.dra:  # limits in cpu, GPUs as DRA devices (budget/dra.py)
+            out.append(dra_pool_entry(pool, groups))
             continue
         capacity = capacity_of(pool, config.gpu_operator)
         advertised = {t.name: dict(sorted(t.advertised.items())) for t in capacity.types}

@@ -120,7 +120,7 @@ def stranded_gpu_warnings(config: PlatformConfig) -> list[str]:
                 f"warning: pool {show(pool.name)} offers {model} only on {smallest}-GPU or "
                 f"larger nodes ({', '.join(t.name for t in types)})"
             )
-            if capacity.mode == "whole":
+            if capacity.mode in ("whole", "dra"):
                 out.append(
                     f"{head}: Karpenter charges the pool's limit a whole node, so a 1-GPU "
                     f"{model} pod uses {smallest} of it"

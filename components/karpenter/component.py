@@ -5,6 +5,7 @@ interruption queue and rules, and the two Helm releases, from the pure builders 
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -71,6 +72,8 @@ class KarpenterArgs:
     # AmazonSSMManagedInstanceCore on the node role: the cluster's ``node_ssm_access``.
     node_ssm_access: bool | None = derived("cluster")
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """Extra chart ``settings`` (``nodepool.dra.karpenter_dra_settings``)."""
     depends_on: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
     # Declare the EC2 Spot service-linked role: decided by ``GpuPlatform``'s preflight
@@ -389,6 +392,7 @@ class Karpenter(pulumi.ComponentResource):
                 node_selector=args.node_selector or {},
                 tolerations=args.tolerations or (),
                 feature_gates=args.feature_gates,
+                settings=args.settings,
                 irsa_role_arn=a[1] if spec.auth == "irsa" else None,
             )
         )

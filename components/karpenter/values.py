@@ -28,6 +28,7 @@ def karpenter_values(
     tolerations: Sequence[Mapping[str, str]],
     feature_gates: Mapping[str, bool] | None = None,
     irsa_role_arn: str | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict:
     """Helm values for the ``karpenter`` chart (every key exists in the v1.15.1 defaults)."""
     resources = {"cpu": spec.cpu, "memory": spec.memory}
@@ -39,6 +40,8 @@ def karpenter_values(
             "clusterName": cluster_name,
             "interruptionQueue": queue_name or "",
             "featureGates": {**DEFAULT_FEATURE_GATES, **(feature_gates or {})},
+            # e.g. awsFeatureGates.draNVIDIAGPU (Karpenter >= 1.15) for a DRA pool.
+            **(settings or {}),
         },
         "serviceAccount": service_account,
         "replicas": spec.replicas,

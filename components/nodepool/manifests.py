@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import catalog, versions
+from ..budget.dra import dra_limit_per_gpu
 from ..budget.nodepools import type_slug as type_slug  # re-exported (its earlier home)
 from ..catalog_cpu import GRAVITON_FAMILY as GRAVITON_FAMILY  # re-exported (its earlier home)
 from ..catalog_cpu import family_arch as family_arch  # re-exported, likewise
@@ -26,6 +27,7 @@ from .constants import (
     GPU_TAINT,
     MIG_PENDING_TAINT,
 )
+from .dra import dra_labels
 from .placement import PLACEMENT_GROUP_ID
 from .spec import NodePoolSpec
 from .userdata import HUGEPAGE_BYTES as HUGEPAGE_BYTES  # re-exported (its earlier home)
@@ -72,6 +74,7 @@ def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:
         # stay in Init. The operator deploys nothing on nodes labelled so (controllers/
         # state_manager.go L372-378, L457-462).
         labels[OPERANDS_LABEL] = "false"
+    labels.update(dra_labels(spec, label_domain))
     # The platform's own labels win over user labels (config also rejects such keys).
     return {**spec.labels, **labels}
 
@@ -206,6 +209,9 @@ def nodepool_manifest(
         limits["cpu"] = spec.limits.cpu
     if spec.limits.memory is not None:
         limits["memory"] = spec.limits.memory
+    if spec.dra:
+        # Its nodes advertise no nvidia.com/gpu: the budget is a cpu limit (budget/dra.py).
+        per_gpu = dra_limit_per_gpu(spec)
     if gpu_limit is not None:
         for resource, n in sorted((per_gpu or {GPU_RESOURCE: 1}).items()):
             limits[resource] = str(gpu_limit * n)

@@ -37,6 +37,7 @@ from .constants import (
     STABLE_BUDGETS,
     ZONE_PATTERN,
 )
+from .dra import dra_pool_problems
 from .parts import (
     AmiSpec,
     BudgetSpec,
@@ -98,6 +99,11 @@ class NodePoolSpec(Spec):
     mig_profile: str | None = doc(None, "GPU Operator MIG profile (label nvidia.com/mig.config).")
     time_slicing: str | None = doc(
         None, "GPU Operator time-slicing config (label nvidia.com/device-plugin.config)."
+    )
+    dra: bool = doc(
+        False,
+        "Alpha: GPUs through DRA (NVIDIA DRA driver, gpu.nvidia.com claims) instead of the device "
+        "plugin; needs Karpenter 1.15 and Kubernetes 1.34 (docs/dra-pools.md).",
     )
     pre_pull_images: tuple[str, ...] = doc(
         (), "Images (pinned tag or digest) pulled at every node start; al2023 pools, at most 10."
@@ -275,6 +281,7 @@ class NodePoolSpec(Spec):
         if self.mig_profile is not None and self.time_slicing is not None:
             out.append((("time_slicing",), "cannot be combined with migProfile on the same pool"))
         out += pre_pull_problems(self.pre_pull_images, self.ami.family)
+        out += dra_pool_problems(self, selection_ok=not selection)
         return out
 
     def _volume_problems(self) -> list[Problem]:

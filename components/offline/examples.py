@@ -53,6 +53,7 @@ from ..scheduler.inference import PORTS as INFERENCE_PORTS
 from ..scheduler.network import allow_dns_policy, default_deny_policy, namespace_internal_policy
 from ..scheduler.preemption_delay import PREEMPTION_DELAY_ANNOTATION, with_preemption_delay
 from ..scheduler.training import SMOKE_TEST_SCRIPT
+from .dra_examples import dra_documents
 
 TRAINING_REPLICAS = 2
 # The pods' CPU and memory requests: the budget checks queues' cpu/memory against them
@@ -281,6 +282,7 @@ def _training(config: PlatformConfig, queue, choice: GangChoice, nodepools, plan
     ]
     notes = training_notes(namespace, name) + sizing + gang_notes(queue.name, choice)
     notes += delay_notes(delay)
+    documents = dra_documents(documents, pool)
     return (f"training-{queue.name}", namespace, RESTRICTED, None, documents, notes)
 
 
@@ -316,6 +318,7 @@ def _inference(config: PlatformConfig, queue, pool) -> _Workload:
         ),
     ]
     notes = inference_notes(namespace, name, model_uri) + delay_notes(delay)
+    documents = dra_documents(documents, pool)
     return (f"inference-{queue.name}", namespace, RESTRICTED, None, documents, notes)
 
 
@@ -351,7 +354,8 @@ def _notebook(config: PlatformConfig, queue, routed) -> _Workload:
         "cpu": NOTEBOOK_CPU,
         "memory": NOTEBOOK_MEMORY,
     }
-    if resource is None and config.scheduler.gpu_sharing:
+    # KAI GPU sharing hands out GPUs the device plugin advertises: none on a DRA pool.
+    if resource is None and config.scheduler.gpu_sharing and not pool.dra:
         pod = fractional_pod_template(name=name, gpu_fraction=0.5, **shape, **common)
         how = "Half a GPU through KAI GPU sharing (scheduler.gpuSharing, on by default)."
     else:
@@ -359,13 +363,16 @@ def _notebook(config: PlatformConfig, queue, routed) -> _Workload:
         how = (
             f"One {resource} device of pool {pool.name} (a GPU slice)."
             if resource is not None
+            else f"One whole GPU of DRA pool {pool.name}, claimed from the NVIDIA DRA driver."
+            if pool.dra
             else f"One whole GPU of pool {pool.name} (scheduler.gpuSharing is off)."
         )
     delay = delay_of(config, queue.name, pool.name)
     pod = with_preemption_delay(pod, delay)
     isolation = isolated_pod_network_policy_template(name=name, pod_labels={APP_LABEL: name}, **ids)
     notes = notebook_notes(namespace, name, how) + delay_notes(delay)
-    return (f"notebook-{queue.name}", namespace, RESTRICTED, None, [isolation, pod], notes)
+    documents = dra_documents([isolation, pod], pool)
+    return (f"notebook-{queue.name}", namespace, RESTRICTED, None, documents, notes)
 
 
 def example_workloads(config: PlatformConfig) -> dict[str, WorkloadTemplate]:

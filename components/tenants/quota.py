@@ -48,6 +48,7 @@ from typing import Any
 from ..budget.capacity import GPU_RESOURCE, MIG_RESOURCE_PREFIX, mig_g_count
 from ..budget.stack import capacity_of
 from ..budget.units import ancestors, leaf_queue_names
+from ..nodepool.dra import dra_device_quota
 
 QUOTA_NAME = "gpu-budget"
 UNLIMITED = -1
@@ -91,6 +92,8 @@ def resource_quota_manifests(config: Any) -> list[dict[str, Any]]:
         if limit is None:
             continue
         hard = {f"{REQUESTS}{r}": _hard(r, limit) for r in queue_gpu_resources(queue, config)}
+        routed = [p for p in config.pools if p.name in queue.node_pools]
+        hard.update(dra_device_quota(routed, limit))  # DRA pools' claims (nodepool/dra.py)
         out.append(
             {
                 "apiVersion": "v1",

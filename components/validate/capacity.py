@@ -74,6 +74,12 @@ def _plan(ctx: Context, pool: gpu_specs.Pool, region: str | None) -> Planned:
     )
 
 
+DRA_SKIP = (
+    "a DRA pool: this check requests nvidia.com/gpu, which its nodes do not advertise; "
+    "DRA pools are not validated yet (docs/dra-pools.md)"
+)
+
+
 def checks(ctx: Context) -> list[str]:
     """The names of the checks ``run`` would report on this render: one per GPU pool."""
     return list(gpu_specs.pools(ctx.render.capacity, ctx.render.manifests)) or [NO_GPU_CHECK]
@@ -83,7 +89,11 @@ def planned(ctx: Context) -> list[Planned]:
     """One node of the pool's cheapest priced type for at most the time cap, per opted-in pool."""
     region = ctx.render.region
     pools = gpu_specs.pools(ctx.render.capacity, ctx.render.manifests)
-    return [_plan(ctx, p, region) for p in pools.values() if p.name in ctx.options.pools]
+    return [
+        _plan(ctx, p, region)
+        for p in pools.values()
+        if p.name in ctx.options.pools and not p.dra  # a DRA pool is skipped (DRA_SKIP)
+    ]
 
 
 def run(ctx: Context) -> list[Result]:
@@ -96,6 +106,10 @@ def run(ctx: Context) -> list[Result]:
     for pool in pools.values():
         if pool.name not in ctx.options.pools:
             results.append(skip(NAME, pool.name, f"not opted in (--pool {pool.name})"))
+            continue
+        if pool.dra:
+            # Its pods would claim gpu.nvidia.com devices; this check requests nvidia.com/gpu.
+            results.append(skip(NAME, pool.name, DRA_SKIP))
             continue
         if not ctx.wants(pool.name):
             continue  # left out by --checks: nothing created, no result

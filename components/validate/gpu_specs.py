@@ -74,6 +74,7 @@ class Pool:
     taints: tuple[dict, ...]  # the NodePool template's taints (not its startupTaints)
     consolidate_after: dict[str, str]  # NodePool name -> spec.disruption.consolidateAfter
     efa: bool  # an EFA pool (its NodePools carry "<labelDomain>/efa: 'true'")
+    dra: bool = False  # a DRA pool (capacity.json draDevicesPerNode: budget/dra.py)
 
 
 def _nodepools(render_manifests) -> dict[str, dict]:
@@ -111,6 +112,7 @@ def pools(capacity: dict, manifests) -> dict[str, Pool]:
                 for np in rendered
             },
             efa=labels.get(efa_label) == "true",
+            dra="draDevicesPerNode" in entry,
         )
     return out
 

@@ -4,6 +4,8 @@
 render's usual output: ``manifests/``, ``helm/``, ``examples/``, ``capacity.json``):
 
 - every ``Pulumi.<stack>.yaml`` of the project (the user's stacks, whatever they are named);
+- ``dev-dra``: the fixture dev stack with a DRA pool and a queue routed to it, where the pinned
+  Karpenter has DRA (1.15 and up);
 - ``dev-1.35``: the fixture dev stack (``tests/fixtures/stacks/Pulumi.dev.yaml``, present whatever
   the user's stacks are) at Kubernetes 1.35, where the do-not-disrupt policies are
   ValidatingAdmissionPolicies (MutatingAdmissionPolicy v1 is served from 1.36);
@@ -63,6 +65,44 @@ def _render(stack: str, out: Path, config_file: Path | None = None) -> subproces
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
 
 
+def _pins_dra_karpenter() -> bool:
+    """Whether the pinned Karpenter has DRA (``nodepool.dra.DRA_MIN_KARPENTER``): the render
+    refuses a DRA pool before."""
+    from eks_gpu_platform import versions
+    from eks_gpu_platform.nodepool.dra import DRA_MIN_KARPENTER
+
+    def as_tuple(version: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in version.split("."))
+
+    return as_tuple(versions.KARPENTER_VERSION) >= as_tuple(DRA_MIN_KARPENTER)
+
+
+def _render_dra(out: Path, rendered: list[str], failures: list[str]) -> None:
+    """``dev-dra``: the fixture dev stack plus a DRA pool (docs/dra-pools.md) of g6.48xlarge and a
+    queue routed to it, for the dra-claim scenario (karpenter/dra_test.go)."""
+    dra = yaml.safe_load((REPO / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
+    dra["config"][f"{PROJECT}:nodePools"].append(
+        {"name": "train-dra", "kind": "gpu", "instanceTypes": ["g6.48xlarge"], "dra": True}
+    )
+    dra["config"][f"{PROJECT}:scheduler"]["queues"].append(
+        {
+            "name": "dra-team",
+            "gpu": {"quota": 16, "limit": 16, "overQuotaWeight": 1},
+            "cpu": {"quota": 64, "limit": 128, "overQuotaWeight": 1},
+            "memory": {"quota": 256, "limit": 512, "overQuotaWeight": 1},
+            "nodePools": ["train-dra"],
+            "workloadKind": "training",
+        }
+    )
+    stack_file = out / "stacks" / "Pulumi.dev-dra.yaml"
+    stack_file.write_text(yaml.safe_dump(dra, sort_keys=False))
+    result = _render("dev-dra", out, stack_file)
+    if result.returncode == 0:
+        rendered.append("dev-dra")
+    else:
+        failures.append(f"dev-dra: {result.stderr.strip()[-400:]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -99,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     (rendered if result.returncode == 0 else failures).append(
         "dev-mig" if result.returncode == 0 else f"dev-mig: {result.stderr.strip()[-400:]}"
     )
+    if _pins_dra_karpenter():
+        _render_dra(out, rendered, failures)
 
     from capacity_cases import generated_values
 

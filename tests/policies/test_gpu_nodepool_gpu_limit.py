@@ -52,3 +52,31 @@ def test_a_mixed_mig_pool_is_capped_by_its_mig_resources():
         'NodePool "inference": spec.limits["nvidia.com/mig-3g.40gb"] is "0"; expected a '
         "positive whole number of MIG devices"
     ]
+
+
+def _dra(limits):
+    """Issue 31 point 4: a DRA pool's NodePool (label <domain>/dra) with these limits."""
+    pool = change(gpu_nodepool(), ("spec", "limits"), limits)
+    pool["spec"]["template"]["metadata"]["labels"]["eks-gpu-platform.io/dra"] = "true"
+    return pool
+
+
+def test_a_dra_pool_is_capped_in_cpu():
+    assert check(_dra({"cpu": "384"}), CONFIG) == []
+
+
+@pytest.mark.parametrize(
+    ("limits", "shown"),
+    [
+        ({"nvidia.com/gpu": "16"}, '{"nvidia.com/gpu": "16"}'),
+        ({"cpu": "384", "nvidia.com/gpu": "16"}, '{"cpu": "384", "nvidia.com/gpu": "16"}'),
+        ({"cpu": "0"}, '{"cpu": "0"}'),
+    ],
+    ids=["gpu-only", "gpu-and-cpu", "zero-cpu"],
+)
+def test_a_dra_pool_without_a_cpu_cap_or_with_a_gpu_limit_is_refused(limits, shown):
+    assert check(_dra(limits), CONFIG) == [
+        'DRA NodePool "inference": expected a positive whole spec.limits.cpu (its GPU budget) '
+        'and no spec.limits["nvidia.com/gpu"], which its nodes never advertise; limits are '
+        f"{shown}"
+    ]

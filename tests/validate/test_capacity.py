@@ -401,3 +401,42 @@ def test_a_render_without_a_gpu_pool_is_a_named_skip_not_silence():
         Result("capacity", "gpu", "skip", "the render has no GPU pool")
     ]
     assert capacity.checks(context(kube, empty, clock)) == ["gpu"]
+
+
+def test_a_dra_pool_is_skipped_with_the_reason_and_nothing_is_created():
+    """Issue 31 point 4: a DRA pool's nodes advertise no nvidia.com/gpu (docs/dra-pools.md)."""
+    clock = Clock()
+    kube = g6_cluster(clock)
+    entry = {
+        **pool_entry("inference", G6),
+        "draDevicesPerNode": {"g6.xlarge": {"gpu.nvidia.com": 1}},
+    }
+    render_ = render(
+        [entry],
+        [{"name": "serving", "pools": ["inference"]}],
+        [nodepool("inference", "inference", list(G6)), namespace("serving")],
+    )
+    assert run(kube, render_, clock) == [
+        Result(
+            "capacity",
+            "inference",
+            "skip",
+            "a DRA pool: this check requests nvidia.com/gpu, which its nodes do not advertise; "
+            "DRA pools are not validated yet (docs/dra-pools.md)",
+        )
+    ]
+    assert [c for c in kube.calls if c[0] == "create"] == []
+
+
+def test_planned_leaves_out_a_dra_pool():
+    entry = {
+        **pool_entry("inference", G6),
+        "draDevicesPerNode": {"g6.xlarge": {"gpu.nvidia.com": 1}},
+    }
+    render_ = render(
+        [entry],
+        [{"name": "serving", "pools": ["inference"]}],
+        [nodepool("inference", "inference", list(G6)), namespace("serving")],
+    )
+    clock = Clock()
+    assert capacity.planned(context(g6_cluster(clock), render_, clock, pools=("inference",))) == []

@@ -37,6 +37,8 @@ from ._kube import (
     NODEPOOL,
     gpu_limit,
     is_nvidia_gpu_pool,
+    label,
+    label_domain,
     object_name,
     of_type,
     pool_name,
@@ -65,6 +67,17 @@ def check(props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     if not is_nvidia_gpu_pool(props):
         return []
     name, limit = show(object_name(props)), gpu_limit(props)
+    if label(props, label_domain(props, config), "dra") == "true":
+        # A DRA pool's nodes advertise no nvidia.com/gpu: its budget is a cpu cap
+        # (eks_gpu_platform.budget.dra, docs/dra-pools.md).
+        cpu = mapping(dig(props, "spec", "limits")).get("cpu")
+        if cpu is None or limit is not None or not _positive_whole(cpu):
+            return [
+                f"DRA NodePool {name}: expected a positive whole spec.limits.cpu (its GPU "
+                f'budget) and no spec.limits["{GPU_RESOURCE}"], which its nodes never '
+                f"advertise; limits are {show(dict(mapping(dig(props, 'spec', 'limits'))))}"
+            ]
+        return []
     mig = {
         k: v
         for k, v in mapping(dig(props, "spec", "limits")).items()

@@ -26,6 +26,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,7 +161,8 @@ func NewBareHarness(render *Render, data *InstanceData) (*Harness, error) {
 		NodeClasses:          map[string]*awsv1.EC2NodeClass{},
 		NodePools:            map[string]*karpv1.NodePool{},
 	}
-	ctx := coreoptions.ToContext(suiteCtx, coretest.Options(coretest.OptionsFields{FeatureGates: coretest.FeatureGates{
+	// IGNORE_DRA_REQUESTS is false where the chart turns DRA on (dra_test.go withDRA).
+	ctx := coreoptions.ToContext(suiteCtx, coretest.Options(coretest.OptionsFields{IgnoreDRARequests: lo.ToPtr(!values.DRANVIDIAGPU), FeatureGates: coretest.FeatureGates{
 		NodeOverlay:      lo.ToPtr(values.NodeOverlay),
 		ReservedCapacity: lo.ToPtr(values.ReservedCapacity),
 	}}))
@@ -168,6 +170,7 @@ func NewBareHarness(render *Render, data *InstanceData) (*Harness, error) {
 		ClusterName:       lo.ToPtr(values.ClusterName),
 		InterruptionQueue: lo.ToPtr(values.InterruptionQueue),
 	}))
+	ctx = withDRA(ctx, values.DRANVIDIAGPU)
 	h.Ctx = ctx
 	awsEnv.Reset()
 	// The cluster's own version (kube-apiserver v1.36.3): a scenario may have changed it.
@@ -184,8 +187,13 @@ func NewBareHarness(render *Render, data *InstanceData) (*Harness, error) {
 		awsEnv.PlacementGroupProvider, awsEnv.InstanceTypeStore, lo.ToPtr("ca-bundle"))
 	h.Cloud = overlay.Decorate(h.AWSCloud, h.Client, awsEnv.InstanceTypeStore)
 	h.Cluster = state.NewCluster(awsEnv.Clock, h.Client, h.Cloud)
+	// Hydrated, as the running controller's is before its first round: with DRA on, the provisioner
+	// waits for it (karpenter v1.15.0 pkg/controllers/dynamicresources/deviceallocation/
+	// controller.go L139-150, L248-263).
+	devices := deviceallocation.NewController(h.Client)
+	devices.Hydrate(ctx)
 	h.Prov = provisioning.NewProvisioner(h.Client, recorder, h.Cloud, h.Cluster, awsEnv.Clock,
-		deviceallocation.NewController(h.Client), virtualpods.NewVirtualPodCache(h.Client))
+		devices, virtualpods.NewVirtualPodCache(h.Client))
 	// The overlay controller reads the undecorated provider (karpenter-provider-aws v1.14.1
 	// cmd/controller/main.go L47-48; karpenter v1.14.1 pkg/controllers/controllers.go L175).
 	h.Overlays = nodeoverlay.NewController(awsEnv.Clock, h.Client, h.AWSCloud, awsEnv.InstanceTypeStore, h.Cluster)
@@ -608,6 +616,7 @@ func cleanAPIServer(ctx context.Context, c client.Client) error {
 	lists := []client.ObjectList{
 		&corev1.PodList{}, &karpv1.NodeClaimList{}, &corev1.NodeList{}, &karpv1.NodePoolList{},
 		&awsv1.EC2NodeClassList{}, &v1alpha1.NodeOverlayList{},
+		&resourcev1.ResourceClaimList{}, &resourcev1.DeviceClassList{}, // the dra-claim scenario's
 	}
 	for _, list := range lists {
 		if err := c.List(ctx, list); err != nil {

@@ -39,6 +39,9 @@ type Capacity struct {
 		Limit             map[string]map[string]int64 `json:"limit"`
 		MaxNodes          int                         `json:"maxNodes"`
 		MaxGPUs           int                         `json:"maxGpus"`
+
+		// DRADevicesPerNode: a DRA pool's gpu.nvidia.com devices per type (budget/dra.py).
+		DRADevicesPerNode map[string]map[string]int `json:"draDevicesPerNode"`
 	} `json:"pools"`
 	Queues []struct {
 		Name  string   `json:"name"`
@@ -79,6 +82,8 @@ func LoadRender(stack, dir string) (*Render, error) {
 type KarpenterValues struct {
 	ClusterName, InterruptionQueue string
 	NodeOverlay, ReservedCapacity  bool
+	// DRANVIDIAGPU: settings.awsFeatureGates.draNVIDIAGPU (DRA pools, docs/dra-pools.md).
+	DRANVIDIAGPU bool
 }
 
 func (r *Render) KarpenterValues() (KarpenterValues, error) {
@@ -93,6 +98,7 @@ func (r *Render) KarpenterValues() (KarpenterValues, error) {
 				ClusterName       string          `json:"clusterName"`
 				InterruptionQueue string          `json:"interruptionQueue"`
 				FeatureGates      map[string]bool `json:"featureGates"`
+				AWSFeatureGates   map[string]bool `json:"awsFeatureGates"`
 			} `json:"settings"`
 		} `json:"values"`
 	}
@@ -113,7 +119,10 @@ func (r *Render) KarpenterValues() (KarpenterValues, error) {
 	if !ok {
 		reserved = true
 	}
-	return KarpenterValues{ClusterName: s.ClusterName, InterruptionQueue: s.InterruptionQueue, NodeOverlay: overlay, ReservedCapacity: reserved}, nil
+	// draNVIDIAGPU defaults to false (karpenter-provider-aws v1.15.1 charts/karpenter/values.yaml
+	// L277-281; 1.14 has no such gate).
+	return KarpenterValues{ClusterName: s.ClusterName, InterruptionQueue: s.InterruptionQueue, NodeOverlay: overlay,
+		ReservedCapacity: reserved, DRANVIDIAGPU: s.AWSFeatureGates["draNVIDIAGPU"]}, nil
 }
 
 type pulumiResource struct {

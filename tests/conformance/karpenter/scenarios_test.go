@@ -696,6 +696,9 @@ func (h *Harness) offerings(nodePool string) string {
 func slicedPools(r *Render) []string {
 	var out []string
 	for _, pool := range r.Capacity.Pools {
+		if len(pool.DRADevicesPerNode) > 0 {
+			continue // a DRA pool advertises no nvidia.com/gpu at all: dra-claim judges it
+		}
 		for t, adv := range pool.AdvertisedPerNode {
 			if adv[string(gpu)] != pool.GPUsPerNode[t] {
 				out = append(out, pool.Name)

@@ -65,7 +65,13 @@ func scenarioUserData(r *Render, d *InstanceData) []error {
 		for _, np := range nodePoolsOf(r, pool.Name) {
 			taints = append(taints, h.NodePools[np].Spec.Template.Spec.Taints...)
 		}
-		round, err := h.Provision(UnitPod(PoolTemplate(pool.Name, taints), "default", "userdata-"+pool.Name, rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")))
+		requests := rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")
+		if len(pool.DRADevicesPerNode) > 0 {
+			// A DRA pool's NodeOverlays set nvidia.com/gpu to 0 (dra_test.go): a pod of the pool's
+			// shape asking for no GPU launches its node.
+			requests = rl("cpu", "100m", "memory", "128Mi")
+		}
+		round, err := h.Provision(UnitPod(PoolTemplate(pool.Name, taints), "default", "userdata-"+pool.Name, requests))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("pool %s: %w", pool.Name, err))
 			continue
