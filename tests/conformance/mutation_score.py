@@ -45,6 +45,7 @@ LIST = CONF / "mutations.yaml"
 PACKAGES = ("karpenter", "apiserver")
 OLDER = "dev-1.35"  # tests/conformance/stacks.py: the fixture dev stack at Kubernetes 1.35
 MIG = "dev-mig"  # tests/conformance/stacks.py: the fixture dev stack plus a MIG pool
+DRA = "dev-dra"  # tests/conformance/stacks.py: the fixture dev stack plus a DRA pool
 # Not copied: git, virtualenvs, build outputs and the built kube-apiserver/etcd.
 IGNORED = (".git", ".venv*", "build", ".bin", "__pycache__", ".pytest_cache", ".ruff_cache")
 TEST_TIMEOUT = "20m"
@@ -342,12 +343,15 @@ def render(copy: Path, shim: Path, stacks: tuple[str, ...], out: Path) -> None:
             stack_file = out.parent / f"Pulumi.{OLDER}.yaml"
             stack_file.write_text(yaml.safe_dump(dev, sort_keys=False))
             cmd += ["--config-file", str(stack_file)]
-        elif stack == MIG:
+        elif stack in (MIG, DRA):
             sys.path.insert(0, str(CONF))
-            from stacks import mig_config
+            from stacks import dra_config, mig_config
 
-            stack_file = out.parent / f"Pulumi.{MIG}.yaml"
-            stack_file.write_text(yaml.safe_dump(mig_config(copy), sort_keys=False))
+            config = (mig_config if stack == MIG else dra_config)(copy)
+            # beside the renders, where stacks.py writes it and the scenarios read it
+            stack_file = out.parent / "stacks" / f"Pulumi.{stack}.yaml"
+            stack_file.parent.mkdir(exist_ok=True)
+            stack_file.write_text(yaml.safe_dump(config, sort_keys=False))
             cmd += ["--config-file", str(stack_file)]
         elif not (copy / f"Pulumi.{stack}.yaml").is_file():
             raise ListError(f"stack {stack}: no Pulumi.{stack}.yaml in the repository")

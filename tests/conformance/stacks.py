@@ -88,10 +88,10 @@ def mig_config(repo: Path) -> dict:
     return mig
 
 
-def _render_dra(out: Path, rendered: list[str], failures: list[str]) -> None:
-    """``dev-dra``: the fixture dev stack plus a DRA pool (docs/dra-pools.md) of g6.48xlarge and a
-    queue routed to it, for the dra-claim scenario (karpenter/dra_test.go)."""
-    dra = yaml.safe_load((REPO / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
+def dra_config(repo: Path) -> dict:
+    """``dev-dra``'s configuration: the fixture dev stack of ``repo`` plus a DRA pool and a queue
+    routed to it (also rendered by mutation_score.py, in its copy of the repository)."""
+    dra = yaml.safe_load((repo / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
     dra["config"][f"{PROJECT}:nodePools"].append(
         {"name": "train-dra", "kind": "gpu", "instanceTypes": ["g6.48xlarge"], "dra": True}
     )
@@ -105,6 +105,13 @@ def _render_dra(out: Path, rendered: list[str], failures: list[str]) -> None:
             "workloadKind": "training",
         }
     )
+    return dra
+
+
+def _render_dra(out: Path, rendered: list[str], failures: list[str]) -> None:
+    """``dev-dra``: the fixture dev stack plus a DRA pool (docs/dra-pools.md) of g6.48xlarge and a
+    queue routed to it, for the dra-claim scenario (karpenter/dra_test.go)."""
+    dra = dra_config(REPO)
     stack_file = out / "stacks" / "Pulumi.dev-dra.yaml"
     stack_file.write_text(yaml.safe_dump(dra, sort_keys=False))
     result = _render("dev-dra", out, stack_file)
