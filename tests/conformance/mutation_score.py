@@ -44,6 +44,8 @@ CONF = REPO / "tests" / "conformance"
 LIST = CONF / "mutations.yaml"
 PACKAGES = ("karpenter", "apiserver")
 OLDER = "dev-1.35"  # tests/conformance/stacks.py: the fixture dev stack at Kubernetes 1.35
+MIG = "dev-mig"  # tests/conformance/stacks.py: the fixture dev stack plus a MIG pool
+DRA = "dev-dra"  # tests/conformance/stacks.py: the fixture dev stack plus a DRA pool
 # Not copied: git, virtualenvs, build outputs and the built kube-apiserver/etcd.
 IGNORED = (".git", ".venv*", "build", ".bin", "__pycache__", ".pytest_cache", ".ruff_cache")
 TEST_TIMEOUT = "20m"
@@ -340,6 +342,16 @@ def render(copy: Path, shim: Path, stacks: tuple[str, ...], out: Path) -> None:
             dev["config"]["eks-gpu-platform:cluster"]["kubernetesVersion"] = "1.35"
             stack_file = out.parent / f"Pulumi.{OLDER}.yaml"
             stack_file.write_text(yaml.safe_dump(dev, sort_keys=False))
+            cmd += ["--config-file", str(stack_file)]
+        elif stack in (MIG, DRA):
+            sys.path.insert(0, str(CONF))
+            from stacks import dra_config, mig_config
+
+            config = (mig_config if stack == MIG else dra_config)(copy)
+            # beside the renders, where stacks.py writes it and the scenarios read it
+            stack_file = out.parent / "stacks" / f"Pulumi.{stack}.yaml"
+            stack_file.parent.mkdir(exist_ok=True)
+            stack_file.write_text(yaml.safe_dump(config, sort_keys=False))
             cmd += ["--config-file", str(stack_file)]
         elif not (copy / f"Pulumi.{stack}.yaml").is_file():
             raise ListError(f"stack {stack}: no Pulumi.{stack}.yaml in the repository")

@@ -77,10 +77,21 @@ def _pins_dra_karpenter() -> bool:
     return as_tuple(versions.KARPENTER_VERSION) >= as_tuple(DRA_MIN_KARPENTER)
 
 
-def _render_dra(out: Path, rendered: list[str], failures: list[str]) -> None:
-    """``dev-dra``: the fixture dev stack plus a DRA pool (docs/dra-pools.md) of g6.48xlarge and a
-    queue routed to it, for the dra-claim scenario (karpenter/dra_test.go)."""
-    dra = yaml.safe_load((REPO / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
+def mig_config(repo: Path) -> dict:
+    """``dev-mig``'s configuration: the fixture dev stack of ``repo`` plus ``MIG_POOL``, routed to
+    ``MIG_QUEUE`` (also rendered by mutation_score.py, in its copy of the repository)."""
+    mig = yaml.safe_load((repo / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
+    mig["config"][f"{PROJECT}:nodePools"].append(MIG_POOL)
+    for queue in mig["config"][f"{PROJECT}:scheduler"]["queues"]:
+        if queue["name"] == MIG_QUEUE:
+            queue["nodePools"].append(MIG_POOL["name"])
+    return mig
+
+
+def dra_config(repo: Path) -> dict:
+    """``dev-dra``'s configuration: the fixture dev stack of ``repo`` plus a DRA pool and a queue
+    routed to it (also rendered by mutation_score.py, in its copy of the repository)."""
+    dra = yaml.safe_load((repo / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
     dra["config"][f"{PROJECT}:nodePools"].append(
         {"name": "train-dra", "kind": "gpu", "instanceTypes": ["g6.48xlarge"], "dra": True}
     )
@@ -94,6 +105,13 @@ def _render_dra(out: Path, rendered: list[str], failures: list[str]) -> None:
             "workloadKind": "training",
         }
     )
+    return dra
+
+
+def _render_dra(out: Path, rendered: list[str], failures: list[str]) -> None:
+    """``dev-dra``: the fixture dev stack plus a DRA pool (docs/dra-pools.md) of g6.48xlarge and a
+    queue routed to it, for the dra-claim scenario (karpenter/dra_test.go)."""
+    dra = dra_config(REPO)
     stack_file = out / "stacks" / "Pulumi.dev-dra.yaml"
     stack_file.write_text(yaml.safe_dump(dra, sort_keys=False))
     result = _render("dev-dra", out, stack_file)
@@ -128,11 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         "dev-1.35" if result.returncode == 0 else f"dev-1.35: {result.stderr.strip()[-400:]}"
     )
 
-    mig = yaml.safe_load((REPO / "tests" / "fixtures" / "stacks" / "Pulumi.dev.yaml").read_text())
-    mig["config"][f"{PROJECT}:nodePools"].append(MIG_POOL)
-    for queue in mig["config"][f"{PROJECT}:scheduler"]["queues"]:
-        if queue["name"] == MIG_QUEUE:
-            queue["nodePools"].append(MIG_POOL["name"])
+    mig = mig_config(REPO)
     with_mig = out / "stacks" / "Pulumi.dev-mig.yaml"
     with_mig.write_text(yaml.safe_dump(mig, sort_keys=False))
     result = _render("dev-mig", out, with_mig)
