@@ -6,8 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from .. import versions
+from .admission_pair import policy_pair
 from .constants import (
-    ADMISSION_API,
     BUILTIN_PRIORITY_CLASSES,
     BYTES_PER_GIB,
     BYTES_PER_MB,
@@ -330,71 +330,6 @@ def _template_expressions(path: str) -> tuple[str, str, str]:
     return scheduled, annotated, apply
 
 
-def _policy_pair(
-    *,
-    name: str,
-    mutating: bool,
-    rules: dict,
-    conditions: list[dict],
-    annotated: str,
-    apply: str,
-    message: str,
-    namespace_selector: dict,
-) -> list[dict]:
-    binding_spec: dict = {
-        "policyName": name,
-        "matchResources": {"namespaceSelector": namespace_selector},
-    }
-    if mutating:
-        return [
-            {
-                "apiVersion": ADMISSION_API,
-                "kind": "MutatingAdmissionPolicy",
-                "metadata": {"name": name},
-                "spec": {
-                    "failurePolicy": "Fail",
-                    "reinvocationPolicy": "Never",
-                    "matchConstraints": rules,
-                    "matchConditions": [
-                        *conditions,
-                        {"name": "not-annotated", "expression": f"!({annotated})"},
-                    ],
-                    "mutations": [
-                        {
-                            "patchType": "ApplyConfiguration",
-                            "applyConfiguration": {"expression": apply},
-                        }
-                    ],
-                },
-            },
-            {
-                "apiVersion": ADMISSION_API,
-                "kind": "MutatingAdmissionPolicyBinding",
-                "metadata": {"name": name},
-                "spec": binding_spec,
-            },
-        ]
-    return [
-        {
-            "apiVersion": ADMISSION_API,
-            "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": name},
-            "spec": {
-                "failurePolicy": "Fail",
-                "matchConstraints": rules,
-                "matchConditions": conditions,
-                "validations": [{"expression": annotated, "message": message, "reason": "Invalid"}],
-            },
-        },
-        {
-            "apiVersion": ADMISSION_API,
-            "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": name},
-            "spec": {**binding_spec, "validationActions": ["Deny"]},
-        },
-    ]
-
-
 def queue_namespace_selector(label_domain: str) -> dict:
     """The bindings' ``matchResources.namespaceSelector``: the platform's queue namespaces
     (label ``<label_domain>/queue``), never a system namespace even if mislabelled."""
@@ -467,13 +402,16 @@ def workload_admission_policy(
             {"name": "template-changed", "expression": changed},
             {"name": "owner-non-preemptible", "expression": verdict},
         ]
-        out += _policy_pair(
+        out += policy_pair(
             name=f"{DISRUPTION_POLICY_NAME}-{suffix}",
             mutating=mutating,
             rules=rules,
             conditions=conditions,
             annotated=annotated,
-            apply=apply,
+            mutation={
+                "patchType": "ApplyConfiguration",
+                "applyConfiguration": {"expression": apply},
+            },
             message=message,
             namespace_selector=selector,
         )
@@ -508,7 +446,7 @@ def disruption_admission_policy(
     """
     table = priority_class_table(extra_priority_classes)
     classes = ", ".join(n for n, v in table.items() if v >= NON_PREEMPTIBLE_PRIORITY)
-    pods = _policy_pair(
+    pods = policy_pair(
         name=DISRUPTION_POLICY_NAME,
         mutating=_kubernetes_minor(kubernetes_version) >= MUTATING_ADMISSION_POLICY_GA,
         rules=POD_CREATE_RULES,
@@ -522,7 +460,10 @@ def disruption_admission_policy(
             },
         ],
         annotated=ANNOTATED_EXPRESSION,
-        apply=APPLY_DO_NOT_DISRUPT_EXPRESSION,
+        mutation={
+            "patchType": "ApplyConfiguration",
+            "applyConfiguration": {"expression": APPLY_DO_NOT_DISRUPT_EXPRESSION},
+        },
         message=(
             f"non-preemptible {SCHEDULER_NAME} pods (priority class {classes} or any other of "
             f"value {NON_PREEMPTIBLE_PRIORITY} or more, a Knative Service's or Notebook's pod "

@@ -16,7 +16,8 @@ the annotation (before: a denial) when KAI treats its pods as non-preemptible.
 
 from collections.abc import Mapping
 
-from .constants import ADMISSION_API, DO_NOT_DISRUPT_ANNOTATION, SCHEDULER_NAME
+from .admission_pair import policy_pair
+from .constants import DO_NOT_DISRUPT_ANNOTATION, SCHEDULER_NAME
 from .kai_owners import owner_first_expression
 
 # mpi-operator v0.6.0 labels every pod of an MPIJob, launcher and workers, with its name
@@ -101,7 +102,6 @@ def mpijob_policy(
 ) -> list[dict]:
     """The MPIJob policy and its binding, mutating (JSONPatch) or validating (Deny); ``changed``
     is the UPDATE ratchet (``kai_owners.template_changed_expression``)."""
-    binding_spec = {"policyName": name, "matchResources": {"namespaceSelector": namespace_selector}}
     marked = marked_replica_expression(table)
     annotated = f"{SPECS}.all(k, !({marked}) || ({annotated_replica_expression()}))"
     match = [
@@ -109,51 +109,16 @@ def mpijob_policy(
         {"name": "template-changed", "expression": changed},
         {"name": "non-preemptible", "expression": f"{SPECS}.exists(k, {marked})"},
     ]
-    if mutating:
-        return [
-            {
-                "apiVersion": ADMISSION_API,
-                "kind": "MutatingAdmissionPolicy",
-                "metadata": {"name": name},
-                "spec": {
-                    "failurePolicy": "Fail",
-                    "reinvocationPolicy": "Never",
-                    "matchConstraints": MPIJOB_RULES,
-                    "matchConditions": [
-                        *match,
-                        {"name": "not-annotated", "expression": f"!({annotated})"},
-                    ],
-                    "mutations": [
-                        {
-                            "patchType": "JSONPatch",
-                            "jsonPatch": {"expression": json_patch_expression(table)},
-                        }
-                    ],
-                },
-            },
-            {
-                "apiVersion": ADMISSION_API,
-                "kind": "MutatingAdmissionPolicyBinding",
-                "metadata": {"name": name},
-                "spec": binding_spec,
-            },
-        ]
-    return [
-        {
-            "apiVersion": ADMISSION_API,
-            "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": name},
-            "spec": {
-                "failurePolicy": "Fail",
-                "matchConstraints": MPIJOB_RULES,
-                "matchConditions": match,
-                "validations": [{"expression": annotated, "message": message, "reason": "Invalid"}],
-            },
+    return policy_pair(
+        name=name,
+        mutating=mutating,
+        rules=MPIJOB_RULES,
+        conditions=match,
+        annotated=annotated,
+        mutation={
+            "patchType": "JSONPatch",
+            "jsonPatch": {"expression": json_patch_expression(table)},
         },
-        {
-            "apiVersion": ADMISSION_API,
-            "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": name},
-            "spec": {**binding_spec, "validationActions": ["Deny"]},
-        },
-    ]
+        message=message,
+        namespace_selector=namespace_selector,
+    )
