@@ -165,23 +165,10 @@ def dra_pool_entry(pool: Any, groups: Any) -> dict[str, Any]:
     ``maxNodes``: the most nodes the cpu limit admits, every one of the type with the fewest
     vCPUs."""
     types = _gpu_types(pool)
-    limit: dict[str, dict[str, int]] = {}
-    nodepools = []
-    max_nodes = max_gpus = 0
+    limit, nodepools, max_gpus = nodepool_entries(groups, lambda budget: dra_limits(pool, budget))
+    max_nodes = 0
     for group in groups:
-        budget = group.gpus or 0
-        limits = {r: int(v) for r, v in dra_limits(pool, budget).items()}
-        limit[group.name] = limits
-        max_gpus += budget
-        nodepools.append(
-            {
-                "name": group.name,
-                "instanceTypes": list(group.instance_types),
-                "gpus": budget,
-                "largestGang": group.largest_gang,
-            }
-        )
-        cpu = limits.get(DRA_LIMIT_RESOURCE, 0)
+        cpu = limit[group.name].get(DRA_LIMIT_RESOURCE, 0)
         max_nodes += max(
             (cpu // DRA_TYPE_VCPUS[t.name] for t in types if t.name in group.instance_types),
             default=0,
@@ -197,3 +184,26 @@ def dra_pool_entry(pool: Any, groups: Any) -> dict[str, Any]:
         "maxNodes": max_nodes,
         "maxGpus": max_gpus,
     }
+
+
+def nodepool_entries(
+    groups: Any, limits_of: Any
+) -> tuple[dict[str, dict[str, int]], list[dict[str, Any]], int]:
+    """A pool's NodePools in ``capacity.json``: each NodePool's whole-number ``limits_of(its GPU
+    budget)``, its entry (name, instance types, GPUs, largest gang) and the pool's GPUs in all."""
+    limit: dict[str, dict[str, int]] = {}
+    nodepools = []
+    max_gpus = 0
+    for group in groups:
+        budget = group.gpus or 0
+        limit[group.name] = {r: int(v) for r, v in limits_of(budget).items()}
+        max_gpus += budget
+        nodepools.append(
+            {
+                "name": group.name,
+                "instanceTypes": list(group.instance_types),
+                "gpus": budget,
+                "largestGang": group.largest_gang,
+            }
+        )
+    return limit, nodepools, max_gpus

@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .cost import cost_document
-from .dra import dra_pool_entry
+from .dra import dra_pool_entry, nodepool_entries
 from .preemption import preemption_delays
 from .resources import resource_document
 from .stack import (
@@ -69,22 +69,10 @@ def pool_entries(config: PlatformConfig) -> list[dict[str, Any]]:
             continue
         capacity = capacity_of(pool, config.gpu_operator)
         advertised = {t.name: dict(sorted(t.advertised.items())) for t in capacity.types}
-        limit: dict[str, dict[str, int]] = {}
-        nodepools = []
-        max_nodes = max_gpus = 0
+        limit, nodepools, max_gpus = nodepool_entries(groups, capacity.limits)
+        max_nodes = 0
         for group in groups:
-            budget = group.gpus or 0
-            limits = {r: int(v) for r, v in capacity.limits(budget).items()}
-            limit[group.name] = limits
-            max_gpus += budget
-            nodepools.append(
-                {
-                    "name": group.name,
-                    "instanceTypes": list(group.instance_types),
-                    "gpus": budget,
-                    "largestGang": group.largest_gang,
-                }
-            )
+            limits = limit[group.name]
             # A type fits while its advertised capacity stays within every limited resource
             # (Karpenter v1.14.1 scheduler.go filterByRemainingResources): the smallest node
             # of the NodePool uses the least of the limit, so it launches the most nodes.
