@@ -153,13 +153,13 @@ class PlatformConfig(ConfigLoader, CrossSectionChecks, Spec):
         return capacity_of(pool, self.gpu_operator).units_per_gpu
 
     def _routing(self) -> dict[str, PoolRouting]:
-        return pool_routing(self)
+        return pool_routing(self.pools, self.gpu_operator)
 
     @property
     def gpu_limits(self) -> dict[str, int | None]:
         """Each GPU pool's ``nvidia.com/gpu`` limit: from the queues routed to it when the
         scheduler is on (friction point 1), else the pool's own cap."""
-        return gpu_limits(self)
+        return gpu_limits(self.pools, self.gpu_operator, self.scheduler)
 
     @property
     def workload_kinds(self) -> dict[str, str]:

@@ -153,7 +153,7 @@ class CrossSectionChecks:
                 seen.setdefault(name, i)
         if "scheduler" in valid and not self.scheduler.enabled:
             # Without the scheduler each pool's budget is its own cap (with it: the queues').
-            out += layout_config_problems(self)
+            out += layout_config_problems(self.pools, self.gpu_operator, self.scheduler)
         return out
 
     def _one_pool_problems(
@@ -263,7 +263,9 @@ class CrossSectionChecks:
                             "routed queues' gpu quota/limit or select fewer types",
                         )
                     )
-            out += plan_config_problems(self)
+            out += plan_config_problems(
+                self.pools, self.gpu_operator, self.scheduler, self.workload_kinds
+            )
         return out
 
     def _budget_too_large(self, pool: str, limit: int) -> str:
