@@ -38,7 +38,10 @@ def stack_gangs(config: PlatformConfig) -> dict[str, GangChoice]:
     if not config.scheduler.enabled:
         return {}
     return queue_gangs(
-        config.scheduler.queues, config.gpu_pools, pool_nodepools(config), stack_zones(config)
+        config.scheduler.queues,
+        config.gpu_pools,
+        pool_nodepools(config.pools, config.gpu_operator, config.scheduler),
+        stack_zones(config),
     )
 
 
@@ -50,7 +53,7 @@ def gang_problems(config: PlatformConfig, *, budgets: bool = True) -> list[Probl
     out: list[Problem] = []
     pools = {p.name: p for p in config.gpu_pools}
     if budgets:
-        nodepools = pool_nodepools(config)
+        nodepools = pool_nodepools(config.pools, config.gpu_operator, config.scheduler)
     else:
         nodepools = {p.name: nodepool_groups(p, None) for p in config.gpu_pools}
     zones = stack_zones(config)

@@ -276,7 +276,9 @@ class GpuPlatform(pulumi.ComponentResource):
                 k8s_provider=self.cluster.provider,
                 node_selector={label_key: label_value},
                 tolerations=system_tolerations(),
-                feature_gates={"nodeOverlay": True} if needs_node_overlay(config) else {},
+                feature_gates={"nodeOverlay": True}
+                if needs_node_overlay(config.pools, config.gpu_operator)
+                else {},
                 settings=karpenter_dra_settings(config.pools),
                 # Nodes, pod credentials, DNS, routes and NAT: the controller needs them until
                 # its node pools are gone (issue 11, item 3).
@@ -288,7 +290,9 @@ class GpuPlatform(pulumi.ComponentResource):
             opts=child,
         )
         karpenter_ready = [self.karpenter.crd_release, self.karpenter.release]
-        for warning in capacity_warnings(config):
+        for warning in capacity_warnings(
+            config.pools, config.gpu_operator, config.scheduler, config.workload_kinds
+        ):
             pulumi.log.warn(warning.removeprefix("warning: "), self)
         gpu_limits = config.gpu_limits
         # Every EFA pool's zone against the region's zones and the VPC's, in one error, before

@@ -87,7 +87,8 @@ def _today() -> datetime.date:
 def _types(config: PlatformConfig) -> list[str]:
     from .budget.stack import pool_nodepools
 
-    names = {t.name for groups in pool_nodepools(config).values() for g in groups for t in g.types}
+    nodepools = pool_nodepools(config.pools, config.gpu_operator, config.scheduler)
+    names = {t.name for groups in nodepools.values() for g in groups for t in g.types}
     return sorted(names | set(config.system_node_group.instance_types))
 
 
@@ -145,7 +146,15 @@ def cost_log(
         from_table.add(name)
         return prices.stand_in(where, name)
 
-    cost = cost_document(config, price)
+    cost = cost_document(
+        config.pools,
+        config.gpu_operator,
+        config.scheduler,
+        region=config.region,
+        system_node_group=config.system_node_group,
+        cpu_pools=[p.name for p in config.node_pools if p.kind == "cpu"],
+        price=price,
+    )
     stand_in = [r for r in cost["priceRegions"] if r != region]
 
     def source(names: set[str]) -> str:
@@ -164,7 +173,7 @@ def cost_log(
 
     from .budget.stack import pool_nodepools
 
-    groups = pool_nodepools(config)
+    groups = pool_nodepools(config.pools, config.gpu_operator, config.scheduler)
     lines = []
     for name, pool in cost["pools"].items():
         names = {t.name for g in groups[name] for t in g.types}

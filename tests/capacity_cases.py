@@ -166,3 +166,25 @@ def generated_configs(count: int) -> tuple[list[PlatformConfig], list[str], list
         except SpecError as err:
             errors.append(f"seed {seed}: {err.lines[0]}")
     return ok, errors, seeds
+
+
+def stack_specs(config: PlatformConfig) -> tuple[Any, Any, Any]:
+    """What the budget's stack-wide functions read of a stack (``budget.stack``): its pools
+    (the default cpu pool included), the GPU Operator's settings and the scheduler's."""
+    return (config.pools, config.gpu_operator, config.scheduler)
+
+
+def cost_args(config: PlatformConfig) -> dict[str, Any]:
+    """The rest of what ``budget.cost.cost_document`` reads: the region, the system node group
+    and the names of the configured cpu pools."""
+    return {
+        "region": config.region,
+        "system_node_group": config.system_node_group,
+        "cpu_pools": [p.name for p in config.node_pools if p.kind == "cpu"],
+    }
+
+
+def report_args(config: PlatformConfig) -> dict[str, Any]:
+    """The rest of what ``budget.report.capacity_document`` reads: ``cost_args`` and the leaf
+    queues' workload kinds."""
+    return {"kinds": config.workload_kinds, **cost_args(config)}

@@ -171,11 +171,14 @@ def test_the_dra_queue_namespace_quota_caps_its_gpu_claims(recording):
 
 
 def test_capacity_json_shows_the_dra_pool_in_cpu_and_dra_devices():
+    from capacity_cases import report_args, stack_specs
+
     from eks_gpu_platform.budget import capacity_document
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(versions, "KARPENTER_VERSION", "1.15.1")
-        document = capacity_document(validate(dra_stack()))
+        config = validate(dra_stack())
+        document = capacity_document(*stack_specs(config), **report_args(config))
     (entry,) = [p for p in document["pools"] if p["name"] == "train-dra"]
     assert entry == {
         "name": "train-dra",

@@ -178,3 +178,68 @@ def test_every_package_is_in_the_wheel():
     )
     packages = {n for n, p in MODULES.items() if p.name == "__init__.py"}
     assert packages == listed
+
+
+# The modules that make up the stack configuration (issue 33, point 2): they read it whole.
+CONFIG_MODULES = {
+    f"{PACKAGE}.{n}"
+    for n in ("config", "config_load", "config_cross", "config_checks", "gang_checks")
+}
+
+
+def config_references(name: str) -> list[str]:
+    """Where module ``name`` refers to the stack configuration: an import of a module of it
+    (``CONFIG_MODULES``) anywhere (under ``if TYPE_CHECKING:`` and in function bodies too), or
+    the name ``PlatformConfig`` (as a name, an attribute, or in a string: a string annotation,
+    a docstring)."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        sources: list[str] = []
+        if isinstance(node, ast.Import):
+            sources = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            sources = [source, *(f"{source}.{alias.name}" for alias in node.names)]
+        for source in sources:
+            if source in CONFIG_MODULES:
+                out.append(f"line {node.lineno}: imports {source}")
+        if (
+            (isinstance(node, ast.Name) and node.id == "PlatformConfig")
+            or (isinstance(node, ast.Attribute) and node.attr == "PlatformConfig")
+            or (isinstance(node, ast.alias) and node.name == "PlatformConfig")
+            or (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and "PlatformConfig" in node.value
+            )
+        ):
+            out.append(f"line {node.lineno}: names PlatformConfig")
+    return out
+
+
+def test_config_references_are_found():
+    # Not vacuous: the config's own modules name it; an import under TYPE_CHECKING counts.
+    assert config_references(f"{PACKAGE}.gang_checks")[:2] == [
+        "line 1: names PlatformConfig",
+        "line 20: imports eks_gpu_platform.config",
+    ]
+    assert any("imports" in r for r in config_references(f"{PACKAGE}.platform"))
+
+
+def test_nothing_below_the_config_refers_up_to_it():
+    """The GPU budget and every module the configuration imports take the specs they read (the
+    pools, the queues, the GPU Operator's settings, ...), never the stack configuration: no
+    import of it, even for type checking, and no ``PlatformConfig`` in a name or a string
+    (issue 33, point 5)."""
+    budget = {n for n in MODULES if n == f"{PACKAGE}.budget" or n.startswith(f"{PACKAGE}.budget.")}
+    below = set().union(*(reachable(n) for n in CONFIG_MODULES)) - CONFIG_MODULES
+    assert budget <= below
+    found = {n: refs for n in sorted(below) if (refs := config_references(n))}
+    assert found == {}

@@ -1,9 +1,10 @@
 """The GPU budget: one model of what Karpenter may buy for the queues (friction point 1).
 
 Pure (no Pulumi), and at the bottom of the import graph: it imports only ``spec``, ``catalog``,
-``catalog_mig``, ``prices`` and ``versions``, and reads the capability specs (``NodePoolSpec``,
-``QueueSpec``, ``GpuOperatorSpec``, ``PlatformConfig``) by attribute. ``nodepool``,
-``scheduler``, ``config``, ``platform`` and ``offline`` import it; it imports none of them.
+``catalog_mig``, ``prices`` and ``versions``, and reads the capability specs it is given
+(``NodePoolSpec``, ``QueueSpec``, ``SchedulerSpec``, ``GpuOperatorSpec``, ...) by attribute, never
+the stack configuration. ``nodepool``, ``scheduler``, ``config``, ``platform`` and ``offline``
+import it; it imports none of them.
 
 Modules, bottom up:
 
@@ -14,7 +15,8 @@ Modules, bottom up:
 - ``gangs``: where each queue's gangs run (pool, instance type, zone) and why;
 - ``layouts``: EFA pools whose budget leaves a layout's NodePool empty;
 - ``plan``: per leaf queue, what Karpenter can buy for it, reachability, largest gang;
-- ``stack``: the same over a whole ``PlatformConfig`` (the config's checks and warnings);
+- ``stack``: the same over a whole stack's pools, queues and GPU Operator settings (the
+  config's checks and warnings);
 - ``cost``: the pools and the stack at full budget, per hour (the dated price table);
 - ``resources``: queues' CPU and memory against their workload templates' pods;
 - ``node_start``: the estimate, per GPU family, of a new node's start (one table, cited);
@@ -62,6 +64,7 @@ from .stack import (
     capacity_plan,
     capacity_warnings,
     gpu_limits,
+    gpu_pools,
     layout_config_problems,
     needs_node_overlay,
     plan_config_problems,
@@ -107,6 +110,7 @@ __all__ = [
     "gpu_limit_shortfall",
     "gpu_limits",
     "gpu_overlay_manifests",
+    "gpu_pools",
     "layout_config_problems",
     "layout_groups",
     "leaf_queue_names",

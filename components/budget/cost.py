@@ -1,7 +1,8 @@
 """The capacity plan's cost at full budget: the most each GPU pool can cost per hour with its
 whole GPU budget running, the system node group at its largest, and the stack's total.
 
-Pure: the config in (read by attribute), plain data out (``capacity.json``'s ``cost``, which
+Pure: the pools, the GPU Operator's and the scheduler's specs, the region and the system node
+group in (read by attribute), plain data out (``capacity.json``'s ``cost``, which
 summary.md, plan.md and the validation's dry run show). One price table: ``prices``
 (Karpenter v1.14.1's generated us-east-1 on-demand Linux prices, dated).
 
@@ -28,10 +29,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import prices
-from .stack import pool_nodepools
+from .stack import gpu_pools, pool_nodepools
 
 if TYPE_CHECKING:
-    from ..config import PlatformConfig
+    from ..cluster.spec import SystemNodeGroupSpec
+    from ..gpu_operator.spec import GpuOperatorSpec
+    from ..nodepool.spec import NodePoolSpec
+    from ..scheduler.spec import SchedulerSpec
 
 # A type's on-demand hourly price in a region and the region it is from (None: no price):
 # the table's ``prices.stand_in`` offline, the AWS Price List API's at preview (``price_list``).
@@ -115,30 +119,40 @@ def system_cost(
     }
 
 
-def cost_document(config: PlatformConfig, price: Price = prices.stand_in) -> dict[str, Any]:
+def cost_document(
+    pools: Sequence[NodePoolSpec],
+    operator: GpuOperatorSpec,
+    scheduler: SchedulerSpec,
+    *,
+    region: str,
+    system_node_group: SystemNodeGroupSpec,
+    cpu_pools: Sequence[str],
+    price: Price = prices.stand_in,
+) -> dict[str, Any]:
     """``capacity.json``'s ``cost``: the pools, the system node group and the total (None when
     a part has no figure; ``complete`` is false when a priced part leaves types out).
-    ``price``: the table's by default (``source`` and ``retrieved`` name the table)."""
-    region = config.region
-    groups_of = pool_nodepools(config)
-    pools = {
+    ``pools``, ``operator``, ``scheduler``: as in ``stack``; ``cpu_pools``: the names of the
+    configured cpu pools (not counted); ``price``: the table's by default (``source`` and
+    ``retrieved`` name the table)."""
+    groups_of = pool_nodepools(pools, operator, scheduler)
+    costs = {
         pool.name: pool_cost(region, groups_of[pool.name], pool.capacity_types, price)
-        for pool in config.gpu_pools
+        for pool in gpu_pools(pools)
     }
-    group = config.system_node_group
+    group = system_node_group
     system = system_cost(region, group.instance_types, group.max_size, price)
-    parts = [*pools.values(), system]
+    parts = [*costs.values(), system]
     figures = [p["hourlyUsd"] for p in parts]
     return {
         "region": region,
         "source": prices.SOURCE,
         "retrieved": prices.RETRIEVED,
-        "pools": pools,
+        "pools": costs,
         "systemNodeGroup": system,
         "totalHourlyUsd": None if None in figures else _rounded(sum(figures)),
         "complete": not any(p["unpriced"] for p in parts),
         "priceRegions": sorted({r for p in parts for r in p.get("priceRegions", [])}),
-        "cpuPools": [p.name for p in config.node_pools if p.kind == "cpu"],
+        "cpuPools": list(cpu_pools),
         "notCounted": NOT_COUNTED,
     }
 

@@ -32,9 +32,8 @@ from ..spec import Problem, show
 from .node_start import KARPENTER_BATCH_SECONDS, MAX_NODE_START_SECONDS, pool_node_start
 
 if TYPE_CHECKING:
-    from ..config import PlatformConfig
     from ..nodepool.spec import NodePoolSpec
-    from ..scheduler.spec import QueueSpec
+    from ..scheduler.spec import QueueSpec, SchedulerSpec
 
 # The override's range: 0 (no delay) up to Karpenter's registration timeout, past which
 # Karpenter has deleted a node that never registered and starts over (node_start).
@@ -72,14 +71,16 @@ class PreemptionDelay:
         }
 
 
-def preemption_delays(config: PlatformConfig) -> list[PreemptionDelay]:
-    """Every (leaf queue, pool) that shares a pool with preemptible work, in queue order then
-    routing order; none without the scheduler."""
-    if not config.scheduler.enabled:
+def preemption_delays(
+    gpu_pools: Sequence[NodePoolSpec], scheduler: SchedulerSpec
+) -> list[PreemptionDelay]:
+    """Every (leaf queue, pool of ``gpu_pools``) that shares a pool with preemptible work, in
+    queue order then routing order; none without the scheduler."""
+    if not scheduler.enabled:
         return []
-    pools = {p.name: p for p in config.gpu_pools}
+    pools = {p.name: p for p in gpu_pools}
     out = []
-    for i, queue in enumerate(config.scheduler.queues):
+    for i, queue in enumerate(scheduler.queues):
         override = queue.preemption_delay_seconds
         for name in preemptible_pools(queue, pools):
             if override is not None:

@@ -1,6 +1,8 @@
 """``capacity.json``'s content: every GPU pool's NodePools and limits, and the queues' plan.
 
-Pure: the config in (read by attribute), plain data out; ``offline.capacity`` writes it.
+Pure: the stack's pools, the GPU Operator's and the scheduler's specs, the queues' workload
+kinds, the region and the system node group in (read by attribute, as in ``stack``), plain data
+out; ``offline.capacity`` writes it.
 
 - per GPU pool: ``name``, ``instanceTypes``, ``gpusPerNode`` and ``advertisedPerNode`` (per
   instance type: the device plugin's resources once the node is initialized, which is what
@@ -37,6 +39,7 @@ Pure: the config in (read by attribute), plain data out; ``offline.capacity`` wr
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .cost import cost_document
@@ -47,27 +50,33 @@ from .stack import (
     capacity_of,
     capacity_plan,
     capacity_warnings,
+    gpu_pools,
     pool_nodepools,
     queue_bounds,
     queue_needs,
 )
 
 if TYPE_CHECKING:
-    from ..config import PlatformConfig
+    from ..cluster.spec import SystemNodeGroupSpec
+    from ..gpu_operator.spec import GpuOperatorSpec
+    from ..nodepool.spec import NodePoolSpec
+    from ..scheduler.spec import SchedulerSpec
 
 
-def pool_entries(config: PlatformConfig) -> list[dict[str, Any]]:
+def pool_entries(
+    pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec, scheduler: SchedulerSpec
+) -> list[dict[str, Any]]:
     """The ``pools`` of ``capacity.json``: every GPU pool with a GPU budget."""
-    groups_of = pool_nodepools(config)
+    groups_of = pool_nodepools(pools, operator, scheduler)
     out = []
-    for pool in config.gpu_pools:
+    for pool in gpu_pools(pools):
         groups = groups_of[pool.name]
         if any(g.gpus is None for g in groups):
             continue
         if pool.dra:  # limits in cpu, GPUs as DRA devices (budget/dra.py)
             out.append(dra_pool_entry(pool, groups))
             continue
-        capacity = capacity_of(pool, config.gpu_operator)
+        capacity = capacity_of(pool, operator)
         advertised = {t.name: dict(sorted(t.advertised.items())) for t in capacity.types}
         limit, nodepools, max_gpus = nodepool_entries(groups, capacity.limits)
         max_nodes = 0
@@ -98,15 +107,27 @@ def pool_entries(config: PlatformConfig) -> list[dict[str, Any]]:
     return out
 
 
-def capacity_document(config: PlatformConfig) -> dict[str, Any]:
-    """``capacity.json``'s content."""
+def capacity_document(
+    pools: Sequence[NodePoolSpec],
+    operator: GpuOperatorSpec,
+    scheduler: SchedulerSpec,
+    *,
+    kinds: Mapping[str, str],
+    region: str,
+    system_node_group: SystemNodeGroupSpec,
+    cpu_pools: Sequence[str],
+) -> dict[str, Any]:
+    """``capacity.json``'s content (the arguments: ``stack``'s and ``cost.cost_document``'s)."""
+    stack = (pools, operator, scheduler)
     return {
-        "pools": pool_entries(config),
-        "queues": [plan.as_json() for plan in capacity_plan(config)],
+        "pools": pool_entries(*stack),
+        "queues": [plan.as_json() for plan in capacity_plan(*stack)],
         "queueResources": resource_document(
-            config.scheduler.queues, queue_needs(config), queue_bounds(config)
+            scheduler.queues, queue_needs(*stack, kinds), queue_bounds(*stack, kinds)
         ),
-        "preemptionDelays": [d.as_json() for d in preemption_delays(config)],
-        "warnings": capacity_warnings(config),
-        "cost": cost_document(config),
+        "preemptionDelays": [d.as_json() for d in preemption_delays(gpu_pools(pools), scheduler)],
+        "warnings": capacity_warnings(*stack, kinds),
+        "cost": cost_document(
+            *stack, region=region, system_node_group=system_node_group, cpu_pools=cpu_pools
+        ),
     }

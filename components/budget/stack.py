@@ -2,13 +2,16 @@
 GPU Operator's settings, the queue routing built from it, each pool's budget and NodePools, and
 the capacity plan's checks.
 
-Pure (no Pulumi). ``PlatformConfig`` calls these with itself; they only read its sections (by
-attribute: the budget imports no capability package).
+Pure (no Pulumi). Each function takes the specs it reads, by attribute (the budget imports no
+capability package and never the stack configuration): ``pools``, the stack's node pools with
+the default cpu pool (the GPU pools among them, in order); ``operator``, the GPU Operator's
+settings; ``scheduler``, the scheduler's (``enabled``, the ``queues``, ``gpu_sharing``);
+``kinds``, the workload kind of every leaf queue routed to a GPU pool, by queue name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..catalog_mig import mig_layout
@@ -31,9 +34,9 @@ from .resources import (
 )
 
 if TYPE_CHECKING:
-    from ..config import PlatformConfig
     from ..gpu_operator.spec import GpuOperatorSpec
     from ..nodepool.spec import NodePoolSpec
+    from ..scheduler.spec import SchedulerSpec
 
 
 def capacity_of(pool: NodePoolSpec, operator: GpuOperatorSpec) -> PoolCapacity:
@@ -47,11 +50,18 @@ def capacity_of(pool: NodePoolSpec, operator: GpuOperatorSpec) -> PoolCapacity:
     )
 
 
-def pool_routing(config: PlatformConfig) -> dict[str, PoolRouting]:
+def gpu_pools(pools: Sequence[NodePoolSpec]) -> tuple[NodePoolSpec, ...]:
+    """The GPU pools among ``pools``, in order."""
+    return tuple(p for p in pools if p.is_gpu)
+
+
+def pool_routing(
+    pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec
+) -> dict[str, PoolRouting]:
     """Every pool's routing facts: preemptible, cap, KAI units per GPU, smallest node."""
     out = {}
-    for p in config.pools:
-        cap = capacity_of(p, config.gpu_operator) if p.is_gpu else None
+    for p in pools:
+        cap = capacity_of(p, operator) if p.is_gpu else None
         out[p.name] = PoolRouting(
             preemptible=p.preemptible,
             gpu_cap=p.limits.gpus,
@@ -63,41 +73,45 @@ def pool_routing(config: PlatformConfig) -> dict[str, PoolRouting]:
     return out
 
 
-def needs_node_overlay(config: PlatformConfig) -> bool:
+def needs_node_overlay(pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec) -> bool:
     """Whether any pool declares something to Karpenter with a NodeOverlay (EFA hugepages,
     advertised GPUs of a time-sliced or MIG pool): Karpenter then needs its ``nodeOverlay``
     feature gate (off by default: kubernetes-sigs/karpenter v1.14.1
     ``pkg/operator/options/options.go`` L134)."""
-    return any(
-        p.kind == "efa" or capacity_of(p, config.gpu_operator).needs_overlay
-        for p in config.gpu_pools
-    )
+    return any(p.kind == "efa" or capacity_of(p, operator).needs_overlay for p in gpu_pools(pools))
 
 
-def gpu_limits(config: PlatformConfig) -> dict[str, int | None]:
+def gpu_limits(
+    pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec, scheduler: SchedulerSpec
+) -> dict[str, int | None]:
     """Each GPU pool's budget (physical GPUs): from the queues routed to it when the scheduler
     is on (friction point 1), else the pool's own cap."""
-    if config.scheduler.enabled:
-        return dict(pool_gpu_limits(config.scheduler.queues, pool_routing(config)))
-    return {p.name: p.limits.gpus for p in config.gpu_pools}
+    if scheduler.enabled:
+        return dict(pool_gpu_limits(scheduler.queues, pool_routing(pools, operator)))
+    return {p.name: p.limits.gpus for p in gpu_pools(pools)}
 
 
-def pool_nodepools(config: PlatformConfig) -> dict[str, list[NodePoolGroup]]:
+def pool_nodepools(
+    pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec, scheduler: SchedulerSpec
+) -> dict[str, list[NodePoolGroup]]:
     """Every GPU pool's Karpenter NodePools with their budgets (``nodepools.nodepool_groups``)."""
-    budgets = gpu_limits(config)
-    return {p.name: nodepool_groups(p, budgets.get(p.name)) for p in config.gpu_pools}
+    budgets = gpu_limits(pools, operator, scheduler)
+    return {p.name: nodepool_groups(p, budgets.get(p.name)) for p in gpu_pools(pools)}
 
 
-def capacity_plan(config: PlatformConfig) -> list[QueuePlan]:
+def capacity_plan(
+    pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec, scheduler: SchedulerSpec
+) -> list[QueuePlan]:
     """The leaf queues' plan (empty without the scheduler)."""
-    if not config.scheduler.enabled:
+    if not scheduler.enabled:
         return []
-    queues = config.scheduler.queues
-    gangs = queue_gang_gpus(queues, config.gpu_pools, pool_nodepools(config))
-    return queue_plans(queues, pool_routing(config), gangs)
+    queues = scheduler.queues
+    nodepools = pool_nodepools(pools, operator, scheduler)
+    gangs = queue_gang_gpus(queues, gpu_pools(pools), nodepools)
+    return queue_plans(queues, pool_routing(pools, operator), gangs)
 
 
-def stranded_gpu_warnings(config: PlatformConfig) -> list[str]:
+def stranded_gpu_warnings(pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec) -> list[str]:
     """GPU models a pool offers only on multi-GPU types (item 8): KAI charges a queue the GPUs a
     pod requests, Karpenter charges the NodePool the node's capacity (kubernetes-sigs/karpenter
     v1.14.1 ``pkg/controllers/state/statenode.go`` L359-375 ``Capacity()``), so a 1-GPU pod of
@@ -105,8 +119,8 @@ def stranded_gpu_warnings(config: PlatformConfig) -> list[str]:
     one MIG device or one slice (the device plugin advertises each as one resource: see
     ``capacity``), and the node it launches charges the limit all of its devices or slices."""
     out = []
-    for pool in config.gpu_pools:
-        capacity = capacity_of(pool, config.gpu_operator)
+    for pool in gpu_pools(pools):
+        capacity = capacity_of(pool, operator)
         advertised = {t.name: t.advertised for t in capacity.types}
         by_model: dict[str, list] = {}
         for t in pool.catalog_types:
@@ -142,15 +156,19 @@ def stranded_gpu_warnings(config: PlatformConfig) -> list[str]:
     return out
 
 
-def queue_needs(config: PlatformConfig) -> list[Need]:
+def queue_needs(
+    pools: Sequence[NodePoolSpec],
+    operator: GpuOperatorSpec,
+    scheduler: SchedulerSpec,
+    kinds: Mapping[str, str],
+) -> list[Need]:
     """Per leaf queue and GPU pool it has a budget on, its workload template's pod there
-    (``PlatformConfig.workload_kinds``, ``resources.template_pod``) and its GPU units."""
-    if not config.scheduler.enabled:
+    (the queue's workload kind in ``kinds``, ``resources.template_pod``) and its GPU units."""
+    if not scheduler.enabled:
         return []
-    kinds = config.workload_kinds
-    by_name = {p.name: p for p in config.gpu_pools}
+    by_name = {p.name: p for p in gpu_pools(pools)}
     pods: dict[tuple[str, str], TemplatePod] = {}
-    for queue in config.scheduler.queues:
+    for queue in scheduler.queues:
         kind = kinds.get(queue.name)
         for name in queue.node_pools if kind else ():
             if (pool := by_name.get(name)) is not None:
@@ -158,34 +176,49 @@ def queue_needs(config: PlatformConfig) -> list[Need]:
                     kind,
                     efa=pool.kind == "efa",
                     preemptible=pool.preemptible,
-                    capacity=capacity_of(pool, config.gpu_operator),
-                    gpu_sharing=config.scheduler.gpu_sharing,
+                    capacity=capacity_of(pool, operator),
+                    gpu_sharing=scheduler.gpu_sharing,
                 )
-    limits = gpu_limits(config)
-    return needs(capacity_plan(config), pool_routing(config), limits, pods)
+    limits = gpu_limits(pools, operator, scheduler)
+    plan = capacity_plan(pools, operator, scheduler)
+    return needs(plan, pool_routing(pools, operator), limits, pods)
 
 
-def queue_bounds(config: PlatformConfig) -> list[Bound]:
+def queue_bounds(
+    pools: Sequence[NodePoolSpec],
+    operator: GpuOperatorSpec,
+    scheduler: SchedulerSpec,
+    kinds: Mapping[str, str],
+) -> list[Bound]:
     """Every finite queue CPU/memory limit or quota over a template's pods (``resources``)."""
-    return bounds(config.scheduler.queues, queue_needs(config)) if config.scheduler.enabled else []
+    if not scheduler.enabled:
+        return []
+    return bounds(scheduler.queues, queue_needs(pools, operator, scheduler, kinds))
 
 
-def capacity_warnings(config: PlatformConfig) -> list[str]:
+def capacity_warnings(
+    pools: Sequence[NodePoolSpec],
+    operator: GpuOperatorSpec,
+    scheduler: SchedulerSpec,
+    kinds: Mapping[str, str],
+) -> list[str]:
     """Queues Karpenter can buy more for than their limit plus whole-node rounding, GPU
     models a pool offers only on multi-GPU nodes, and queue CPU/memory limits or quotas below
     what their GPU budget's template pods request (``resources.resource_warnings``)."""
     return (
-        plan_warnings(capacity_plan(config))
-        + stranded_gpu_warnings(config)
-        + resource_warnings(queue_bounds(config))
+        plan_warnings(capacity_plan(pools, operator, scheduler))
+        + stranded_gpu_warnings(pools, operator)
+        + resource_warnings(queue_bounds(pools, operator, scheduler, kinds))
     )
 
 
-def type_share_budget_problems(config: PlatformConfig) -> list[Problem]:
+def type_share_budget_problems(
+    pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec, scheduler: SchedulerSpec
+) -> list[Problem]:
     """An EFA pool's ``typeShares`` summing to more than the budget its queues give it."""
     out: list[Problem] = []
-    budgets = gpu_limits(config)
-    for i, pool in enumerate(config.node_pools):
+    budgets = gpu_limits(pools, operator, scheduler)
+    for i, pool in enumerate(pools):
         budget = budgets.get(pool.name)
         total = sum(pool.type_shares.values())
         if pool.kind == "efa" and budget is not None and total > budget:
@@ -199,20 +232,34 @@ def type_share_budget_problems(config: PlatformConfig) -> list[Problem]:
     return out
 
 
-def plan_config_problems(config: PlatformConfig) -> list[Problem]:
+def plan_config_problems(
+    pools: Sequence[NodePoolSpec],
+    operator: GpuOperatorSpec,
+    scheduler: SchedulerSpec,
+    kinds: Mapping[str, str],
+) -> list[Problem]:
     """Unreachable quotas and gangs, and queue CPU/memory limits or quotas that cannot hold
     one node of their template's pods, as configuration problems (call once routing has no
     problems)."""
-    plan = [(("scheduler", *p), m) for p, m in plan_problems(capacity_plan(config))]
-    kinds = config.workload_kinds
-    resources = [(("scheduler", *p), m) for p, m in resource_problems(queue_bounds(config), kinds)]
-    return type_share_budget_problems(config) + layout_config_problems(config) + plan + resources
+    plan_of = plan_problems(capacity_plan(pools, operator, scheduler))
+    plan = [(("scheduler", *p), m) for p, m in plan_of]
+    bounds_of = queue_bounds(pools, operator, scheduler, kinds)
+    resources = [(("scheduler", *p), m) for p, m in resource_problems(bounds_of, kinds)]
+    return (
+        type_share_budget_problems(pools, operator, scheduler)
+        + layout_config_problems(pools, operator, scheduler)
+        + plan
+        + resources
+    )
 
 
-def layout_config_problems(config: PlatformConfig) -> list[Problem]:
+def layout_config_problems(
+    pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec, scheduler: SchedulerSpec
+) -> list[Problem]:
     """EFA pools whose budget leaves a NodePool without a whole node (``layouts``)."""
-    indexes = {p.name: i for i, p in enumerate(config.node_pools)}
-    return empty_layout_problems(config.gpu_pools, gpu_limits(config), indexes)
+    gpu = gpu_pools(pools)
+    indexes = {p.name: i for i, p in enumerate(pools) if p.is_gpu}
+    return empty_layout_problems(gpu, gpu_limits(pools, operator, scheduler), indexes)
 
 
 def pool_capacity_problems(i: int, pool: NodePoolSpec, operator: GpuOperatorSpec) -> list[Problem]:
@@ -264,6 +311,7 @@ __all__: Sequence[str] = (
     "capacity_plan",
     "capacity_warnings",
     "gpu_limits",
+    "gpu_pools",
     "layout_config_problems",
     "needs_node_overlay",
     "plan_config_problems",

@@ -18,7 +18,15 @@ from ..gang_checks import stack_gangs
 def capacity_document(config: PlatformConfig) -> dict[str, Any]:
     """``capacity.json``'s content (``budget.report``) and ``gangs``: per queue routed to a GPU
     pool, where its gangs run and why (``budget.gangs.GangChoice.as_json``)."""
-    document = budget_document(config)
+    document = budget_document(
+        config.pools,
+        config.gpu_operator,
+        config.scheduler,
+        kinds=config.workload_kinds,
+        region=config.region,
+        system_node_group=config.system_node_group,
+        cpu_pools=[p.name for p in config.node_pools if p.kind == "cpu"],
+    )
     document["gangs"] = {q: c.as_json() for q, c in stack_gangs(config).items()}
     return document
 

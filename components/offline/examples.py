@@ -131,7 +131,7 @@ def gang_size_notes(pool: str, replicas: int, gpus: int, largest: int | None) ->
 
 def delay_of(config: PlatformConfig, queue: str, pool: str) -> str | None:
     """The preemption delay of ``queue``'s template on ``pool`` (``budget.preemption``)."""
-    return delay_for(preemption_delays(config), queue, pool)
+    return delay_for(preemption_delays(config.gpu_pools, config.scheduler), queue, pool)
 
 
 def delay_notes(delay: str | None) -> tuple[str, ...]:
@@ -206,8 +206,9 @@ def _queue_workloads(config: PlatformConfig) -> list[_Workload]:
         return out
     pools = {p.name: p for p in config.gpu_pools}
     kinds = config.workload_kinds
-    nodepools = pool_nodepools(config)
-    plans = {plan.name: plan for plan in capacity_plan(config)}
+    stack = (config.pools, config.gpu_operator, config.scheduler)
+    nodepools = pool_nodepools(*stack)
+    plans = {plan.name: plan for plan in capacity_plan(*stack)}
     gangs = stack_gangs(config)
     for queue in config.scheduler.queues:
         kind = kinds.get(queue.name)

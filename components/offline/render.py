@@ -189,7 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
         capacity = capacity_markdown(config) if config is not None else ""
-        warnings = capacity_warnings(config) if config is not None else []
+        warnings = (
+            capacity_warnings(
+                config.pools, config.gpu_operator, config.scheduler, config.workload_kinds
+            )
+            if config is not None
+            else []
+        )
         if config is not None:
             write_capacity(config, out)
         # After capacity.json: plan.md shows its cost at full budget.

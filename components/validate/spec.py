@@ -5,7 +5,7 @@ phases the deploy workflow runs after ``pulumi up`` on the stack, with which poo
 The workflow reads it through ``python -m eks_gpu_platform.offline.stacks settings STACK``
 (outputs ``validate-phases`` and ``validate-args``, ``validate_args`` below); an empty
 ``afterDeploy`` (the default) runs no validation. The pools are checked against the stack's
-GPU pools with the other cross-section checks (``config.PlatformConfig``).
+GPU pools with the configuration's other cross-section checks.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def platform_kinds(config: Any) -> list[Kind]:
     kinds: set[Kind] = set()
     if config.pools:
         kinds |= {("karpenter.sh/v1", "NodePool"), ("karpenter.k8s.aws/v1", "EC2NodeClass")}
-    if needs_node_overlay(config):
+    if needs_node_overlay(config.pools, config.gpu_operator):
         kinds.add(("karpenter.sh/v1alpha1", "NodeOverlay"))
     if config.gpu_operator.enabled:
         kinds.add(("v1", "Namespace"))

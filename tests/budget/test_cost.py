@@ -7,7 +7,10 @@ v1.14.1 ``pkg/providers/pricing/zz_generated.pricing_aws.go`` (us-east-1, genera
 (8 H100), m7i.large $0.1008, m7i.xlarge $0.2016.
 """
 
+from typing import Any
+
 import pytest
+from capacity_cases import cost_args, stack_specs
 
 from eks_gpu_platform import prices
 from eks_gpu_platform.budget import cost_document, cost_lines, most_per_hour
@@ -66,8 +69,12 @@ def config(region: str, **extra) -> PlatformConfig:
     return PlatformConfig.load(values, region)
 
 
+def cost_of(config: PlatformConfig) -> dict[str, Any]:
+    return cost_document(*stack_specs(config), **cost_args(config))
+
+
 def test_the_pools_system_nodes_and_stack_at_full_budget_in_a_region_without_prices():
-    cost = cost_document(config("us-west-2"))
+    cost = cost_of(config("us-west-2"))
     # mixed: 6.2112 (above); big: 16 GPUs = two p5.48xlarge = 110.08, spot at on-demand;
     # system: 3 x 0.1008 = 0.3024; total 6.2112 + 110.08 + 0.3024 = 116.5936.
     assert cost == {
@@ -119,7 +126,7 @@ def test_the_pools_system_nodes_and_stack_at_full_budget_in_a_region_without_pri
 
 def test_a_type_without_a_price_is_named_and_the_total_says_it_is_partial():
     values = config("us-east-1")
-    cost = cost_document(values)
+    cost = cost_of(values)
     assert cost["priceRegions"] == ["us-east-1"]
     assert cost_lines(cost)[0] == (
         f"Hourly cost at full budget (on-demand Linux prices of 2026-07-06, {SOURCE}):"
@@ -137,7 +144,7 @@ def test_a_type_without_a_price_is_named_and_the_total_says_it_is_partial():
             }
         ],
     }
-    cost = cost_document(PlatformConfig.load(raw, "us-east-1"))
+    cost = cost_of(PlatformConfig.load(raw, "us-east-1"))
     assert cost["pools"]["h200"]["hourlyUsd"] == 55.04
     assert cost["pools"]["h200"]["unpriced"] == ["p5e.48xlarge"]
     # The default system node group: 4 x m7i.xlarge (DEFAULT_SYSTEM_MAX_SIZE) = 0.8064.
@@ -153,7 +160,7 @@ def test_a_type_without_a_price_is_named_and_the_total_says_it_is_partial():
 
 
 def test_a_gov_region_has_no_figure():
-    cost = cost_document(config("us-gov-west-1"))
+    cost = cost_of(config("us-gov-west-1"))
     assert cost["pools"]["mixed"]["hourlyUsd"] is None
     assert cost["totalHourlyUsd"] is None
     assert cost_lines(cost)[1] == "- pool mixed: no price (g6.12xlarge, g6.xlarge not in the table)"
@@ -165,7 +172,7 @@ def test_summary_md_and_plan_md_show_the_cost(tmp_path):
     from eks_gpu_platform.offline.plan import cost_section
 
     text = capacity_markdown(config("us-west-2"))
-    block = "\n".join(cost_lines(cost_document(config("us-west-2"))))
+    block = "\n".join(cost_lines(cost_of(config("us-west-2"))))
     assert f"\n\n{block}\n" in text
     assert "- stack: at most $116.5936/h;" in text
     base, new = tmp_path / "base", tmp_path / "new"

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from capacity_cases import stack_config
+from capacity_cases import report_args, stack_config, stack_specs
 from stack_files import fixture_stack_path
 
 from eks_gpu_platform import catalog
@@ -51,15 +51,18 @@ def test_every_catalogued_family_has_one_estimate():
     ],
 )
 def test_fixture_stacks_delay_the_queues_on_preemptible_pools(stack, expected):
+    config = stack_config(stack)
     got = [
         (d.queue, d.pool, d.seconds, d.annotation, d.source)
-        for d in preemption_delays(stack_config(stack))
+        for d in preemption_delays(config.gpu_pools, config.scheduler)
     ]
     assert got == expected
 
 
 def test_capacity_json_shows_each_delay_and_its_source():
-    assert capacity_document(stack_config("prod"))["preemptionDelays"] == [
+    config = stack_config("prod")
+    document = capacity_document(*stack_specs(config), **report_args(config))
+    assert document["preemptionDelays"] == [
         {
             "queue": "research",
             "pool": "train-spot",
@@ -128,7 +131,7 @@ def load(config: dict) -> PlatformConfig:
 @pytest.mark.parametrize(("value", "annotation"), [(120, "120s"), (0, None)])
 def test_the_stack_override_replaces_the_estimate(value, annotation):
     config = load(dev_with(q1={"preemptionDelaySeconds": value}))
-    assert [d.as_json() for d in preemption_delays(config)] == [
+    assert [d.as_json() for d in preemption_delays(config.gpu_pools, config.scheduler)] == [
         {
             "queue": "research-batch",
             "pool": "gpu-spot",

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 import pytest
+from capacity_cases import report_args, stack_specs
 from kai_model import Kai
 from stack_files import fixture_stack
 
@@ -122,7 +123,7 @@ def test_a_cpu_limit_below_the_gpu_budget_is_a_warning():
     # dev: research's gpu.limit 12 cuts research-batch to 6 GPUs (its quota 2 + 4): at the
     # training template's 2 cores per GPU, 12 cores; a limit of 10 holds 5 of them.
     config = validate(_stack("dev", **{"research-batch": {"cpu": _res(10, 10)}}))
-    assert capacity_warnings(config) == [
+    assert capacity_warnings(*stack_specs(config), config.workload_kinds) == [
         "warning: scheduler.queues[1](research-batch).cpu.limit is 10 cores, below the 12 cores "
         "the workload templates' pods request on the GPU budget under it ('research-batch' 6 "
         f"GPU units on 'gpu-spot' x 2 cores per GPU unit): {LIMIT_WHY}, so GPUs Karpenter buys "
@@ -143,7 +144,7 @@ def test_an_ancestors_limit_sums_its_leaves_budgets():
     # dev's research: batch 6 GPUs x 2 cores, serving 4 x 2, notebooks 2 slices x 1 = 22 cores;
     # its limit 20 is above every one node (2, 2 and 2 x 1) but below their sum.
     config = validate(_stack("dev", research={"cpu": _res(20, 20)}))
-    assert capacity_warnings(config) == [
+    assert capacity_warnings(*stack_specs(config), config.workload_kinds) == [
         "warning: scheduler.queues[0](research).cpu.limit is 20 cores, below the 22 cores the "
         "workload templates' pods request on the GPU budget under it ('research-batch' 6 GPU "
         "units on 'gpu-spot' x 2; 'research-serving' 4 GPU units on 'inference' x 2; "
@@ -161,7 +162,9 @@ def test_prod_capacity_json_shows_llm_trainings_cpu_and_memory():
     # llm-training's own limit and quota.
     config = validate(fixture_stack("prod"))
     entry = next(
-        q for q in capacity_document(config)["queueResources"] if q["name"] == "llm-training"
+        q
+        for q in capacity_document(*stack_specs(config), **report_args(config))["queueResources"]
+        if q["name"] == "llm-training"
     )
 
     def bound(queue, key, value, one_node, budget):

@@ -55,7 +55,7 @@ def _config(strategy: str, **pool: Any):
 def test_a_mig_pod_takes_one_device_and_its_node_charges_all_of_them(strategy, profile, devices):
     # Before: "so a 1-GPU a100 pod uses 8 of it", though a MIG pod asks for one device.
     config = _config(strategy, migProfile=profile, preemptible=True)
-    assert stranded_gpu_warnings(config) == [
+    assert stranded_gpu_warnings(config.pools, config.gpu_operator) == [
         f"{HEAD}, its GPUs split into MIG devices: a pod takes one device, a slice of a GPU, "
         "but Karpenter charges the pool's limit a whole node, so a pod asking for one MIG "
         f"device uses all of a p4d.24xlarge's {devices} (8 GPUs)"
@@ -64,7 +64,7 @@ def test_a_mig_pod_takes_one_device_and_its_node_charges_all_of_them(strategy, p
 
 def test_a_time_sliced_pod_takes_one_slice():
     config = _config("single", timeSlicing="ts-4", preemptible=True)
-    assert stranded_gpu_warnings(config) == [
+    assert stranded_gpu_warnings(config.pools, config.gpu_operator) == [
         f"{HEAD}, its GPUs time-sliced: a pod takes one slice, but Karpenter charges the pool's "
         "limit a whole node, so a pod asking for one slice uses all of a p4d.24xlarge's 32 "
         "nvidia.com/gpu (8 GPUs)"
@@ -73,6 +73,6 @@ def test_a_time_sliced_pod_takes_one_slice():
 
 def test_a_whole_gpu_pool_keeps_the_1_gpu_pod_message():
     config = _config("single", preemptible=True)
-    assert stranded_gpu_warnings(config) == [
+    assert stranded_gpu_warnings(config.pools, config.gpu_operator) == [
         f"{HEAD}: Karpenter charges the pool's limit a whole node, so a 1-GPU a100 pod uses 8 of it"
     ]

@@ -461,8 +461,9 @@ def test_a_time_sliced_pool_turns_the_overlay_gate_on():
             "us-east-1",
         )
 
-    assert needs_node_overlay(config(SLICED)) is True
-    assert needs_node_overlay(config(NOTEBOOKS)) is False
+    sliced, notebooks = config(SLICED), config(NOTEBOOKS)
+    assert needs_node_overlay(sliced.pools, sliced.gpu_operator) is True
+    assert needs_node_overlay(notebooks.pools, notebooks.gpu_operator) is False
 
 
 def test_a_time_sliced_pool_needs_karpenters_node_overlay_gate(run_program):

@@ -17,6 +17,7 @@ from capacity_cases import (
     generated_values,
     stack_config,
     stack_render,
+    stack_specs,
     user_stack_config,
     user_stack_render,
     values_render,
@@ -39,8 +40,8 @@ def test_enough_generated_configurations_validate():
     assert len(GENERATED) >= 80, GENERATED_ERRORS
     modes = {capacity_plan_mode for config in GENERATED for capacity_plan_mode in _modes(config)}
     assert modes == {"whole", "time-sliced", "mig-single", "mig-mixed", "efa"}
-    assert any(len(q.pools) > 1 for c in GENERATED for q in capacity_plan(c))
-    assert any(q.shared_with for c in GENERATED for q in capacity_plan(c))
+    assert any(len(q.pools) > 1 for c in GENERATED for q in capacity_plan(*stack_specs(c)))
+    assert any(q.shared_with for c in GENERATED for q in capacity_plan(*stack_specs(c)))
 
 
 def _modes(config: PlatformConfig) -> set[str]:
@@ -127,8 +128,8 @@ def test_karpenter_buys_what_the_plan_says_for_every_queue(name, which):
     plan's purchasableMax, its quota is reachable, and the excess over the limit is whole-node
     rounding, or the plan warns about that queue with the numbers."""
     config, render = _config_and_render(which)
-    warnings = capacity_warnings(config)
-    plans = capacity_plan(config)
+    warnings = capacity_warnings(*stack_specs(config), config.workload_kinds)
+    plans = capacity_plan(*stack_specs(config))
     assert plans, name
     dead = _p5e_only_pools(config)
     for plan in plans:
@@ -451,13 +452,13 @@ def test_a_queue_routed_to_two_pools_shares_one_budget():
         "us-east-1",
     )
     assert config.gpu_limits == {"gpu-spot": 4, "gpu-spot-2": 4}
-    (plan,) = capacity_plan(config)
+    (plan,) = capacity_plan(*stack_specs(config))
     assert (plan.purchasable_min, plan.purchasable_max) == (8, 8)
     render = values_render(
         _values([SPOT, SPOT2], [{**BATCH, "nodePools": ["gpu-spot", "gpu-spot-2"]}])
     )
     assert _flood(render, plan.pools, pods=64) == 8
-    assert capacity_warnings(config) == []
+    assert capacity_warnings(*stack_specs(config), config.workload_kinds) == []
 
 
 def test_explicit_pool_shares_split_the_budget():
@@ -524,7 +525,7 @@ def test_a_shared_pool_is_a_warning_with_the_numbers():
         ),
         "us-east-1",
     )
-    assert capacity_warnings(config) == [
+    assert capacity_warnings(*stack_specs(config), config.workload_kinds) == [
         "warning: Karpenter can buy up to 11 GPUs for queue 'research-batch' across 'gpu-spot', "
         "3 above its gpu.limit 8, of which whole-node rounding accounts for 0 (its pools are "
         "shared with 'other')",
@@ -611,8 +612,9 @@ def test_gpu_platform_logs_the_plans_warnings(tmp_path, caplog):
     with caplog.at_level("WARNING"):
         render(REPO, load_stack_file(REPO, "test", path))
     logged = [r.getMessage() for r in caplog.records if "Karpenter can buy" in r.getMessage()]
+    loaded = PlatformConfig.load(values, "us-east-1")
     assert logged == [
         w.removeprefix("warning: ")
-        for w in capacity_warnings(PlatformConfig.load(values, "us-east-1"))
+        for w in capacity_warnings(*stack_specs(loaded), loaded.workload_kinds)
     ]
     assert len(logged) == 2

@@ -8,7 +8,7 @@
   "use true or false".
 
 Expected values are written out here; upstream sources are cited in
-``components/offline/yaml_strict.py`` and ``components/config.py`` (``PROVIDER_NAMESPACES``).
+``components/offline/yaml_strict.py`` and ``components/config_load.py`` (``PROVIDER_NAMESPACES``).
 """
 
 import contextlib

@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 import pytest
+from capacity_cases import stack_specs
 from stack_files import fixture_stack
 
 from eks_gpu_platform.budget import capacity_plan
@@ -156,7 +157,7 @@ def test_largest_gang_is_the_pinned_types():
         **{"llm-training": {"gpu": {"quota": 16, "limit": 64, "overQuotaWeight": 1}}},
     )
     assert pins(config, "llm-training") == affinity("train-efa", "us-east-1a", "p5en.48xlarge")
-    (plan,) = [p for p in capacity_plan(config) if p.name == "llm-training"]
+    (plan,) = [p for p in capacity_plan(*stack_specs(config)) if p.name == "llm-training"]
     assert plan.largest_gang == 16
     assert capacity_document(config)["gangs"]["llm-training"]["nodePool"] == (
         "train-efa-p5en-48xlarge"

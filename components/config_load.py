@@ -1,0 +1,142 @@
+"""Loading a stack's configuration: the namespaces of its keys, the project's keys, ``aws:region``,
+each section through its spec, then the cross-section checks over the sections that loaded
+cleanly; every problem of one run in one ``SpecError``.
+
+``ConfigLoader`` is mixed into ``config.PlatformConfig`` (``PlatformConfig.load``).
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import MISSING, fields
+from typing import Any, Self
+
+from .budget import unknown_pool_problems
+from .cluster.spec import ClusterSpec
+from .config_checks import region_problem
+from .naming import PROJECT
+from .nodepool import NodePoolSpec
+from .scheduler.spec import QueueSpec
+from .spec import SpecError, camel, did_you_mean, load_value, show
+
+# The configuration namespaces something reads, besides the project's own (the program reads
+# ``<project>:<key>``). The engine hands a provider of package ``pkg`` exactly the stack's keys of
+# namespace ``pkg`` (pulumi/pulumi@1b5949891b3c, the 3.260 line; the mechanism is unchanged in the
+# pinned 3.272: pkg/resource/deploy/target.go ``GetPackageConfig`` skips every key whose
+# ``Namespace()`` is not the package; default_providers.go line 143 configures a default provider
+# with it) and reads ``pulumi:`` keys itself (default_providers.go line 271,
+# ``pulumi:disable-default-providers``). The program's providers are aws (pulumi_aws), eks
+# (pulumi_eks) and kubernetes (pulumi_kubernetes): a key of any other namespace reaches nothing,
+# so ``eks-gpu-platfrom:vpc`` would be dropped silently and the default VPC rendered.
+PROVIDER_NAMESPACES = ("aws", "eks", "kubernetes", "pulumi")
+
+
+def namespace_problems(keys: Iterable[str], project: str = PROJECT) -> list[str]:
+    """One line per stack configuration key whose namespace (before the first ``:``) is neither
+    the project's nor a provider's, with a did-you-mean for a near miss."""
+    known = [project, *PROVIDER_NAMESPACES]
+    problems = []
+    for key in keys:
+        namespace, colon, _ = key.partition(":")
+        if not colon or namespace in known:
+            continue
+        problems.append(
+            f"{key}: unknown configuration namespace {namespace!r}, which nothing reads"
+            + did_you_mean(namespace, known)
+            + f"; allowed namespaces are {project} (this program) and "
+            + f"{', '.join(PROVIDER_NAMESPACES)} (its providers and the engine)"
+        )
+    return problems
+
+
+class ConfigLoader:
+    """``load``: a stack's configuration values to a ``PlatformConfig`` (a mixin)."""
+
+    @classmethod
+    def load(cls, values: Mapping[str, Any], region: Any, stack_keys: Iterable[str] = ()) -> Self:
+        """Build the config from the project namespace's values (keys without the prefix) and
+        ``aws:region``, or raise one ``SpecError`` with every problem: the namespaces of
+        ``stack_keys`` (every key of the stack's configuration, when the caller has them), each
+        section's own, then the cross-section checks over the sections that loaded cleanly."""
+        problems: list[str] = namespace_problems(stack_keys)
+        sections: dict[str, Any] = {}
+        hints = typing.get_type_hints(cls)
+        known = {camel(f.name): f for f in fields(cls) if f.name != "region"}
+        for key in values:
+            if key not in known:
+                problems.append(
+                    f"{PROJECT}:{key}: unknown configuration key"
+                    + did_you_mean(key, known)
+                    + f"; allowed keys are {', '.join(sorted(known))}"
+                )
+        valid = {f.name for f in fields(cls)}
+        if region is None or region == "":
+            problems.append("aws:region: is required; set it with `pulumi config set aws:region`")
+            valid.discard("region")
+        elif not isinstance(region, str):
+            problems.append(f"aws:region: {show(region)} is not an AWS region such as 'us-west-2'")
+            valid.discard("region")
+        elif msg := region_problem(region):
+            problems.append(f"aws:region: {msg}")
+            valid.discard("region")
+        for key, f in known.items():
+            if key not in values:
+                if key == "cluster":
+                    problems.append("cluster: is required; set at least cluster.name")
+                    valid.discard(f.name)
+                continue
+            try:
+                sections[f.name] = load_value(hints[f.name], values[key], key)
+            except SpecError as err:
+                problems.extend(err.lines)
+                valid.discard(f.name)
+        # The cross-section checks, on a config whose invalid sections hold their defaults
+        # (never read: every check names the sections it reads).
+        partial = object.__new__(cls)
+        for f in fields(cls):
+            if f.name in sections:
+                value = sections[f.name]
+            elif f.name == "region":
+                value = region if "region" in valid else ""
+            elif f.name == "cluster":
+                value = _PLACEHOLDER_CLUSTER
+            else:
+                value = f.default if f.default is not MISSING else f.default_factory()
+            object.__setattr__(partial, f.name, value)
+        cross = partial.cross_problems(frozenset(valid))
+        if "node_pools" not in valid:
+            # Pools that are valid on their own still meet the checks that read one pool and
+            # the other sections (a zone outside the region, spot without the queue, ...).
+            for i, pool in _valid_items(NodePoolSpec, values.get("nodePools")):
+                cross += partial._one_pool_problems(i, pool, frozenset(valid))
+        if "scheduler" not in valid and "node_pools" in valid:
+            # Queues that are valid on their own still meet the routing check that reads one
+            # queue: every pool it names exists (one bad queue does not hide another's typo).
+            raw = values.get("scheduler")
+            queues = raw.get("queues") if isinstance(raw, dict) else None
+            names = [p.name for p in partial.pools]
+            for i, queue in _valid_items(QueueSpec, queues):
+                cross += [
+                    (("scheduler", *path), msg)
+                    for path, msg in unknown_pool_problems(i, queue, names)
+                ]
+        problems += SpecError("", cross, config=True, data=values).lines
+        if problems:
+            raise SpecError.from_lines(problems)
+        return cls(region=region, **sections)
+
+
+def _valid_items(tp: type, raw: Any) -> list[tuple[int, Any]]:
+    """The items of a configuration list that load on their own, with their indexes."""
+    out = []
+    for i, item in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            out.append((i, load_value(tp, item, "")))
+        except SpecError:
+            continue
+    return out
+
+
+# Stands in for an invalid or missing ``cluster`` section while the other sections are checked.
+_PLACEHOLDER_CLUSTER = ClusterSpec(name="placeholder")
