@@ -4,12 +4,12 @@ Karpenter has resolved every EC2NodeClass and NodePool.
 
 Checks, in order:
 
-- ``controllers-ready``: each workload of ``expected_controllers(render)`` has rolled out (the
-  test ``kubectl rollout status`` applies: k8s.io/kubectl v0.36.3
+- ``controllers-ready``: each workload of ``expected_controllers(render)`` (``controllers.py``)
+  has rolled out (the test ``kubectl rollout status`` applies: k8s.io/kubectl v0.36.3
   pkg/polymorphichelpers/rollout_status.go L75-91 for a Deployment, L107-116 for a DaemonSet).
 - ``crds-served``: every (apiVersion, kind) of ``manifests/`` is served by the API server.
 - ``objects-match-render/<Kind>``: one check per kind; only the fields the render sets are
-  compared (``drift``), so defaults and status the server adds are not drift.
+  compared (``drift.py``), so defaults and status the server adds are not drift.
 - ``ec2nodeclasses-ready``: condition ``Ready=True`` and a non-empty ``status.amis``
   (aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass_status.go L160 ``amis``,
   L168-181 the conditions ``Ready`` is made of; ``Ready`` is awslabs/operatorpkg
@@ -24,15 +24,15 @@ suite's API server (where ``vconf`` seeds the controllers' workloads from
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from . import daemonsets
+from .controllers import expected_controllers
 from .core import SKIP, Context, KubeError, Planned, Render, Result, result, skip
+from .drift import object_drift, object_ref
 
 NAME = "deployment"
 
@@ -40,311 +40,6 @@ NAME = "deployment"
 # Ready condition right after `pulumi up` (never longer than --time-cap-minutes).
 READY_WAIT_S = 300.0
 READY_POLL_S = 10.0
-
-
-@dataclass(frozen=True)
-class Controller:
-    """A workload a controller of the render runs: a Deployment or DaemonSet by namespace and
-    name, the Helm release (or ``manifests``) that makes it, and where its name comes from."""
-
-    kind: str
-    namespace: str
-    name: str
-    release: str
-    source: str
-
-    @property
-    def ref(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.name}"
-
-
-def helm_fullname(release: str, chart: str, values: Mapping[str, Any]) -> str:
-    """The ``<chart>.fullname`` helper of the Helm starter template, which the Karpenter, NFD
-    and EFA device plugin charts use unchanged (aws/karpenter-provider-aws v1.14.1
-    charts/karpenter/templates/_helpers.tpl L13-24; NVIDIA/gpu-operator v26.7.0
-    deployments/gpu-operator/charts/node-feature-discovery/templates/_helpers.tpl L14-25;
-    aws/eks-charts stable/aws-efa-k8s-device-plugin/templates/_helpers.tpl L13-24 at chart
-    v0.5.30, commit 5239609)."""
-    if values.get("fullnameOverride"):
-        return str(values["fullnameOverride"])[:63].rstrip("-")
-    name = values.get("nameOverride") or chart
-    if name in release:
-        return release[:63].rstrip("-")
-    return f"{release}-{name}"[:63].rstrip("-")
-
-
-def _enabled(values: Mapping[str, Any], path: str, default: bool) -> bool:
-    node: Any = values
-    for key in path.split("."):
-        if not isinstance(node, Mapping) or key not in node:
-            return default
-        node = node[key]
-    return bool(node)
-
-
-_KAI = "kai-scheduler/KAI-Scheduler v0.17.0"
-# The operands the KAI operator starts, in the order it reconciles them (pkg/operator/controller/
-# config_controller.go L52-61, the same file at v0.16.8: no operand was added in v0.17.0):
-# (Deployment name, the chart value that enables it, its chart default, the source of the
-# name). The names are the operands' defaultResourceName /
-# deploymentName constants; the chart's kai-config template (deployments/kai-scheduler/
-# templates/_helpers.tpl) sets each operand's service.enabled from the value named. Prometheus
-# (prometheus.enabled, default false: values.yaml L308-310) and the NUMA placement exporter (only
-# with the numa plugin in a shard) are not started by this platform's values.
-_KAI_OPERANDS = (
-    (
-        "pod-grouper",
-        "podgrouper.enabled",
-        True,
-        "pkg/operator/operands/pod_grouper/resources.go L20",
-    ),
-    ("binder", "binder.enabled", True, "pkg/operator/operands/binder/resources.go L33"),
-    (
-        "queue-controller",
-        "queuecontroller.enabled",
-        True,
-        "pkg/operator/operands/queue_controller/resources.go L28",
-    ),
-    (
-        "podgroup-controller",
-        "podgroupcontroller.enabled",
-        True,
-        "pkg/operator/operands/pod_group_controller/resources.go L27",
-    ),
-    (
-        "node-scale-adjuster",
-        "global.clusterAutoscaling",
-        False,
-        "pkg/operator/operands/node_scale_adjuster/resources.go L23; enabled by "
-        "global.clusterAutoscaling (templates/_helpers.tpl L260-262, default false: "
-        "values.yaml L22)",
-    ),
-    ("admission", "admission.enabled", True, "pkg/operator/operands/admission/resources.go L28"),
-)
-
-
-def _karpenter(release: str, spec: Mapping[str, Any]) -> list[Controller]:
-    values = spec.get("values") or {}
-    return [
-        Controller(
-            "Deployment",
-            spec["namespace"],
-            helm_fullname(release, "karpenter", values),
-            release,
-            "aws/karpenter-provider-aws v1.14.1 charts/karpenter/templates/deployment.yaml L2-5 "
-            "(karpenter.fullname)",
-        )
-    ]
-
-
-def _kai(release: str, spec: Mapping[str, Any]) -> list[Controller]:
-    values = spec.get("values") or {}
-    namespace = spec["namespace"]
-    out = [
-        Controller(
-            "Deployment",
-            namespace,
-            "kai-operator",
-            release,
-            f"{_KAI} deployments/kai-scheduler/templates/services/operator.yaml L5-8",
-        )
-    ]
-    # The operator deploys its operands into the Config's spec.namespace, the release's
-    # namespace (templates/_helpers.tpl L59).
-    for name, value, default, source in _KAI_OPERANDS:
-        if _enabled(values, value, default):
-            out.append(Controller("Deployment", namespace, name, release, f"{_KAI} {source}"))
-    # One scheduler per SchedulingShard, "<schedulerName>-<shard>" (pkg/operator/operands/
-    # scheduler/resources_for_shard.go L394-396); the scheduler name defaults to kai-scheduler
-    # (pkg/apis/kai/v1/global.go L125, pkg/common/constants/constants.go L21); the chart makes
-    # the shard "default" (templates/default-shard.yaml L4-8, defaultShard.enabled values.yaml
-    # L188-189).
-    if _enabled(values, "scheduler.enabled", True) and _enabled(
-        values, "defaultShard.enabled", True
-    ):
-        out.append(
-            Controller(
-                "Deployment",
-                namespace,
-                "kai-scheduler-default",
-                release,
-                f"{_KAI} pkg/operator/operands/scheduler/resources_for_shard.go L394-396 "
-                "(shard default, templates/default-shard.yaml L8)",
-            )
-        )
-    return out
-
-
-def _gpu_operator(release: str, spec: Mapping[str, Any]) -> list[Controller]:
-    values = spec.get("values") or {}
-    namespace = spec["namespace"]
-    out = [
-        Controller(
-            "Deployment",
-            namespace,
-            "gpu-operator",
-            release,
-            "NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator/templates/operator.yaml L2-5",
-        )
-    ]
-    # The node-feature-discovery subchart 0.19.0 (Chart.yaml: condition nfd.enabled, default
-    # true: values.yaml L8-9), named by its fullname helper from the parent's release.
-    if _enabled(values, "nfd.enabled", True):
-        nfd = values.get("node-feature-discovery") or {}
-        nfd_ns = nfd.get("namespaceOverride") or namespace
-        base = helm_fullname(release, "node-feature-discovery", nfd)
-        where = "NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator/charts/node-feature-discovery"
-        for kind, suffix, key, template in (
-            ("Deployment", "master", "master.enable", "master.yaml L1-6"),
-            ("Deployment", "gc", "gc.enable", "nfd-gc.yaml L1-6"),
-            ("DaemonSet", "worker", "worker.enable", "worker.yaml L1-6"),
-        ):
-            if _enabled(nfd, key, True):
-                out.append(
-                    Controller(
-                        kind, nfd_ns, f"{base}-{suffix}", release, f"{where}/templates/{template}"
-                    )
-                )
-    return out
-
-
-def _efa(release: str, spec: Mapping[str, Any]) -> list[Controller]:
-    values = spec.get("values") or {}
-    return [
-        Controller(
-            "DaemonSet",
-            spec["namespace"],
-            helm_fullname(release, "aws-efa-k8s-device-plugin", values),
-            release,
-            "aws/eks-charts stable/aws-efa-k8s-device-plugin/templates/daemonset.yaml L2-4 "
-            "(chart v0.5.30, commit 5239609)",
-        )
-    ]
-
-
-_CHARTS = {
-    "karpenter": _karpenter,
-    "kai-scheduler": _kai,
-    "gpu-operator": _gpu_operator,
-    "aws-efa-k8s-device-plugin": _efa,
-}
-
-
-def expected_controllers(render: Render) -> list[Controller]:
-    """The workloads of the controllers ``render`` deploys, in order: per Helm release (by its
-    chart: Karpenter, KAI with the operands its operator starts, the GPU Operator with NFD, the
-    EFA device plugin), then every Deployment and DaemonSet of ``manifests/`` (the MIG-ready
-    remover where a MIG pool deploys it). Pure: plain data in, names out."""
-    out: list[Controller] = []
-    for chart, build in _CHARTS.items():
-        for release, spec in render.helm.items():
-            if spec.get("chart") == chart:
-                out.extend(build(release, spec))
-    for manifest in render.manifests:
-        if manifest.get("kind") in ("Deployment", "DaemonSet"):
-            meta = manifest["metadata"]
-            out.append(
-                Controller(
-                    manifest["kind"],
-                    meta.get("namespace", "default"),
-                    meta["name"],
-                    "manifests",
-                    "the render's manifests/",
-                )
-            )
-    return out
-
-
-# --- drift -------------------------------------------------------------------------------------
-
-# What the render writes for a secret value (offline/write.py ``_mask``, offline/stackfile.py
-# ``SECRET_PLACEHOLDER``): the value is not in the render, so it is not compared.
-SECRET_PLACEHOLDER = "[secret]"
-
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _key(path: str, key: str) -> str:
-    if _IDENT.match(key):
-        return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key)}]"
-
-
-def _show(value: Any) -> str:
-    return "missing" if value is _MISSING else json.dumps(value, sort_keys=True)
-
-
-_MISSING = object()
-
-
-def _scalar_equal(rendered: Any, live: Any) -> bool:
-    # int-or-string fields (NodePool limits, resource quantities the server keeps as given)
-    # come back as the type they were sent in; 8 and "8" are the same value.
-    if isinstance(rendered, bool) or isinstance(live, bool):
-        return rendered == live
-    if isinstance(rendered, int | float | str) and isinstance(live, int | float | str):
-        return str(rendered) == str(live)
-    return rendered == live
-
-
-def _named(items: list) -> bool:
-    return bool(items) and all(isinstance(i, Mapping) and "name" in i for i in items)
-
-
-def drift(rendered: Any, live: Any, path: str = "") -> list[tuple[str, Any, Any]]:
-    """The differences between what the render sets and the live object, as (path, rendered,
-    live): only the fields ``rendered`` sets are compared (the server's defaults and status are
-    not drift), recursively; lists of named items (every item a mapping with ``name``) by name,
-    other lists by index and length; a secret the render masks is not compared. A field missing
-    from the live object is ``_MISSING``."""
-    if rendered is None or rendered == SECRET_PLACEHOLDER:
-        return []
-    if isinstance(rendered, Mapping):
-        if not isinstance(live, Mapping):
-            return [(path, rendered, live)]
-        out: list[tuple[str, Any, Any]] = []
-        for key, value in rendered.items():
-            out.extend(drift(value, live.get(key, _MISSING), _key(path, str(key))))
-        return out
-    if isinstance(rendered, list):
-        if not isinstance(live, list):
-            return [(path, rendered, live)]
-        if _named(rendered) and _named(live):
-            by_name = {item["name"]: item for item in live}
-            out = []
-            for item in rendered:
-                out.extend(
-                    drift(item, by_name.get(item["name"], _MISSING), f"{path}[name={item['name']}]")
-                )
-            return out
-        if len(rendered) != len(live):
-            return [(path, rendered, live)]
-        out = []
-        for index, (r, lv) in enumerate(zip(rendered, live, strict=True)):
-            out.extend(drift(r, lv, f"{path}[{index}]"))
-        return out
-    if live is _MISSING or not _scalar_equal(rendered, live):
-        return [(path, rendered, live)]
-    return []
-
-
-def _ref(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata", {})
-    where = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta.get("name")
-    return f"{obj.get('kind')} {where}"
-
-
-def object_drift(rendered: Mapping[str, Any], live: Mapping[str, Any] | None) -> list[str]:
-    """Report lines for one rendered object: ``NodePool gpu-spot: missing from the cluster``, or
-    one line per drifted field, ``NodePool gpu-spot: spec.limits["nvidia.com/gpu"]: rendered 8,
-    live 16``. Empty when the live object matches."""
-    if live is None:
-        return [f"{_ref(rendered)}: missing from the cluster"]
-    body = {k: v for k, v in rendered.items() if k not in ("apiVersion", "kind", "status")}
-    return [
-        f"{_ref(rendered)}: {path}: rendered {_show(r)}, live {_show(lv)}"
-        for path, r, lv in drift(body, live)
-    ]
 
 
 # --- readiness ---------------------------------------------------------------------------------
@@ -538,7 +233,7 @@ def _karpenter_ready(ctx: Context, kind: str, name: str, with_amis: bool) -> Res
         out = []
         for obj in objs:
             live = ctx.kube.get(obj["apiVersion"], kind, obj["metadata"]["name"])
-            ref = _ref(obj)
+            ref = object_ref(obj)
             if live is None:
                 out.append(f"{ref}: missing from the cluster")
                 continue
@@ -555,7 +250,9 @@ def _karpenter_ready(ctx: Context, kind: str, name: str, with_amis: bool) -> Res
     bad = _poll(ctx, problems)
     if bad:
         return result(NAME, name, False, f"{len(bad)} problems in {len(objs)} {kind} objects", bad)
-    return result(NAME, name, True, f"{len(objs)} {kind} objects Ready", [_ref(o) for o in objs])
+    return result(
+        NAME, name, True, f"{len(objs)} {kind} objects Ready", [object_ref(o) for o in objs]
+    )
 
 
 def _timed(fn: Callable[[], list[Result]]) -> list[Result]:

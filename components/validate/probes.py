@@ -217,6 +217,17 @@ def nodepool_tolerations(manifests: Sequence[dict], nodepools: Sequence[str]) ->
     return out
 
 
+def pool_label_key(manifests: Sequence[dict]) -> str | None:
+    """The platform's pool label (``<labelDomain>/pool``), read from a rendered NodePool."""
+    for manifest in manifests:
+        if manifest.get("kind") == "NodePool":
+            labels = manifest["spec"]["template"].get("metadata", {}).get("labels", {})
+            for key in labels:
+                if key.endswith("/pool"):
+                    return key
+    return None
+
+
 def queue_namespaces(manifests: Sequence[dict]) -> list[tuple[str, str, dict[str, str]]]:
     """(queue, namespace, labels) of every rendered queue namespace (label
     ``<labelDomain>/queue``), in render order."""

@@ -65,7 +65,7 @@ PHASE_RULES: Mapping[str, tuple[Rule, ...]] = {
         ("", "nodes", ("get",)),
         ("karpenter.sh", "nodeclaims", ("get", "list", "delete")),
     ),
-    # scheduling.py and gangs.py: dry-run pods, every pod and its template owner (system pods'
+    # scheduling.py, gangs.py and over_limit.py: dry-run pods, every pod and its template owner
     # annotations), a gang's PodGroup and pods, their Nodes and NodeClaims, the pods' Events.
     "scheduling": (
         *_OWN,

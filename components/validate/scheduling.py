@@ -11,8 +11,8 @@ Checks:
   pod carries the annotation unless its own controller put it there.
 - ``kai-pods-in-queue-namespaces``: no KAI pod outside the queue namespaces that may be
   non-preemptible goes without the annotation (``kai_namespaces.py``).
-- ``gang-all-or-nothing`` and ``over-limit-stays-pending``: in ``gangs.py`` (they launch, or
-  could launch, nodes).
+- ``gang-all-or-nothing`` and ``over-limit-stays-pending``: in ``gangs.py`` and
+  ``over_limit.py`` (they launch, or could launch, nodes).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..scheduler.constants import (
     SYSTEM_NAMESPACES,
 )
 from ..scheduler.tenancy_policies import POD_POLICY_NAME, QUEUE_POLICY_NAME
-from . import gangs, kai_namespaces
+from . import gangs, kai_namespaces, over_limit
 from .core import Context, KubeError, Planned, Result, result, skip
 from .probes import disruption_policy, probe_pod, queue_namespaces, vap_denial
 from .workspace import first_listed, queue_workspace, timed, workspace_objects
@@ -240,7 +240,7 @@ def run(ctx: Context) -> list[Result]:
             ),
         ),
         (gangs.GANG_CHECK, lambda: gangs.gang_check(ctx)),
-        (gangs.OVER_LIMIT_CHECK, lambda: gangs.over_limit_check(ctx)),
+        (over_limit.OVER_LIMIT_CHECK, lambda: over_limit.over_limit_check(ctx)),
     ):
         if ctx.wants(check):
             out.append(timed(ctx, NAME, check, fn))
@@ -255,7 +255,7 @@ def checks(ctx: Context) -> list[str]:
         "system-pods-not-annotated",
         kai_namespaces.CHECK,
         gangs.GANG_CHECK,
-        gangs.OVER_LIMIT_CHECK,
+        over_limit.OVER_LIMIT_CHECK,
     ]
 
 
@@ -275,4 +275,5 @@ def planned(ctx: Context) -> list[Planned]:
     out.append(Planned(NAME, "system-pods-not-annotated", ()))
     out.append(Planned(NAME, kai_namespaces.CHECK, ()))
     out += gangs.planned(ctx)
+    out += over_limit.planned(ctx)
     return first_listed(out)

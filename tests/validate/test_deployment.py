@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from eks_gpu_platform.validate import deployment, render
+from eks_gpu_platform.validate import deployment, drift, render
+from eks_gpu_platform.validate.controllers import expected_controllers
 from eks_gpu_platform.validate.core import Context, Options, Render
 
 from .fake_kube import FakeKube
@@ -200,12 +201,12 @@ def test_defaults_and_status_the_server_adds_are_not_drift() -> None:
 def test_lists_of_named_items_match_by_name_not_position() -> None:
     rendered = {"spec": {"containers": [{"name": "a", "image": "x:1"}, {"name": "b"}]}}
     live = {"spec": {"containers": [{"name": "b"}, {"name": "a", "image": "x:2"}]}}
-    assert deployment.drift(rendered, live) == [("spec.containers[name=a].image", "x:1", "x:2")]
+    assert drift.drift(rendered, live) == [("spec.containers[name=a].image", "x:1", "x:2")]
 
 
 def test_a_secret_the_render_masks_is_not_compared() -> None:
     rendered = {"data": {"token": "[secret]", "user": "a"}}
-    assert deployment.drift(rendered, {"data": {"token": "czNjcjN0", "user": "b"}}) == [
+    assert drift.drift(rendered, {"data": {"token": "czNjcjN0", "user": "b"}}) == [
         ("data.user", "a", "b")
     ]
 
@@ -346,12 +347,12 @@ DEV_CONTROLLERS = [
 
 
 def test_expected_controllers_of_dev(render_dir) -> None:
-    controllers = deployment.expected_controllers(render.load("dev", render_dir("dev")))
+    controllers = expected_controllers(render.load("dev", render_dir("dev")))
     assert [(c.kind, c.namespace, c.name) for c in controllers] == DEV_CONTROLLERS
 
 
 def test_expected_controllers_of_prod_add_the_efa_device_plugin(render_dir) -> None:
-    controllers = deployment.expected_controllers(render.load("prod", render_dir("prod")))
+    controllers = expected_controllers(render.load("prod", render_dir("prod")))
     assert [(c.kind, c.namespace, c.name) for c in controllers] == [
         *DEV_CONTROLLERS,
         ("DaemonSet", "kube-system", "aws-efa-k8s-device-plugin"),
@@ -385,7 +386,7 @@ def test_expected_controllers_follow_the_chart_values_and_manifests() -> None:
         "kind": "DaemonSet",
         "metadata": {"name": "eks-gpu-platform-mig-ready", "namespace": "gpu-operator"},
     }
-    controllers = deployment.expected_controllers(make_render([mig], helm))
+    controllers = expected_controllers(make_render([mig], helm))
     assert [c.ref for c in controllers] == [
         "Deployment karpenter/ctl-karpenter",
         "Deployment kai/kai-operator",

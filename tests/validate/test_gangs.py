@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from eks_gpu_platform.validate import gangs, scheduling
+from eks_gpu_platform.validate import gangs, over_limit, scheduling
 from eks_gpu_platform.validate.core import Planned
 
 from .fake_kube import FakeKube
@@ -456,19 +456,19 @@ def test_over_limit_choice():
     # serving: 5 GPUs fit g6.48xlarge (8) but not within the NodePool limit 4: the limit is
     # what stops Karpenter. batch: 9 fits no type (a weaker proof, the fallback). notebooks: 3
     # slices fit a g6.xlarge (4) within its limit 4 (whole-node rounding): not promised.
-    assert gangs.over_limit_choice(CAPACITY, queues) == (
+    assert over_limit.over_limit_choice(CAPACITY, queues) == (
         "research-serving",
         5,
         ("inference",),
         ("g6.48xlarge",),
     )
-    assert gangs.over_limit_choice(CAPACITY, ["research-batch", "research-notebooks"]) == (
+    assert over_limit.over_limit_choice(CAPACITY, ["research-batch", "research-notebooks"]) == (
         "research-batch",
         9,
         ("gpu-spot",),
         (),
     )
-    assert gangs.over_limit_choice(CAPACITY, ["research-notebooks"]) == (
+    assert over_limit.over_limit_choice(CAPACITY, ["research-notebooks"]) == (
         "no leaf queue whose NodePools can launch nothing for a job one GPU over its limit "
         "(whole-node rounding or a shared pool, README friction point 1: the platform promises "
         "no more there): research-notebooks: 3 GPUs fit notebooks/g6.xlarge (4) within the "
@@ -543,7 +543,7 @@ def test_over_limit_passes(render_dir):
     seen = []
     original = kube.create
     kube.create = lambda obj, dry_run=False: seen.append(obj) or original(obj, dry_run=dry_run)
-    r = gangs.over_limit_check(ctx_for(kube, render_dir))
+    r = over_limit.over_limit_check(ctx_for(kube, render_dir))
     assert (r.status, r.reason, r.details) == (
         "pass",
         "a job one GPU over queue research-serving's limit stayed Pending (OverLimit) and "
@@ -614,7 +614,7 @@ def test_over_limit_karpenter_launch_fails(render_dir):
         )
 
     kai_marks(kube, extra=launch)
-    r = gangs.over_limit_check(ctx_for(kube, render_dir))
+    r = over_limit.over_limit_check(ctx_for(kube, render_dir))
     assert (r.status, r.reason) == (
         "fail",
         "Karpenter launched NodeClaim(s) inference-abcde; Karpenter nominated the pod: Pod "
@@ -635,7 +635,7 @@ def test_over_limit_pod_tolerates_an_efa_nodepools_taints(render_dir):
     object.__setattr__(
         ctx.render, "manifests", (*manifests, nodepool("inference", GPU_TAINT, EFA_TAINT))
     )
-    assert gangs.over_limit_check(ctx).status == "pass"
+    assert over_limit.over_limit_check(ctx).status == "pass"
     assert seen[-1]["spec"]["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "vpc.amazonaws.com/efa", "operator": "Exists", "effect": "NoSchedule"},
@@ -651,7 +651,7 @@ def test_over_limit_pod_not_marked_unschedulable_fails(render_dir):
         pod["status"] = {"phase": "Pending"}
 
     kai_marks(kube, extra=no_condition)
-    r = gangs.over_limit_check(ctx_for(kube, render_dir))
+    r = over_limit.over_limit_check(ctx_for(kube, render_dir))
     assert (r.status, r.reason) == (
         "fail",
         "KAI marked the job OverLimit but not the pod PodScheduled=False/Unschedulable within "
@@ -662,14 +662,14 @@ def test_over_limit_pod_not_marked_unschedulable_fails(render_dir):
 def test_over_limit_not_marked_by_kai_fails(render_dir):
     kube = FakeKube([])
     kai_marks(kube, reason="Unschedulable")
-    r = gangs.over_limit_check(ctx_for(kube, render_dir))
+    r = over_limit.over_limit_check(ctx_for(kube, render_dir))
     assert (r.status, r.reason) == (
         "fail",
         "KAI did not mark the job OverLimit within 120 s (PodScheduled: Unschedulable "
         f"Unschedulable: {KAI_OVER_LIMIT}.)",
     )
     kube = FakeKube([])  # no KAI at all: nothing marks the pod
-    r = gangs.over_limit_check(ctx_for(kube, render_dir, time_cap_s=30.0))
+    r = over_limit.over_limit_check(ctx_for(kube, render_dir, time_cap_s=30.0))
     assert (r.status, r.reason) == (
         "fail",
         "KAI did not mark the job OverLimit within 30 s (PodScheduled: none)",
@@ -724,7 +724,7 @@ def test_over_limit_window_shorter_than_its_minimum_fails(render_dir):
     # reason, never a pass (review L1: the window was max(0, cap - waited), so 0 s passed).
     kube = FakeKube([])
     kai_marks(kube)
-    r = gangs.over_limit_check(ctx_for(kube, render_dir, time_cap_s=30.0))
+    r = over_limit.over_limit_check(ctx_for(kube, render_dir, time_cap_s=30.0))
     assert (r.status, r.reason) == (
         "fail",
         "the time cap (30 s) leaves 30 s to watch after KAI's marks (0 s), less than the 60 s "

@@ -63,7 +63,7 @@ type workload struct{ Kind, Namespace, Name string }
 
 // chartWorkloads are the controller workloads each stack's Helm releases (build/<stack>/helm/)
 // deploy, named as the pinned charts name them, written out here independently of
-// components/validate/deployment.py expected_controllers (a wrong name there fails
+// components/validate/controllers.py expected_controllers (a wrong name there fails
 // controllers-ready here):
 //   - karpenter (release karpenter in kube-system): Deployment karpenter, the chart's
 //     karpenter.fullname (aws/karpenter-provider-aws v1.14.1 charts/karpenter/templates/
