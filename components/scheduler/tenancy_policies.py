@@ -38,6 +38,10 @@ node (group ``system:nodes``: the kubelet creates mirror pods, pkg/kubelet/pod/m
 creates it: an owner reference alone is the creator's to write. On UPDATE a rule judges only what
 changed (labels, a PodGroup's queue, a pod's spec), so a controller's patch to an object admitted
 earlier is never refused.
+
+This module names the policies and builds their match conditions and variables; the queue and
+pod policies' validations are built in ``tenancy_validations``, their CEL pieces in
+``tenancy_cel``.
 """
 
 from collections.abc import Mapping, Sequence
@@ -64,7 +68,6 @@ DAEMONSET_CONTROLLERS = (
     "system:kube-controller-manager",
 )
 
-
 NOT_KAI = f"!request.userInfo.username.startsWith('{KAI_SERVICE_ACCOUNTS}')"
 TRUSTED_NODE_POD = (
     "((has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "
@@ -78,10 +81,6 @@ NOT_TRUSTED_NODE_POD = f"!(request.kind.kind == 'Pod' && {TRUSTED_NODE_POD})"
 
 def _map_of_lists(table: Mapping[str, Sequence[str]]) -> str:
     return "{" + ", ".join(f"{cel_str(k)}: {cel_list(v)}" for k, v in table.items()) + "}"
-
-
-def _map_of(table: Mapping[str, str]) -> str:
-    return "{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in table.items()) + "}"
 
 
 def _lookup(table: str, default: str) -> str:
