@@ -14,7 +14,9 @@
 """
 
 from .access import ADMIN_POLICY, admin_policy_arn, admin_principal_arn
-from .component import ADDONS_AFTER_COMPUTE, ADDONS_BEFORE_COMPUTE, EksCluster, EksClusterArgs
+from .args import EksClusterArgs
+from .component import EksCluster
+from .managed_addons import ADDONS_AFTER_COMPUTE, ADDONS_BEFORE_COMPUTE
 from .nodegroup import (
     SYSTEM_NODE_POLICIES,
     SYSTEM_TAINT_KEY,

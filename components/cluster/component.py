@@ -1,9 +1,6 @@
-"""The ``EksCluster`` component and its ``EksClusterArgs``: the control plane, its KMS key,
-the managed add-ons, the system node group and the Kubernetes provider."""
-
-import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+"""The ``EksCluster`` component: the control plane, its KMS key and the Kubernetes provider,
+with the children built by ``access_entries`` (access entries), ``managed_addons`` (the EKS
+add-ons) and ``system_nodes`` (the system node group); its inputs are ``args.EksClusterArgs``."""
 
 import pulumi
 import pulumi_aws as aws
@@ -11,112 +8,24 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from ..errors import refused_by_up
-from ..iam import (
-    SSM_NODE_POLICY,
-    attach_managed_policies,
-    ec2_trust_policy,
-    pod_identity_trust_policy,
-)
-from ..naming import DISCOVERY_TAG, IAM_ROLE_NAME_MAX, TYPE_PREFIX, bounded_name
-from ..network.component import Network
-from ..spec import (
-    SpecError,
-    derive_unset,
-    derived,
-    missing_problems,
-    require_instance,
-    show,
-)
-from .access import (
-    CLUSTER_TAG,
-    admin_entry_key,
-    admin_policy_arn,
-    admin_principal_arn,
-    without_bootstrap_admin,
-)
+from ..naming import DISCOVERY_TAG, TYPE_PREFIX
+from ..spec import SpecError
+from .access import without_bootstrap_admin
+from .access_entries import admin_entries, break_glass_entry, viewer_entries
 from .access_wait import access_checked
-from .addon_versions import (
-    ADDON_MINOR_TAG,
-    AddonVersion,
-    addon_version_input,
-    resolve_addon_versions,
-)
-from .addons import addon_configuration_values
-from .identity import AdminAccess, resolve_access
+from .addon_versions import addon_version_input, resolve_addon_versions
+from .args import EksClusterArgs
+from .identity import resolve_access
 from .lifecycle import (
     kubeconfig_with_credentials,
     placeholder_cidrs,
     placeholder_message,
     stack_assumed_role,
 )
-from .nodegroup import (
-    SYSTEM_NODE_POLICIES,
-    SYSTEM_TAINT_KEY,
-    system_launch_template_data,
-    system_node_group_prefix,
-    system_node_label,
-    system_tolerations,
-)
-from .spec import ClusterSpec, SystemNodeGroupSpec
-from .timeouts import addon_timeouts, node_group_timeouts
-from .viewers import viewer_policy_arn
-
-# Add-ons installed before any node (networking, proxy, pod credentials) and after (DNS).
-ADDONS_BEFORE_COMPUTE = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
-ADDONS_AFTER_COMPUTE = ("coredns",)
-# The vpc-cni add-on's own IAM role, through EKS Pod Identity, instead of the CNI policy on
-# every node role (EKS Best Practices, IAM, "Update the aws-node daemonset to use IRSA"; the
-# add-on takes Pod Identity associations: EKS API CreateAddon ``podIdentityAssociations``).
-VPC_CNI_SERVICE_ACCOUNT = "aws-node"
-VPC_CNI_NAMESPACE = "kube-system"
-VPC_CNI_POLICY = "AmazonEKS_CNI_Policy"
-
-
-@dataclass(frozen=True, kw_only=True)
-class EksClusterArgs:
-    """Inputs of ``EksCluster``: shape from specs, network from other resources.
-
-    Pass the ``Network`` component as ``network`` (its VPC and subnets are used), or
-    ``vpc_id`` and ``private_subnet_ids`` (and optionally ``public_subnet_ids``) explicitly.
-    """
-
-    spec: ClusterSpec
-    system_node_group: SystemNodeGroupSpec = SystemNodeGroupSpec()
-    network: Network | None = None
-    vpc_id: pulumi.Input[str] | None = derived("network")
-    private_subnet_ids: pulumi.Input[Sequence[str]] | None = derived("network")
-    public_subnet_ids: pulumi.Input[Sequence[str]] | None = derived("network")
-    tags: Mapping[str, str] = field(default_factory=dict)
-    # The add-ons' versions, resolved before anything is registered (GpuPlatform resolves them
-    # before its network); None: EksCluster resolves them itself (addon_versions.py).
-    addon_versions: Mapping[str, AddonVersion] | None = None
-    # Who deploys and the admins' entries, resolved before anything is registered
-    # (``GpuPlatform``'s preflight); None: ``EksCluster`` resolves them itself.
-    access: AdminAccess | None = None
-
-    def __post_init__(self) -> None:
-        problems = require_instance(self, "spec", ClusterSpec)
-        problems += require_instance(self, "system_node_group", SystemNodeGroupSpec)
-        if self.network is not None:
-            problems += require_instance(self, "network", Network)
-        if isinstance(self.network, Network):
-            names = ("vpc_id", "private_subnet_ids", "public_subnet_ids")
-            derive_unset(self, {name: getattr(self.network, name) for name in names})
-            tagged_for = self.network.discovery_cluster_name
-            if not problems and tagged_for != self.spec.name:
-                problems.append(
-                    (
-                        ("network",),
-                        f"tags its subnets for cluster {show(tagged_for)} "
-                        f"(NetworkArgs.cluster_name), but this cluster is {show(self.spec.name)}; "
-                        "Karpenter would find no subnets",
-                    )
-                )
-        else:
-            derive_unset(self, {"public_subnet_ids": ()})
-        problems += missing_problems(self, ("vpc_id", "private_subnet_ids"), "Network", "network")
-        if problems:
-            raise SpecError(type(self).__name__, problems)
+from .managed_addons import ADDONS_AFTER_COMPUTE, addons_before_compute, managed_addon
+from .nodegroup import system_node_label, system_tolerations
+from .spec import ClusterSpec
+from .system_nodes import system_node_group
 
 
 def bootstrap_admin_off(
@@ -259,13 +168,13 @@ class EksCluster(pulumi.ComponentResource):
         self.endpoint = cluster.core.endpoint
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
 
-        self.admin_entries, self.admin_associations = self._admin_entries(
-            name, spec, cluster, access, partition, account_id, tags
+        self.admin_entries, self.admin_associations = admin_entries(
+            self, name, spec, cluster, access, partition, account_id, tags
         )
-        self.break_glass_entry = self._break_glass_entry(
-            name, spec, access, partition, account_id, tags
+        self.break_glass_entry = break_glass_entry(
+            self, name, spec, access, partition, account_id, tags
         )
-        self.viewer_entries = self._viewer_entries(name, spec, access, partition, account_id, tags)
+        self.viewer_entries = viewer_entries(self, name, spec, access, partition, account_id, tags)
 
         aws.ec2.Tag(
             f"{name}-primary-sg-discovery",
@@ -299,119 +208,17 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.admin_associations)),
         )
 
-        cni_role = aws.iam.Role(
-            f"{name}-vpc-cni",
-            name=bounded_name("EKSVpcCniRole-", spec.name, IAM_ROLE_NAME_MAX),
-            description=f"The vpc-cni add-on (aws-node) of EKS cluster {spec.name}",
-            assume_role_policy=pulumi.Output.all(partition, region, account_id).apply(
-                lambda a: json.dumps(
-                    pod_identity_trust_policy(
-                        partition=a[0],
-                        region=a[1],
-                        account_id=a[2],
-                        cluster_name=spec.name,
-                        namespace=VPC_CNI_NAMESPACE,
-                        service_account=VPC_CNI_SERVICE_ACCOUNT,
-                    )
-                )
-            ),
-            tags=tags,
-            opts=child,
-        )
-        cni_policy = attach_managed_policies(
-            f"{name}-vpc-cni", cni_role, (VPC_CNI_POLICY,), partition, child
-        )
-        cni_identity = {
-            "vpc-cni": [{"role_arn": cni_role.arn, "service_account": VPC_CNI_SERVICE_ACCOUNT}]
-        }
-        cni_opts = pulumi.ResourceOptions(parent=self, depends_on=cni_policy)
-        before = [
-            self._addon(
-                name,
-                addon,
-                tags,
-                cni_opts if addon == "vpc-cni" else child,
-                cni_identity.get(addon),
-            )
-            for addon in ADDONS_BEFORE_COMPUTE
-        ]
+        before = addons_before_compute(self, name, spec, tags, partition, region, account_id)
         self.pod_identity_agent = before[-1]
 
-        role = aws.iam.Role(
-            f"{name}-system-node",
-            name=bounded_name("EKSSystemNodeRole-", spec.name, IAM_ROLE_NAME_MAX),
-            assume_role_policy=dns_suffix.apply(lambda s: json.dumps(ec2_trust_policy(s))),
-            tags=tags,
-            opts=child,
-        )
-        attachments = attach_managed_policies(
-            f"{name}-system-node",
-            role,
-            SYSTEM_NODE_POLICIES + ((SSM_NODE_POLICY,) if spec.node_ssm_access else ()),
-            partition,
-            child,
+        role, self.system_node_group = system_node_group(
+            self, name, args, tags, partition, dns_suffix, before, network_ready
         )
         self.system_node_role_arn = role.arn
-        template = system_launch_template_data(system.disk_size_gib)
-        node_tags = {CLUSTER_TAG: spec.name}
-        launch_template = aws.ec2.LaunchTemplate(
-            f"{name}-system",
-            description=f"System nodes of EKS cluster {spec.name}",
-            update_default_version=True,
-            metadata_options=template["metadata_options"],
-            block_device_mappings=template["block_device_mappings"],
-            # Instance and volume tags are the template's data: any edit makes a new template
-            # version and rolls every system node (issue 11, item 6). A stable minimum: the
-            # instance's name and the cluster.
-            tag_specifications=[
-                {"resource_type": "instance", "tags": {**node_tags, "Name": f"{spec.name}-system"}},
-                {"resource_type": "volume", "tags": node_tags},
-            ],
-            tags=tags,
-            opts=child,
-        )
-        self.system_node_group = aws.eks.NodeGroup(
-            f"{name}-system",
-            cluster_name=self.cluster_name,
-            # A prefix, not a fixed name: a replacing change (instance types, subnets, AMI
-            # type) then creates the new group before deleting the old one. With a fixed name
-            # the bridge asks for delete-before-replace (pulumi-terraform-bridge
-            # pkg/tfbridge/provider.go L1275-1276, schema.go L193-240, v3.136.0: nodeGroupName
-            # is auto-named in pulumi-aws) and every controller goes down with the old group.
-            node_group_name_prefix=system_node_group_prefix(spec.name),
-            # The control plane's minor: an upgrade rolls the system nodes in place
-            # (UpdateNodegroupVersion), after the control plane (cluster_name waits for it).
-            version=spec.kubernetes_version,
-            node_role_arn=role.arn,
-            subnet_ids=args.private_subnet_ids,
-            ami_type=system.ami_type,
-            capacity_type="ON_DEMAND",
-            instance_types=list(system.instance_types),
-            scaling_config={
-                "min_size": system.min_size,
-                "max_size": system.max_size,
-                "desired_size": system.desired_size or system.min_size,
-            },
-            update_config={"max_unavailable": 1},
-            launch_template={
-                "id": launch_template.id,
-                "version": launch_template.latest_version.apply(str),
-            },
-            labels={label_key: label_value},
-            taints=[{"key": SYSTEM_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"}],
-            tags=tags,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                # The nodes pull images and reach AWS through the network's routes and NAT.
-                depends_on=[*before, *attachments, *network_ready],
-                # The autoscaler and humans resize the group; Pulumi owns only the bounds.
-                ignore_changes=["scalingConfig.desiredSize"],
-                # A minor upgrade rolls every system node (timeouts.py).
-                custom_timeouts=pulumi.CustomTimeouts(**node_group_timeouts(system.max_size)),
-            ),
-        )
         after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
-        after = [self._addon(name, addon, tags, after_nodes) for addon in ADDONS_AFTER_COMPUTE]
+        after = [
+            managed_addon(self, name, addon, tags, after_nodes) for addon in ADDONS_AFTER_COMPUTE
+        ]
         self.coredns = after[0]
         # What a controller on the system nodes needs while it runs, and so while `pulumi
         # destroy` deletes what it manages: the nodes, pod credentials, DNS, and the network's
@@ -441,196 +248,3 @@ class EksCluster(pulumi.ComponentResource):
                 "kms_key_arn": self.kms_key_arn,
             }
         )
-
-    def _admin_entries(
-        self,
-        name: str,
-        spec: ClusterSpec,
-        cluster: eks.Cluster,
-        access: AdminAccess,
-        partition: pulumi.Output[str],
-        account_id: pulumi.Output[str],
-        tags: dict[str, str],
-    ) -> tuple[list[aws.eks.AccessEntry], list[aws.eks.AccessPolicyAssociation]]:
-        """One access entry (with cluster-admin) per admin, the deployer included, tagged
-        ``CLUSTER_TAG`` (how a later run knows the entry is this stack's: identity.py).
-
-        Named after the principal (``admin_entry_key``), so removing or reordering admins leaves
-        the others alone. Each entry aliases the name pulumi-eks gave it when the entries were
-        the cluster's ``accessEntries`` (``<cluster>-admin-<i>``, a child of the eks.Cluster:
-        pulumi/pulumi-eks nodejs/eks/cluster/authenticationMode.ts ``createAccessEntries``);
-        its policy association follows through the engine's inherited child alias (its name
-        starts with the entry's name: pulumi/pulumi pkg/resource/deploy/step_generator.go
-        L590-652, ``inheritedChildAlias``), so existing stacks keep both.
-        """
-        if not spec.admins:
-            return [], []
-        policy_arn = partition.apply(admin_policy_arn)
-        entry_tags = {**tags, CLUSTER_TAG: spec.name}
-        entries, associations = [], []
-        for i, admin in enumerate(spec.admins):
-            if isinstance(admin, str) and access.account:
-                principal: pulumi.Input[str] = access.arn_of(admin)
-                key = admin_entry_key(admin)
-            elif isinstance(admin, str):  # identity unknown (preview only: resolve_access)
-                principal = pulumi.Output.all(partition, account_id).apply(
-                    lambda a, admin=admin: admin_principal_arn(admin, a[0], a[1])
-                )
-                key = admin_entry_key(admin)
-            else:  # a role created by this program; no name to key by
-                principal = pulumi.Output.all(partition, account_id, admin).apply(
-                    lambda a: admin_principal_arn(a[2], a[0], a[1])
-                )
-                key = f"admin-{i}"
-            entry, association = self._entry_with_policy(
-                f"{name}-admin-{key}",
-                f"{name}-admin-{key}-cluster-admin",
-                principal,
-                policy_arn,
-                entry_tags,
-                aliases=[pulumi.Alias(name=f"{name}-eks-admin-{i}", parent=cluster)],
-            )
-            associations.append(association)
-            entries.append(entry)
-        return entries, associations
-
-    def _entry_with_policy(
-        self,
-        entry_name: str,
-        association_name: str,
-        principal_arn: pulumi.Input[str],
-        policy_arn: pulumi.Input[str],
-        tags: dict[str, str],
-        aliases: list[pulumi.Alias] | None = None,
-    ) -> tuple[aws.eks.AccessEntry, aws.eks.AccessPolicyAssociation]:
-        """One ``STANDARD`` access entry of the cluster and its cluster-scoped policy association
-        (a child of the entry, so the association goes before the entry on delete): the admins',
-        the viewers' and the break-glass role's entries are all built this way."""
-        entry = aws.eks.AccessEntry(
-            entry_name,
-            cluster_name=self.cluster_name,
-            principal_arn=principal_arn,
-            type="STANDARD",
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, aliases=aliases),
-        )
-        association = aws.eks.AccessPolicyAssociation(
-            association_name,
-            cluster_name=self.cluster_name,
-            principal_arn=entry.principal_arn,
-            policy_arn=policy_arn,
-            access_scope={"type": "cluster"},
-            opts=pulumi.ResourceOptions(parent=entry),
-        )
-        return entry, association
-
-    def _break_glass_entry(
-        self,
-        name: str,
-        spec: ClusterSpec,
-        access: AdminAccess,
-        partition: pulumi.Output[str],
-        account_id: pulumi.Output[str],
-        tags: dict[str, str],
-    ) -> aws.eks.AccessEntry | None:
-        """The break-glass role's access entry with cluster-admin, only when
-        ``cluster.breakGlassRole`` is set (README, "Security model": who may assume it and how
-        its use is noticed is the role's trust policy and CloudTrail's business, outside this
-        stack). Explicit and tagged like the admins' entries (``_admin_entries``; an existing
-        untagged entry of the role is refused: identity.resolve_access)."""
-        role = spec.break_glass_role
-        if role is None:
-            return None
-        entry, _ = self._entry_with_policy(
-            f"{name}-break-glass",
-            f"{name}-break-glass-cluster-admin",
-            _principal(role, access, partition, account_id),
-            partition.apply(admin_policy_arn),
-            {**tags, CLUSTER_TAG: spec.name},
-        )
-        return entry
-
-    def _viewer_entries(
-        self,
-        name: str,
-        spec: ClusterSpec,
-        access: AdminAccess,
-        partition: pulumi.Output[str],
-        account_id: pulumi.Output[str],
-        tags: dict[str, str],
-    ) -> list[aws.eks.AccessEntry]:
-        """One access entry with ``AmazonEKSViewPolicy`` (cluster scope, no Secrets) per viewer,
-        e.g. the CI preview role: a plain ``pulumi preview`` needs no Secret (viewers.py says
-        why) and may change nothing. The association keeps its ``-admin-view`` name (a stable
-        name; the new policy ARN replaces the association in place). Named
-        after the principal (``admin_entry_key``) and tagged ``CLUSTER_TAG``, like the admins'
-        entries (an existing untagged entry of a viewer is refused: identity.resolve_access)."""
-        policy_arn = partition.apply(viewer_policy_arn)
-        entries = []
-        for i, viewer in enumerate(spec.viewers):
-            key = admin_entry_key(viewer) if isinstance(viewer, str) else f"viewer-{i}"
-            entry, _ = self._entry_with_policy(
-                f"{name}-viewer-{key}",
-                f"{name}-viewer-{key}-admin-view",
-                _principal(viewer, access, partition, account_id),
-                policy_arn,
-                {**tags, CLUSTER_TAG: spec.name},
-            )
-            entries.append(entry)
-        return entries
-
-    def _addon(
-        self,
-        name: str,
-        addon: str,
-        tags: dict[str, str],
-        opts: pulumi.ResourceOptions,
-        pod_identity: list[dict] | None = None,
-    ) -> aws.eks.Addon:
-        """An EKS managed add-on at its resolved version (addon_versions.py: a pin, the version
-        installed for the minor, or EKS's most recent for the minor), taking over any existing
-        self-managed copy.
-
-        The version is a plain value, resolved before anything is registered, so the preview
-        shows it. EKS does not update an add-on when the control plane's minor changes
-        ("Amazon EKS doesn't automatically update an add-on ... after you update your cluster
-        to a new Kubernetes minor version",
-        https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html): a minor
-        upgrade resolves a version for the new minor and updates the add-on in place
-        (addon_version is not ForceNew) after the control plane (cluster_name waits for it),
-        within its update timeout (timeouts.py). The tag ``ADDON_MINOR_TAG`` records the minor
-        the version was resolved for, so an upgrade interrupted after the control plane moved
-        still moves the add-ons on the next `up`."""
-        resolved = self.resolved_addons[addon]
-        return aws.eks.Addon(
-            f"{name}-{addon}",
-            cluster_name=self.cluster_name,
-            addon_name=addon,
-            addon_version=addon_version_input(resolved),
-            configuration_values=addon_configuration_values(addon),
-            resolve_conflicts_on_create="OVERWRITE",
-            resolve_conflicts_on_update="OVERWRITE",
-            pod_identity_associations=pod_identity,
-            tags={**tags, ADDON_MINOR_TAG: resolved.minor},
-            opts=pulumi.ResourceOptions.merge(
-                opts,
-                pulumi.ResourceOptions(
-                    custom_timeouts=pulumi.CustomTimeouts(**addon_timeouts(addon))
-                ),
-            ),
-        )
-
-
-def _principal(
-    principal: pulumi.Input[str],
-    access: AdminAccess,
-    partition: pulumi.Output[str],
-    account_id: pulumi.Output[str],
-) -> pulumi.Input[str]:
-    """The full ARN of a viewer or the break-glass role, as ``_admin_entries`` builds an
-    admin's: plain once ``resolve_access`` knows the account, else an output."""
-    if isinstance(principal, str) and access.account:
-        return access.arn_of(principal)
-    return pulumi.Output.all(partition, account_id, principal).apply(
-        lambda a: admin_principal_arn(a[2], a[0], a[1])
-    )

@@ -271,7 +271,7 @@ def _lookup_entry(
 
 def _other_entries(name: str, spec: ClusterSpec) -> list[tuple[str, str, str]]:
     """``(config key, principal, resource name)`` of the viewers' and the break-glass role's
-    entries (``EksCluster._viewer_entries``/``_break_glass_entry``): explicit entries, tagged
+    entries (``access_entries.viewer_entries``/``break_glass_entry``): explicit entries, tagged
     and checked like the admins'."""
     out = [
         (f"cluster.viewers[{i}]", v, f"{name}-viewer-{admin_entry_key(v)}")

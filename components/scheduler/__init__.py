@@ -74,26 +74,30 @@ from .constants import (
     UNLIMITED,
     ZONE_LABEL,
 )
+from .disruption_cel import (
+    ANNOTATED_EXPRESSION,
+    APPLY_DO_NOT_DISRUPT_EXPRESSION,
+    NOT_ANNOTATED_EXPRESSION,
+    non_preemptible_expression,
+    owner_non_preemptible_expression,
+    priority_class_table,
+)
+from .disruption_policies import (
+    POD_CREATE_RULES,
+    disruption_admission_policy,
+    workload_admission_policy,
+)
 from .guardrails import (
     TENANT_TOLERATION_POLICY_NAME,
     system_namespace_labels,
     tenant_toleration_policy,
 )
 from .manifests import (
-    ANNOTATED_EXPRESSION,
-    APPLY_DO_NOT_DISRUPT_EXPRESSION,
-    NOT_ANNOTATED_EXPRESSION,
-    POD_CREATE_RULES,
-    disruption_admission_policy,
-    non_preemptible_expression,
-    owner_non_preemptible_expression,
     priority_class_manifests,
-    priority_class_table,
     queue_manifest,
     queue_namespace_manifests,
     queue_namespace_selector,
     queues_parents_first,
-    workload_admission_policy,
 )
 from .network import (
     allow_dns_policy,

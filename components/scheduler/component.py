@@ -21,6 +21,7 @@ from ..spec import (
     require_instance,
 )
 from .constants import NAMESPACE, RELEASE_NAME
+from .disruption_policies import disruption_admission_policy
 from .guardrails import (
     KAI_NAMESPACE_LEVEL,
     KAI_WORKLOAD_NAMESPACE_LEVEL,
@@ -28,7 +29,6 @@ from .guardrails import (
     tenant_toleration_policy,
 )
 from .manifests import (
-    disruption_admission_policy,
     priority_class_manifests,
     queue_manifest,
     queue_namespace_manifests,

@@ -17,7 +17,7 @@ Kubernetes 1.30 (KEP-3488), so the same object serves every supported minor (1.3
 
 from collections.abc import Sequence
 
-from .constants import ADMISSION_API
+from .admission_pair import validating_pair
 from .manifests import queue_namespace_selector
 from .podsecurity import BASELINE, PRIVILEGED, pod_security_labels
 
@@ -100,35 +100,19 @@ def tenant_toleration_policy(*, label_domain: str, system_taint_keys: Sequence[s
     if not system_taint_keys:
         raise ValueError("tenant_toleration_policy: system_taint_keys is empty")
     selector = queue_namespace_selector(label_domain)
-    return [
-        {
-            "apiVersion": ADMISSION_API,
-            "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": TENANT_TOLERATION_POLICY_NAME},
-            "spec": {
-                "failurePolicy": "Fail",
-                "matchConstraints": {
-                    "namespaceSelector": selector,
-                    "resourceRules": [
-                        {
-                            "apiGroups": [""],
-                            "apiVersions": ["v1"],
-                            "operations": ["CREATE", "UPDATE"],
-                            "resources": ["pods"],
-                        }
-                    ],
-                },
-                "validations": tenant_toleration_expressions(system_taint_keys),
-            },
+    return validating_pair(
+        name=TENANT_TOLERATION_POLICY_NAME,
+        match_constraints={
+            "namespaceSelector": selector,
+            "resourceRules": [
+                {
+                    "apiGroups": [""],
+                    "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"],
+                    "resources": ["pods"],
+                }
+            ],
         },
-        {
-            "apiVersion": ADMISSION_API,
-            "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": TENANT_TOLERATION_POLICY_NAME},
-            "spec": {
-                "policyName": TENANT_TOLERATION_POLICY_NAME,
-                "matchResources": {"namespaceSelector": selector},
-                "validationActions": ["Deny"],
-            },
-        },
-    ]
+        validations=tenant_toleration_expressions(system_taint_keys),
+        namespace_selector=selector,
+    )

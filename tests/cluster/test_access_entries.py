@@ -9,7 +9,8 @@ import pytest
 from addon_pins import ADDON_VERSIONS
 
 from eks_gpu_platform.cluster.access import CLUSTER_TAG
-from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
+from eks_gpu_platform.cluster.args import EksClusterArgs
+from eks_gpu_platform.cluster.component import EksCluster
 from eks_gpu_platform.cluster.spec import ClusterSpec
 from eks_gpu_platform.errors import SpecError
 from eks_gpu_platform.offline import mocks

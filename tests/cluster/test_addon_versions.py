@@ -18,7 +18,8 @@ from eks_gpu_platform.cluster.addon_versions import (
     addon_missing,
     decide,
 )
-from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
+from eks_gpu_platform.cluster.args import EksClusterArgs
+from eks_gpu_platform.cluster.component import EksCluster
 from eks_gpu_platform.cluster.spec import ClusterSpec
 from eks_gpu_platform.errors import SpecError
 from eks_gpu_platform.offline import mocks

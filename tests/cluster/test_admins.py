@@ -22,7 +22,8 @@ from eks_gpu_platform.cluster.access import (
     principal_identity,
     without_bootstrap_admin,
 )
-from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs, bootstrap_admin_off
+from eks_gpu_platform.cluster.args import EksClusterArgs
+from eks_gpu_platform.cluster.component import EksCluster, bootstrap_admin_off
 from eks_gpu_platform.cluster.spec import ClusterSpec
 from eks_gpu_platform.errors import SpecError
 from eks_gpu_platform.offline import mocks

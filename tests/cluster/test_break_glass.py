@@ -4,7 +4,8 @@ access entry only when set; it must be an IAM role, and not a standing admin."""
 import pytest
 from addon_pins import ADDON_VERSIONS
 
-from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
+from eks_gpu_platform.cluster.args import EksClusterArgs
+from eks_gpu_platform.cluster.component import EksCluster
 from eks_gpu_platform.cluster.spec import ClusterSpec
 from eks_gpu_platform.errors import SpecError
 

@@ -7,7 +7,8 @@ import json
 import pytest
 from addon_pins import ADDON_VERSIONS
 
-from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
+from eks_gpu_platform.cluster.args import EksClusterArgs
+from eks_gpu_platform.cluster.component import EksCluster
 from eks_gpu_platform.cluster.spec import ClusterSpec, SystemNodeGroupSpec
 from eks_gpu_platform.iam import ec2_trust_policy
 

@@ -8,7 +8,8 @@ import logging
 import pytest
 from addon_pins import ADDON_VERSIONS
 
-from eks_gpu_platform.cluster.component import EksCluster, EksClusterArgs
+from eks_gpu_platform.cluster.args import EksClusterArgs
+from eks_gpu_platform.cluster.component import EksCluster
 from eks_gpu_platform.cluster.lifecycle import (
     credential_problems,
     kubeconfig_with_credentials,

@@ -8,7 +8,8 @@ import pytest
 
 from eks_gpu_platform import versions
 from eks_gpu_platform.scheduler.component import KaiScheduler, KaiSchedulerArgs
-from eks_gpu_platform.scheduler.manifests import disruption_admission_policy, queue_manifest
+from eks_gpu_platform.scheduler.disruption_policies import disruption_admission_policy
+from eks_gpu_platform.scheduler.manifests import queue_manifest
 from eks_gpu_platform.scheduler.spec import SchedulerSpec
 from eks_gpu_platform.scheduler.values import kai_values
 

@@ -1,5 +1,5 @@
-"""Tests for ``eks_gpu_platform.scheduler.manifests``: queues, priority classes and the
-do-not-disrupt admission policy (its CEL evaluated on pods).
+"""Tests for ``eks_gpu_platform.scheduler.manifests`` (queues, priority classes) and
+``disruption_policies``: the do-not-disrupt admission policy (its CEL evaluated on pods).
 """
 
 import re
@@ -10,8 +10,8 @@ import pytest
 from crd_validation import validate
 
 from eks_gpu_platform.scheduler.constants import NON_PREEMPTIBLE_CLASSES
+from eks_gpu_platform.scheduler.disruption_policies import disruption_admission_policy
 from eks_gpu_platform.scheduler.manifests import (
-    disruption_admission_policy,
     priority_class_manifests,
     queue_manifest,
     queue_namespace_manifests,
