@@ -35,8 +35,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import mocks
 from .fields import field_changes
+from .mock_invokes import RESOLVED_AT_DEPLOY
 from .plan_replace import REFUSED_INPUTS, _cascade, delete_before_replace, replacing_keys
 from .plan_report import cost_section, markdown, resources_section, teardown_markdown
 from .plan_rolls import ami_alias, minor_change, requirements_drift, roll_reason, rolls_nodes
@@ -141,7 +141,7 @@ def plan(
             row["rollReason"] = roll_reason(reg, row)
         if reg.type == ADDON and "addonVersion" in changed:
             row["version"] = [previous.inputs.get("addonVersion"), reg.inputs.get("addonVersion")]
-            if minor is None and str(row["version"][1]).startswith(mocks.RESOLVED_AT_DEPLOY):
+            if minor is None and str(row["version"][1]).startswith(RESOLVED_AT_DEPLOY):
                 # Offline the installed version is unknown; on the same minor `up` keeps it
                 # (cluster/addon_versions.py), so no version moves.
                 row["versionKept"] = True
