@@ -20,6 +20,7 @@ from stack_files import REPO, fixture_stack
 from eks_gpu_platform import GpuPlatform, read_stack_config
 from eks_gpu_platform.errors import SpecError
 from eks_gpu_platform.offline import mocks
+from eks_gpu_platform.offline.mock_monitor import RecordingMonitor
 
 ACCOUNT = mocks.PLACEHOLDER_ACCOUNT_ID
 ENTRY = "aws:eks/accessEntry:AccessEntry"
@@ -69,13 +70,13 @@ def registrations_on_refusal(monkeypatch, config: dict, **kw) -> list[tuple[str,
     """What the program registered before its refusal (mocks.run raises, so the monitor is
     read from the run itself)."""
     seen: list[tuple[str, str]] = []
-    original = mocks.RecordingMonitor.RegisterResource
+    original = RecordingMonitor.RegisterResource
 
     def record(self, request):
         seen.append((request.type, request.name))
         return original(self, request)
 
-    monkeypatch.setattr(mocks.RecordingMonitor, "RegisterResource", record)
+    monkeypatch.setattr(RecordingMonitor, "RegisterResource", record)
     with pytest.raises(SpecError):
         up(monkeypatch, config, **kw)
     return seen

@@ -1034,7 +1034,8 @@ def test_the_gate_refuses_a_deployed_commit_outside_the_history(tmp_path):
 
 def test_an_empty_state_plans_every_resource_as_a_create_with_no_wait(tmp_path):
     """What the gate's empty base gives: the plan of a fresh stack waits for nothing."""
-    from eks_gpu_platform.offline.plan import plan, waits
+    from eks_gpu_platform.offline.plan import plan
+    from eks_gpu_platform.offline.plan_waits import waits
 
     new = [
         {

@@ -1,6 +1,6 @@
 """How long ``pulumi up`` may wait for each step of a Kubernetes minor upgrade: one table, from
 which the add-ons' and the system node group's ``customTimeouts`` (``EksCluster``), the offline
-plan's wait figures (``offline.plan.waits``) and the CI deploy job's budget check
+plan's wait figures (``offline.plan_waits.waits``) and the CI deploy job's budget check
 (tests/test_workflows.py) are all computed.
 
 The chain, one step after another (``EksCluster``'s dependencies): the control plane; vpc-cni,

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .mock_invokes import InvokeFailed
 from .mock_types import Scope
 
 DEFAULT_QUOTA_VCPUS = 100000.0
@@ -189,6 +190,4 @@ def _sku(key: tuple[str, str]) -> str:
 
 
 def _failed(token: str, message: str) -> Exception:
-    from .mocks import InvokeFailed  # the gRPC error type the mocks raise
-
     return InvokeFailed(f"invoking {token}: 1 error occurred:\n\t* {message}\n\n")

@@ -24,8 +24,8 @@ from typing import Any
 from . import mocks
 
 # Inputs whose change makes the provider replace a stateful resource, or (the cluster's
-# ``vpcId`` and ``encryptionConfigKeyArn``, ``plan.REFUSED_INPUTS``) an update AWS refuses: the
-# snapshot guards both, the plan tells them apart.
+# ``vpcId`` and ``encryptionConfigKeyArn``, ``plan_replace.REFUSED_INPUTS``) an update AWS
+# refuses: the snapshot guards both, the plan tells them apart.
 REPLACE_INPUTS: dict[str, tuple[str, ...]] = {
     "eks:index:Cluster": (
         "name",

@@ -169,7 +169,7 @@ def test_a_gov_region_has_no_figure():
 
 def test_summary_md_and_plan_md_show_the_cost(tmp_path):
     from eks_gpu_platform.offline.capacity import capacity_markdown, write_capacity
-    from eks_gpu_platform.offline.plan import cost_section
+    from eks_gpu_platform.offline.plan_report import cost_section
 
     text = capacity_markdown(config("us-west-2"))
     block = "\n".join(cost_lines(cost_of(config("us-west-2"))))

@@ -238,7 +238,7 @@ def test_kai_model_checks_cpu_and_memory_in_kais_units():
 
 
 def test_plan_md_shows_the_queues_cpu_and_memory(tmp_path):
-    from eks_gpu_platform.offline.plan import resources_section
+    from eks_gpu_platform.offline.plan_report import resources_section
 
     def bound(queue, key, value, holds_budget, holds_one_node=True):
         return {

@@ -9,6 +9,7 @@ from pathlib import Path
 import pulumi
 import pytest
 from addon_pins import ADDON_VERSIONS, PUBLISHED
+from pulumi.runtime.proto import resource_pb2
 from stack_files import fixture_stack
 
 from eks_gpu_platform.cluster.addon_versions import (
@@ -23,6 +24,8 @@ from eks_gpu_platform.cluster.component import EksCluster
 from eks_gpu_platform.cluster.spec import ClusterSpec
 from eks_gpu_platform.errors import SpecError
 from eks_gpu_platform.offline import mocks
+from eks_gpu_platform.offline.mock_invokes import InvokeFailed
+from eks_gpu_platform.offline.mock_monitor import RecordingMonitor
 
 SUBNETS = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
 ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns")
@@ -232,7 +235,7 @@ def failing_lookup(monkeypatch, details: str) -> None:
     def call(self, args):
         if args.token == GET_VERSION and args.args["addonName"] == "coredns":
             self.calls.append((args.token, dict(args.args)))
-            raise mocks.InvokeFailed(details)
+            raise InvokeFailed(details)
         return original(self, args)
 
     monkeypatch.setattr(mocks.RecordingMocks, "call", call)
@@ -261,15 +264,15 @@ def test_a_failed_lookup_is_refused_in_preview_as_in_up(aws, monkeypatch, previe
 def unknown_lookups(monkeypatch) -> None:
     """The engine answers the add-on lookups unknown, as it does for a provider configured from
     other resources' outputs in a preview (pulumi/runtime/invoke.py L368-369, 3.272.0)."""
-    original = mocks.RecordingMonitor.Invoke
+    original = RecordingMonitor.Invoke
 
     def invoke(self, request):
         if request.tok in (GET_CLUSTER, GET_VERSION):
             self.mocks.calls.append((request.tok, {}))
-            return mocks.resource_pb2.ResourceInvokeResponse(unknown=True)
+            return resource_pb2.ResourceInvokeResponse(unknown=True)
         return original(self, request)
 
-    monkeypatch.setattr(mocks.RecordingMonitor, "Invoke", invoke)
+    monkeypatch.setattr(RecordingMonitor, "Invoke", invoke)
 
 
 def test_unknown_lookups_warn_in_preview_and_are_refused_by_up(monkeypatch, caplog):

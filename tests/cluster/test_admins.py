@@ -27,6 +27,7 @@ from eks_gpu_platform.cluster.component import EksCluster, bootstrap_admin_off
 from eks_gpu_platform.cluster.spec import ClusterSpec
 from eks_gpu_platform.errors import SpecError
 from eks_gpu_platform.offline import mocks
+from eks_gpu_platform.offline.mock_invokes import InvokeFailed
 from eks_gpu_platform.offline.snapshot import alias_urns, engine_urns
 
 ACCOUNT = "111122223333"
@@ -434,7 +435,7 @@ def test_an_existing_cluster_accepts_a_deployer_with_an_entry_of_its_own(run_pro
 
 def test_a_failed_entry_lookup_names_the_admin(run_program, monkeypatch):
     def denied(self, scope, cluster_name, principal):
-        raise mocks.InvokeFailed(
+        raise InvokeFailed(
             f"reading EKS Access Entry ({cluster_name}:{principal}): operation error EKS: "
             "DescribeAccessEntry, StatusCode: 403, AccessDeniedException"
         )

@@ -7,15 +7,10 @@ import pytest
 import yaml
 from stack_files import fixture_stack_path
 
-from eks_gpu_platform.offline.plan import (
-    changed_keys,
-    delete_before_replace,
-    gate,
-    minutes,
-    plan,
-    registrations,
-    write_plan,
-)
+from eks_gpu_platform.offline.plan import changed_keys, plan, write_plan
+from eks_gpu_platform.offline.plan_replace import delete_before_replace
+from eks_gpu_platform.offline.plan_state import registrations
+from eks_gpu_platform.offline.plan_waits import gate, minutes
 from eks_gpu_platform.offline.render import load_stack_file, render, write_state
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,7 +2,8 @@
 and new renders, exact text. The expected words are written from the releases at their tags
 (docs/karpenter-upgrade.md), not taken from the code under test."""
 
-from eks_gpu_platform.offline.plan import markdown, plan
+from eks_gpu_platform.offline.plan import plan
+from eks_gpu_platform.offline.plan_report import markdown
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KARPENTER = "oci://public.ecr.aws/karpenter/karpenter"

@@ -7,7 +7,8 @@ import base64
 import json
 
 from eks_gpu_platform.offline.fields import field_changes, show
-from eks_gpu_platform.offline.plan import markdown, plan
+from eks_gpu_platform.offline.plan import plan
+from eks_gpu_platform.offline.plan_report import markdown
 
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
