@@ -271,7 +271,7 @@ def _named(manifests: Sequence[dict], name: str, kinds: Sequence[str]) -> dict |
 
 def disruption_policy(manifests: Sequence[dict]) -> dict | None:
     """The rendered pod do-not-disrupt policy: a ``MutatingAdmissionPolicy`` (Kubernetes 1.36+)
-    or a ``ValidatingAdmissionPolicy`` (1.30-1.35), ``scheduler.manifests.
+    or a ``ValidatingAdmissionPolicy`` (1.30-1.35), ``scheduler.disruption_policies.
     disruption_admission_policy``."""
     return _named(
         manifests, DISRUPTION_POLICY_NAME, ("MutatingAdmissionPolicy", "ValidatingAdmissionPolicy")

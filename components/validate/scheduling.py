@@ -5,7 +5,7 @@ Checks:
   non-preemptible is annotated ``karpenter.sh/do-not-disrupt: "true"`` (Kubernetes 1.36+: the
   rendered MutatingAdmissionPolicy) or denied without it (1.30-1.35: the rendered
   ValidatingAdmissionPolicy), and a preemptible one is left alone; which of the two the render
-  holds decides what is expected (components/scheduler/manifests.py
+  holds decides what is expected (components/scheduler/disruption_policies.py
   ``disruption_admission_policy``).
 - ``system-pods-not-annotated``: no pod of a system namespace, no DaemonSet pod and no mirror
   pod carries the annotation unless its own controller put it there.
