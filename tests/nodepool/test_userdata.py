@@ -153,11 +153,16 @@ def test_al2023_raid0_binds_kubelet_and_containerd_through_nodeadm():
         "if lo.FromPtr(n.InstanceStorePolicy) == v1.InstanceStorePolicyRAID0 {\n"
         "\t\tconfig.Spec.Instance.LocalStorage.Strategy = admv1alpha1.LocalStorageRAID0"
     ) in karpenter
-    assert facts.LOCAL_STORAGE_RAID0.value == "RAID0"
-    assert facts.SETUP_LOCAL_DISKS_COMMAND.value == ("setup-local-disks", "raid0")
-    assert facts.RAID_DEVICE.value == "/dev/md/kubernetes"
-    assert facts.RAID_MOUNT_POINT.value == "/mnt/k8s-disks/0"
+    # nodeadm's strategy value, lower-cased, is setup-local-disks' mode.
+    assert facts.LOCAL_STORAGE_RAID0.value.lower() == facts.SETUP_LOCAL_DISKS_COMMAND.value[1]
+    # What the module says the array is, where it is mounted and what is bound onto it.
+    claims = " ".join(userdata.__doc__.split())
+    command = " ".join(facts.SETUP_LOCAL_DISKS_COMMAND.value)
+    for fact in (command, facts.RAID_DEVICE.value, facts.RAID_MOUNT_POINT.value):
+        assert f"``{fact}``" in claims, fact
     assert set(facts.RAID_BIND_MOUNTS.value) == {"/var/lib/kubelet", "/var/lib/containerd"}
+    for path in facts.RAID_BIND_MOUNTS.value:
+        assert f"``{path}``" in claims, path
 
 
 def test_bottlerocket_raid0_binds_kubelet_and_containerd_through_apiclient():
@@ -219,7 +224,7 @@ def test_the_pre_pull_unit_starts_after_nodeadm_run_which_starts_after_user_scri
     """User scripts run in cloud-final; nodeadm-run (containerd, kubelet) waits for it, and the
     pre-pull unit waits for nodeadm-run. The pull is the AMI's own way of caching an image."""
     assert "cloud-final.service" in facts.NODEADM_RUN_AFTER.value
-    [(_, script)] = [p for p in mime_parts(userdata.al2023_user_data(pre_pull=[ECR]))[1:]]
+    _, (_, script) = mime_parts(userdata.al2023_user_data(pre_pull=[ECR]))
     assert "After=nodeadm-run.service containerd.service\n" in script
     # The same pull as the AMI's: ctr in the kubelet's namespace, ECR login as user AWS.
     assert f"ctr --namespace {facts.CTR_PULL_NAMESPACE.value} image pull" in script
