@@ -1,8 +1,9 @@
 """Validate rendered Kubernetes custom resources against the upstream CRDs, as the API server does.
 
-The CRDs are read from the repository's vendored upstream files (``<repo>/reference``, see its
-README for provenance; ``$EKS_GPU_PLATFORM_REFERENCE`` points elsewhere). For a create
-request the API server:
+The CRDs are read from the folders of :func:`crd_folders`: the project's own schemas of KAI's
+Queue and PodGroup and mpi-operator's MPIJob (``tests/upstream_facts/crds/``, each fact cited
+there), and the vendored Karpenter CRDs (``<repo>/reference``, see its README for provenance;
+``$EKS_GPU_PLATFORM_REFERENCE`` points elsewhere). For a create request the API server:
 
 1. prunes fields the structural schema does not declare (reported here as errors, as with
    ``fieldValidation=Strict``, which ``kubectl`` uses by default);
@@ -83,6 +84,19 @@ def reference_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "reference"
 
 
+# The project's own structural schemas of the KAI and MPIJob kinds it writes (cited facts).
+FACTS_CRDS = Path(__file__).resolve().parent / "upstream_facts" / "crds"
+
+
+def crd_folders() -> tuple[Path, ...]:
+    """The folders whose YAML files hold the CRDs objects are validated against."""
+    return (FACTS_CRDS, reference_dir())
+
+
+def _crds(folders: tuple[Path, ...]) -> tuple[dict[str, Any], ...]:
+    return tuple(crd for folder in folders for crd in _load_crds(folder))
+
+
 @functools.cache
 def _load_crds(folder: Path) -> tuple[dict[str, Any], ...]:
     """Load every CustomResourceDefinition document found in the YAML files under ``folder``."""
@@ -108,14 +122,14 @@ def find_crd(api_version: str, kind: str) -> dict[str, Any]:
     """Return the CRD serving ``kind`` at ``api_version`` (``group/version``).
 
     Raises:
-        LookupError: no CRD in the reference folder serves that group, version and kind.
+        LookupError: no CRD of :func:`crd_folders` serves that group, version and kind.
     """
-    return _find_crd(reference_dir(), api_version, kind)
+    return _find_crd(crd_folders(), api_version, kind)
 
 
-def _find_crd(folder: Path, api_version: str, kind: str) -> dict[str, Any]:
+def _find_crd(folders: tuple[Path, ...], api_version: str, kind: str) -> dict[str, Any]:
     group, version = _split_api_version(api_version)
-    for crd in _load_crds(folder):
+    for crd in _crds(folders):
         spec = crd["spec"]
         if (
             spec["group"] == group
@@ -123,7 +137,8 @@ def _find_crd(folder: Path, api_version: str, kind: str) -> dict[str, Any]:
             and any(entry["name"] == version for entry in spec["versions"])
         ):
             return crd
-    raise LookupError(f"no CRD for {kind} in {api_version!r} under {folder}")
+    where = ", ".join(str(folder) for folder in folders)
+    raise LookupError(f"no CRD for {kind} in {api_version!r} under {where}")
 
 
 def _version_schema(crd: dict[str, Any], version: str) -> dict[str, Any]:
@@ -631,8 +646,8 @@ def _prepare(schema: dict[str, Any]) -> _PreparedSchema:
 
 
 @functools.cache
-def _prepared_for(folder: Path, api_version: str, kind: str) -> _PreparedSchema:
-    crd = _find_crd(folder, api_version, kind)
+def _prepared_for(folders: tuple[Path, ...], api_version: str, kind: str) -> _PreparedSchema:
+    crd = _find_crd(folders, api_version, kind)
     return _prepare(_version_schema(crd, _split_api_version(api_version)[1]))
 
 
@@ -644,9 +659,10 @@ def validate(obj: dict[str, Any]) -> list[str]:
     :func:`unevaluable_rules`.
 
     Raises:
-        LookupError: no reference CRD serves the object's ``apiVersion`` and ``kind``.
+        LookupError: no CRD of :func:`crd_folders` serves the object's ``apiVersion`` and
+            ``kind``.
     """
-    prepared = _prepared_for(reference_dir(), obj.get("apiVersion", ""), obj.get("kind", ""))
+    prepared = _prepared_for(crd_folders(), obj.get("apiVersion", ""), obj.get("kind", ""))
     return _validate_prepared(prepared, obj)
 
 
@@ -682,7 +698,7 @@ class RuleLocation(NamedTuple):
 
 
 def _iter_rules() -> Iterator[tuple[RuleLocation, dict[str, Any]]]:
-    for crd in _load_crds(reference_dir()):
+    for crd in _crds(crd_folders()):
         for version in crd["spec"]["versions"]:
             for path, node in _iter_schema(version["schema"]["openAPIV3Schema"]):
                 for rule in node.get("x-kubernetes-validations", []):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -129,6 +128,16 @@ def podgroup() -> dict[str, Any]:
     }
 
 
+def mpijob() -> dict[str, Any]:
+    template = {"spec": {"containers": [{"name": "worker", "image": "nccl-tests"}]}}
+    return {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": "nccl", "namespace": "nccl-tests"},
+        "spec": {"mpiReplicaSpecs": {"Worker": {"replicas": 2, "template": template}}},
+    }
+
+
 def mutated(base: dict[str, Any], mutate: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
     obj = copy.deepcopy(base)
     mutate(obj)
@@ -149,7 +158,7 @@ def requirements(obj: dict[str, Any]) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("build", [nodepool, ec2nodeclass, nodeoverlay, queue, podgroup])
+@pytest.mark.parametrize("build", [nodepool, ec2nodeclass, nodeoverlay, queue, podgroup, mpijob])
 def test_minimal_objects_are_valid(build: Callable[[], dict[str, Any]]) -> None:
     assert validate(build()) == []
 
@@ -171,14 +180,26 @@ def test_find_crd_by_group_version_kind() -> None:
 def test_reference_folder_comes_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copy(
-        crd_validation.reference_dir() / "kai-scheduler/scheduling.run.ai_queues.yaml", tmp_path
-    )
     monkeypatch.setenv(crd_validation.REFERENCE_ENV_VAR, str(tmp_path))
     assert crd_validation.reference_dir() == tmp_path
+    assert crd_validation.crd_folders() == (crd_validation.FACTS_CRDS, tmp_path)
+    # The project's own schemas stay; the vendored Karpenter CRDs are not in the empty folder.
     assert validate(queue()) == []
     with pytest.raises(LookupError):
         validate(nodepool())
+
+
+def test_the_project_schemas_serve_the_kai_and_mpijob_kinds() -> None:
+    served = {
+        (crd["spec"]["group"], version["name"], crd["spec"]["names"]["kind"], crd["spec"]["scope"])
+        for crd in crd_validation._load_crds(crd_validation.FACTS_CRDS)
+        for version in crd["spec"]["versions"]
+    }
+    assert served == {
+        ("scheduling.run.ai", "v2", "Queue", "Cluster"),
+        ("scheduling.run.ai", "v2alpha2", "PodGroup", "Namespaced"),
+        ("kubeflow.org", "v2beta1", "MPIJob", "Namespaced"),
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -551,12 +572,9 @@ QUEUE_CASES = {
         lambda o: o["spec"].update({"parent": "default"}),
         ["spec.parent: unknown field"],
     ),
-    "condition missing required fields (schema required)": (
-        lambda o: o.update({"status": {"conditions": [{"reason": "x"}]}}),
-        [
-            "status.conditions[0]: 'status' is a required property",
-            "status.conditions[0]: 'type' is a required property",
-        ],
+    "a resource that is not cpu, gpu or memory (unknown field)": (
+        lambda o: o["spec"]["resources"].update({"nvidia.com/gpu": {"quota": 8}}),
+        ["spec.resources[nvidia.com/gpu]: unknown field"],
     ),
 }
 
@@ -569,6 +587,80 @@ def test_queue_errors(mutate: Callable[[dict[str, Any]], Any], expected: list[st
 
 def test_queue_spec_requires_nothing() -> None:
     assert validate(mutated(queue(), lambda o: o.pop("spec"))) == []
+
+
+PODGROUP_CASES = {
+    "minMember below 1 (schema minimum)": (
+        lambda o: o["spec"].update({"minMember": 0}),
+        ["spec.minMember: 0 is less than the minimum of 1"],
+    ),
+    "preemptibility not in the enum": (
+        lambda o: o["spec"].update({"preemptibility": "Preemptible"}),
+        ["spec.preemptibility: 'Preemptible' is not one of ['preemptible', 'non-preemptible']"],
+    ),
+    "subgroup without a name (schema required)": (
+        lambda o: o["spec"]["subGroups"].append({"minMember": 1}),
+        ["spec.subGroups[1]: 'name' is a required property"],
+    ),
+    "subgroup name not a DNS label (pattern)": (
+        lambda o: o["spec"]["subGroups"].append({"name": "Workers"}),
+        ["spec.subGroups[1].name: 'Workers' does not match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'"],
+    ),
+    "status is KAI's, not modelled": (
+        lambda o: o.update({"status": {"phase": "Running"}}),
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize(("mutate", "expected"), PODGROUP_CASES.values(), ids=PODGROUP_CASES.keys())
+def test_podgroup_errors(mutate: Callable[[dict[str, Any]], Any], expected: list[str]) -> None:
+    assert validate(mutated(podgroup(), mutate)) == expected
+
+
+def test_mpijob_defaults() -> None:
+    """mpi-operator v0.6.0's defaults (tests/upstream_facts/crds/mpi-operator.yaml)."""
+    obj = mutated(mpijob(), lambda o: o["spec"].update({"runPolicy": {}}))
+    assert apply_defaults(schema_of(obj), obj)["spec"] == {
+        **obj["spec"],
+        "slotsPerWorker": 1,
+        "launcherCreationPolicy": "AtStartup",
+        "mpiImplementation": "OpenMPI",
+        "runLauncherAsWorker": False,
+        "sshAuthMountPath": "/root/.ssh",
+        "runPolicy": {"suspend": False},
+    }
+
+
+MPIJOB_CASES = {
+    "no replica specs (schema required)": (
+        lambda o: o["spec"].pop("mpiReplicaSpecs"),
+        ["spec: 'mpiReplicaSpecs' is a required property"],
+    ),
+    "an MPI implementation not in the enum": (
+        lambda o: o["spec"].update({"mpiImplementation": "OpenMPI5"}),
+        ["spec.mpiImplementation: 'OpenMPI5' is not one of ['OpenMPI', 'Intel', 'MPICH']"],
+    ),
+    "a pod template without containers (schema required)": (
+        lambda o: o["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"].pop("containers"),
+        ["spec.mpiReplicaSpecs.Worker.template.spec: 'containers' is a required property"],
+    ),
+    "a template metadata field ObjectMeta's CRD form lacks (unknown field)": (
+        lambda o: o["spec"]["mpiReplicaSpecs"]["Worker"]["template"].update(
+            {"metadata": {"generateName": "w-"}}
+        ),
+        ["spec.mpiReplicaSpecs.Worker.template.metadata.generateName: unknown field"],
+    ),
+    "a runPolicy field the project does not model (unknown field)": (
+        lambda o: o["spec"].update({"runPolicy": {"schedulingPolicy": {"queue": "q"}}}),
+        ["spec.runPolicy.schedulingPolicy: unknown field"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("mutate", "expected"), MPIJOB_CASES.values(), ids=MPIJOB_CASES.keys())
+def test_mpijob_errors(mutate: Callable[[dict[str, Any]], Any], expected: list[str]) -> None:
+    assert validate(mutated(mpijob(), mutate)) == expected
 
 
 # ----------------------------------------------------------------------------------------------

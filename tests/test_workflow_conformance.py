@@ -45,6 +45,7 @@ def repo_with_change(tmp_path: Path, files: list[str]) -> Path:
         (["reference/crds/karpenter.sh_nodepools.yaml"], "true"),
         (["tests/conformance/karpenter/scenarios_test.go"], "true"),
         (["tests/fixtures/kai-pods/must-match.yaml"], "true"),
+        (["tests/upstream_facts/crds/kai-scheduler.yaml"], "true"),  # the CRDs it installs
         (["Makefile"], "true"),
         (["requirements.txt"], "true"),
         ([".github/workflows/pull-request.yml"], "true"),

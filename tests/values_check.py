@@ -53,17 +53,6 @@ def unknown_keys(
     return out
 
 
-def merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` with ``extra`` merged in recursively (for a subchart's defaults under its key)."""
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
 def load_defaults(path: Path) -> dict[str, Any]:
     """A chart's ``values.yaml`` as a dict."""
     # libyaml's parser under the safe constructor (the same data as yaml.safe_load, faster).

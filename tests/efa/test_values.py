@@ -1,8 +1,8 @@
 """Tests for ``eks_gpu_platform.efa.values``: the device plugin chart values."""
 
 import pytest
-from crd_validation import reference_dir
-from values_check import load_defaults, unknown_keys
+from upstream_facts import charts
+from values_check import unknown_keys
 
 from eks_gpu_platform import versions
 from eks_gpu_platform.efa.values import device_plugin_values
@@ -31,7 +31,7 @@ def test_device_plugin_values_exactly():
 
 @pytest.fixture(scope="module")
 def chart_defaults() -> dict:
-    return load_defaults(reference_dir() / "efa-device-plugin" / "chart-values-0.5.30.yaml")
+    return charts.defaults_tree(charts.EFA_DEVICE_PLUGIN)
 
 
 def test_every_device_plugin_values_key_exists_in_the_chart(chart_defaults):

@@ -2,8 +2,8 @@
 
 import pytest
 import yaml
-from crd_validation import reference_dir
-from values_check import load_defaults, merge, unknown_keys
+from upstream_facts import charts
+from values_check import unknown_keys
 
 from eks_gpu_platform.gpu_operator.mig import mig_parted_config
 from eks_gpu_platform.gpu_operator.spec import GpuOperatorSpec
@@ -24,10 +24,9 @@ CONTROL_PLANE_TOLERATION = {
 @pytest.fixture(scope="module")
 def chart_defaults() -> dict:
     # gpu-operator v26.7.0 bundles the node-feature-discovery 0.19.0 subchart; its values sit
-    # under the parent's ``node-feature-discovery`` key (reference/README.md).
-    parent = load_defaults(reference_dir() / "gpu-operator" / "chart-values-v26.7.0.yaml")
-    nfd = load_defaults(reference_dir() / "gpu-operator" / "nfd-chart-values-0.19.0.yaml")
-    return merge(parent, {"node-feature-discovery": nfd})
+    # under the parent's ``node-feature-discovery`` key, where the parent's own values override
+    # the subchart's (tests/upstream_facts/charts.py).
+    return charts.defaults_tree(charts.NFD, charts.GPU_OPERATOR)
 
 
 def values(**spec_fields) -> dict:
@@ -161,6 +160,13 @@ def test_values_keep_the_chart_contracts(chart_defaults):
     assert list(out["migManager"]["config"]["data"]) == ["config.yaml"]
     assert chart_defaults["operator"]["runtimeClass"] == "nvidia"
     assert chart_defaults["dcgm"]["enabled"] is False
+
+
+def test_the_parent_chart_s_nfd_worker_tolerations_win_over_the_subchart_s(chart_defaults):
+    """Ours keep the parent's two (control plane, GPU) and add the pools' extra taints."""
+    worker = chart_defaults["node-feature-discovery"]["worker"]
+    assert worker["tolerations"] == [CONTROL_PLANE_TOLERATION, GPU_TOLERATION]
+    assert values()["node-feature-discovery"]["worker"]["tolerations"] == worker["tolerations"]
 
 
 # --- unknown_keys ------------------------------------------------------------------------------

@@ -1,15 +1,16 @@
 """Node-start levers in the EC2NodeClasses' user data (nodepool/userdata.py): parallel image
 pulls with registry QPS/burst on every node class, the instance-store RAID0 that holds containerd
-and the kubelet, and pre-pulled images; each upstream behaviour pinned on the vendored file.
+and the kubelet, and pre-pulled images; each upstream behaviour pinned on a cited fact
+(``tests/upstream_facts/node_bootstrap.py``) or the vendored Karpenter file.
 """
 
 import email
-import re
 import tomllib
 
 import pytest
 import yaml
 from crd_validation import reference_dir
+from upstream_facts import node_bootstrap as facts
 
 from eks_gpu_platform.nodepool import userdata
 from eks_gpu_platform.spec import SpecError
@@ -87,16 +88,21 @@ def test_every_ec2nodeclass_turns_on_parallel_pulls(name):
 def test_the_nodeconfig_fields_are_nodeadm_and_kubelet_fields():
     """nodeadm takes ``spec.kubelet.config`` as a KubeletConfiguration to merge; each key the
     NodeConfig sets is a field of k8s.io/kubelet/config/v1beta1 (vendored in nodeadm)."""
-    types = reference("amazon-eks-ami", "nodeadm-nodeconfig_types.go-v20260724")
-    assert 'Config map[string]runtime.RawExtension `json:"config,omitempty"`' in types
-    assert 'Kubelet    KubeletOptions    `json:"kubelet,omitempty"`' in types
-    kubelet = reference("amazon-eks-ami", "kubelet-config-v1beta1-types.go-v0.36.2")
-    for key in NODE_CONFIG["spec"]["kubelet"]["config"]:
-        assert re.search(rf'`json:"{key},omitempty"`', kubelet), key
-    # The kubelet's defaults the levers raise, and the rule the bound obeys.
-    assert "Setting it to 0 means no limit.\n\t// Default: 5" in kubelet
-    assert "Only used if registryPullQPS is greater than 0.\n\t// Default: 10" in kubelet
-    assert "This field cannot be set if SerializeImagePulls is true." in kubelet
+    spec, kubelet, config = facts.NODECONFIG_KUBELET_CONFIG_PATH.value
+    settings = NODE_CONFIG[spec][kubelet][config]
+    assert set(settings) == set(facts.KUBELET_PULL_FIELDS)
+    # The kubelet's defaults the levers raise, and the rule the bound obeys: a bound only
+    # with parallel pulls (the default is serial).
+    defaults = {key: fact.value for key, fact in facts.KUBELET_PULL_FIELDS.items()}
+    assert defaults == {
+        "serializeImagePulls": True,
+        "maxParallelImagePulls": None,
+        "registryPullQPS": 5,
+        "registryBurst": 10,
+    }
+    assert settings["serializeImagePulls"] is False
+    assert settings["registryPullQPS"] > defaults["registryPullQPS"]
+    assert settings["registryBurst"] > defaults["registryBurst"]
 
 
 def test_karpenter_keeps_the_user_parts_before_its_own_nodeconfig():
@@ -115,10 +121,11 @@ def test_karpenter_keeps_the_user_parts_before_its_own_nodeconfig():
 
 
 def test_bottlerocket_pulls_in_parallel_already_and_karpenter_keeps_qps_and_burst():
-    kubelet = reference("bottlerocket", "kubelet-config-k8s-1.31")
-    assert "\nserializeImagePulls: false\n" in kubelet
-    assert "registryPullQPS: {{settings.kubernetes.registry-qps}}" in kubelet
-    assert "registryBurst: {{settings.kubernetes.registry-burst}}" in kubelet
+    assert facts.BOTTLEROCKET_SERIALIZE_IMAGE_PULLS.value is False
+    # The settings our user data writes are the ones Bottlerocket's kubelet template reads.
+    written = tomllib.loads(BOTTLEROCKET_USER_DATA)["settings"]["kubernetes"]
+    read = {fact.value for fact in facts.BOTTLEROCKET_PULL_SETTINGS.values()}
+    assert set(written) == read == {"registry-qps", "registry-burst"}
     settings = reference("karpenter", "bootstrap-bottlerocketsettings.go-1.15.1")
     assert '`toml:"registry-qps,omitempty"`' in settings
     assert '`toml:"registry-burst,omitempty"`' in settings
@@ -146,18 +153,16 @@ def test_al2023_raid0_binds_kubelet_and_containerd_through_nodeadm():
         "if lo.FromPtr(n.InstanceStorePolicy) == v1.InstanceStorePolicyRAID0 {\n"
         "\t\tconfig.Spec.Instance.LocalStorage.Strategy = admv1alpha1.LocalStorageRAID0"
     ) in karpenter
-    local_disk = reference("amazon-eks-ami", "nodeadm-local_disk.go-v20260724")
-    assert "strategy := strings.ToLower(string(cfg.Spec.Instance.LocalStorage.Strategy))" in (
-        local_disk
-    )
-    assert 'exec.Command("setup-local-disks", args...)' in local_disk
-    script = reference("amazon-eks-ami", "setup-local-disks-v20260724")
-    assert 'local md_name="kubernetes"' in script
-    assert 'MNT_DIR="/mnt/k8s-disks"' in script
-    assert 'local array_mount_point="${MNT_DIR}/0"' in script
-    for flag, path in (("KUBELET", "/var/lib/kubelet"), ("CONTAINERD", "/var/lib/containerd")):
-        assert f'BIND_{flag}="true"\n' in script
-        assert f'if [[ "${{BIND_{flag}}}" == "true" ]]; then\n    BIND_MOUNTS+=("{path}")' in script
+    # nodeadm's strategy value, lower-cased, is setup-local-disks' mode.
+    assert facts.LOCAL_STORAGE_RAID0.value.lower() == facts.SETUP_LOCAL_DISKS_COMMAND.value[1]
+    # What the module says the array is, where it is mounted and what is bound onto it.
+    claims = " ".join(userdata.__doc__.split())
+    command = " ".join(facts.SETUP_LOCAL_DISKS_COMMAND.value)
+    for fact in (command, facts.RAID_DEVICE.value, facts.RAID_MOUNT_POINT.value):
+        assert f"``{fact}``" in claims, fact
+    assert set(facts.RAID_BIND_MOUNTS.value) == {"/var/lib/kubelet", "/var/lib/containerd"}
+    for path in facts.RAID_BIND_MOUNTS.value:
+        assert f"``{path}``" in claims, path
 
 
 def test_bottlerocket_raid0_binds_kubelet_and_containerd_through_apiclient():
@@ -218,11 +223,13 @@ def test_pre_pull_user_data_exactly():
 def test_the_pre_pull_unit_starts_after_nodeadm_run_which_starts_after_user_scripts():
     """User scripts run in cloud-final; nodeadm-run (containerd, kubelet) waits for it, and the
     pre-pull unit waits for nodeadm-run. The pull is the AMI's own way of caching an image."""
-    unit = reference("amazon-eks-ami", "nodeadm-run.service-v20260724")
-    assert "After=nodeadm-config.service cloud-final.service\n" in unit
-    cached = reference("amazon-eks-ami", "cache-pause-container-v20260724")
-    assert 'PULL_ARGS="${PULL_ARGS} --user AWS:$(aws ecr get-login-password)"' in cached
-    assert "ctr --namespace k8s.io image pull ${PULL_ARGS} ${PAUSE_CONTAINER_IMAGE}" in cached
+    assert "cloud-final.service" in facts.NODEADM_RUN_AFTER.value
+    _, (_, script) = mime_parts(userdata.al2023_user_data(pre_pull=[ECR]))
+    assert "After=nodeadm-run.service containerd.service\n" in script
+    # The same pull as the AMI's: ctr in the kubelet's namespace, ECR login as user AWS.
+    assert f"ctr --namespace {facts.CTR_PULL_NAMESPACE.value} image pull" in script
+    assert 'args=(--user "AWS:$(aws ecr get-login-password --region "$region")")' in script
+    assert facts.ECR_PULL_USER.value == "AWS:$(aws ecr get-login-password)"
 
 
 def test_a_pool_with_pre_pull_images_renders_them_after_its_nodeconfig():

@@ -3,8 +3,9 @@
 - built-in kinds against the Kubernetes OpenAPI schema of the stacks' Kubernetes version
   (``kubernetes-validate``, which ships the upstream schemas per minor version, strict: unknown
   fields are errors, as with ``kubectl``'s default ``fieldValidation=Strict``);
-- custom kinds (MPIJob) against their vendored CRD (``reference/mpi-operator``, see
-  ``tests/crd_validation.py``);
+- custom kinds (MPIJob) against the project's schema of their CRD
+  (``tests/upstream_facts/crds/mpi-operator.yaml``, see ``tests/crd_validation.py``), and their
+  pod templates, which that schema leaves open, against Kubernetes' own PodTemplate schema;
 - the pods against the Pod Security level the template declares in its header
   (``tests/pod_security.py``), "restricted" unless the header says why not;
 - every container with CPU and memory requests and a memory limit, no pod with an API token,
@@ -77,10 +78,38 @@ def test_built_in_kinds_match_the_kubernetes_schema(stack, name, template, versi
 
 
 @pytest.mark.parametrize(("stack", "name", "template", "version"), SHIPPED, ids=IDS)
-def test_custom_kinds_match_their_vendored_crds(stack, name, template, version):
+def test_custom_kinds_match_their_crds(stack, name, template, version):
     for document in template.documents:
         if document["kind"] in CUSTOM_KINDS:
             assert validate_custom(document) == [], document["kind"]
+
+
+def replica_pod_templates(mpijob: dict) -> list[dict]:
+    """Each MPIJob replica's pod template as a v1 PodTemplate object."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "PodTemplate",
+            "metadata": {"name": f"{mpijob['metadata']['name']}-{replica.lower()}"},
+            "template": spec["template"],
+        }
+        for replica, spec in mpijob["spec"]["mpiReplicaSpecs"].items()
+    ]
+
+
+@pytest.mark.parametrize(("stack", "name", "template", "version"), SHIPPED, ids=IDS)
+def test_mpijob_pod_templates_match_the_kubernetes_schema(stack, name, template, version):
+    """The MPIJob schema keeps a replica's pod spec open (the file says why): the pod spec is
+    checked here as what mpi-operator turns it into, a pod template."""
+    mpijobs = [d for d in template.documents if d["kind"] == "MPIJob"]
+    for mpijob in mpijobs:
+        pod_templates = replica_pod_templates(mpijob)
+        assert [t["metadata"]["name"] for t in pod_templates] == [
+            f"{mpijob['metadata']['name']}-launcher",
+            f"{mpijob['metadata']['name']}-worker",
+        ]
+        for document in pod_templates:
+            assert kubernetes_validate.validate(document, version, strict=True) == version
 
 
 @pytest.mark.parametrize(("stack", "name", "template", "version"), SHIPPED, ids=IDS)
@@ -189,3 +218,28 @@ def test_crd_validation_rejects_a_bad_mpijob():
     mpijob = template.kind("MPIJob")
     bad = {**mpijob, "spec": {**mpijob["spec"], "slotsPerWorker": "eight"}}
     assert validate_custom(bad) == ["spec.slotsPerWorker: 'eight' is not of type 'integer'"]
+
+
+def test_pod_template_validation_rejects_a_bad_mpijob_pod_spec():
+    _, _, template, version = next(s for s in SHIPPED if s[1] == "nccl-allreduce-train-efa")
+    mpijob = template.kind("MPIJob")
+    worker = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+    container = {**worker["spec"]["containers"][0], "volumeMount": []}  # volumeMounts misspelt
+    spec = {**worker["spec"], "containers": [container]}
+    bad = {
+        **mpijob,
+        "spec": {
+            **mpijob["spec"],
+            "mpiReplicaSpecs": {
+                "Worker": {
+                    **mpijob["spec"]["mpiReplicaSpecs"]["Worker"],
+                    "template": {**worker, "spec": spec},
+                }
+            },
+        },
+    }
+    assert validate_custom(bad) == []  # open in the MPIJob schema
+    [document] = replica_pod_templates(bad)
+    with pytest.raises(kubernetes_validate.utils.ValidationError) as err:
+        kubernetes_validate.validate(document, version, strict=True)
+    assert "volumeMount" in err.value.message

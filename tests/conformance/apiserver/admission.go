@@ -277,8 +277,9 @@ func policyProbe(fx *Fixtures, queueNamespaces []string) *unstructured.Unstructu
 }
 
 // nvidiaRuntimeClass is the RuntimeClass the GPU Operator's operands name: runtimeClassName
-// nvidia, a class the operator creates (reference/gpu-operator/chart-values-v26.7.0.yaml
-// operator.runtimeClass: nvidia); the RuntimeClass admission plugin rejects a pod naming a
+// nvidia, a class the operator creates (NVIDIA/gpu-operator v26.7.0
+// deployments/gpu-operator/values.yaml L81 operator.runtimeClass: nvidia, in
+// tests/upstream_facts/charts.py); the RuntimeClass admission plugin rejects a pod naming a
 // missing class.
 func nvidiaRuntimeClass() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{

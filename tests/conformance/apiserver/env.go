@@ -37,17 +37,22 @@ import (
 // FieldManager owns everything the suite applies (server-side apply).
 const FieldManager = "conformance"
 
-// CRDFiles are the CustomResourceDefinitions of reference/ the renders' objects need: Karpenter's
-// four (aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/), KAI's queues and podgroups
-// (kai-scheduler v0.16.8 deployments/kai-scheduler/crds/) and mpi-operator v0.6.0's MPIJob.
-var CRDFiles = []string{
+// CRDFiles are the CustomResourceDefinitions the renders' objects need, relative to the repository:
+// Karpenter's four (reference/, aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/), and
+// ProjectCRDFiles.
+var CRDFiles = append([]string{
 	"reference/karpenter/karpenter.sh_nodepools.yaml",
 	"reference/karpenter/karpenter.sh_nodeclaims.yaml",
 	"reference/karpenter/karpenter.sh_nodeoverlays.yaml",
 	"reference/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml",
-	"reference/kai-scheduler/scheduling.run.ai_queues.yaml",
-	"reference/kai-scheduler/scheduling.run.ai_podgroups.yaml",
-	"reference/mpi-operator/kubeflow.org_mpijobs.yaml",
+}, ProjectCRDFiles...)
+
+// ProjectCRDFiles are the project's own structural schemas of KAI's Queue and PodGroup
+// (kai-scheduler v0.17.0) and mpi-operator v0.6.0's MPIJob, each field cited in the file; the
+// Python suite validates against the same files (tests/crd_validation.py).
+var ProjectCRDFiles = []string{
+	"tests/upstream_facts/crds/kai-scheduler.yaml",
+	"tests/upstream_facts/crds/mpi-operator.yaml",
 }
 
 var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
