@@ -1,8 +1,10 @@
 """Validate rendered Kubernetes custom resources against the upstream CRDs, as the API server does.
 
-The CRDs are read from the repository's vendored upstream files (``<repo>/reference``, see its
-README for provenance; ``$EKS_GPU_PLATFORM_REFERENCE`` points elsewhere). For a create
-request the API server:
+The CRDs come from a list of sources (:data:`CRD_SOURCES`), each a function returning its CRD
+files: Karpenter's four from the ``github.com/aws/karpenter-provider-aws`` Go module at the
+version ``tests/conformance/go.mod`` pins (``pkg/apis/crds/``, read through
+``tests/upstream_modules.py``), the others from the repository's ``reference`` folder
+(``$EKS_GPU_PLATFORM_REFERENCE`` points elsewhere). For a create request the API server:
 
 1. prunes fields the structural schema does not declare (reported here as errors, as with
    ``fieldValidation=Strict``, which ``kubectl`` uses by default);
@@ -39,6 +41,7 @@ from typing import Any, NamedTuple
 import celpy
 import jsonschema
 import re2  # google-re2, a cel-python dependency: Go regexp (RE2) semantics
+import upstream_modules
 import yaml
 from celpy import celtypes
 
@@ -83,11 +86,49 @@ def reference_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "reference"
 
 
+# Karpenter's CRDs in github.com/aws/karpenter-provider-aws ``pkg/apis/crds/`` (the files the
+# provider embeds, ``pkg/apis/apis.go``, and the ``karpenter-crd`` chart ships); the folder also
+# holds ``autoscaling.x-k8s.io_capacitybuffers.yaml``, a kind the project does not render.
+KARPENTER_CRDS = (
+    "pkg/apis/crds/karpenter.sh_nodepools.yaml",
+    "pkg/apis/crds/karpenter.sh_nodeclaims.yaml",
+    "pkg/apis/crds/karpenter.sh_nodeoverlays.yaml",
+    "pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml",
+)
+
+
+def karpenter_crd_files() -> tuple[Path, ...]:
+    """Karpenter's four CRDs, from the Go module at the conformance suite's version."""
+    return tuple(upstream_modules.karpenter_file(path) for path in KARPENTER_CRDS)
+
+
+def reference_crd_files() -> tuple[Path, ...]:
+    """The YAML files of the reference folder (those holding no CRD are skipped on load)."""
+    return _yaml_files(reference_dir())
+
+
 @functools.cache
-def _load_crds(folder: Path) -> tuple[dict[str, Any], ...]:
-    """Load every CustomResourceDefinition document found in the YAML files under ``folder``."""
+def _yaml_files(folder: Path) -> tuple[Path, ...]:
+    return tuple(sorted(folder.rglob("*.yaml")))
+
+
+# Where the CRDs come from: each source returns its files, read in this order.
+CRD_SOURCES: tuple[Callable[[], tuple[Path, ...]], ...] = (
+    karpenter_crd_files,
+    reference_crd_files,
+)
+
+
+def crd_files() -> tuple[Path, ...]:
+    """Every CRD file of every source in :data:`CRD_SOURCES`."""
+    return tuple(path for source in CRD_SOURCES for path in source())
+
+
+@functools.cache
+def _load_crds(files: tuple[Path, ...]) -> tuple[dict[str, Any], ...]:
+    """Load every CustomResourceDefinition document found in ``files``."""
     crds = []
-    for path in sorted(folder.rglob("*.yaml")):
+    for path in files:
         text = path.read_text()
         if "CustomResourceDefinition" not in text:
             continue
@@ -108,14 +149,14 @@ def find_crd(api_version: str, kind: str) -> dict[str, Any]:
     """Return the CRD serving ``kind`` at ``api_version`` (``group/version``).
 
     Raises:
-        LookupError: no CRD in the reference folder serves that group, version and kind.
+        LookupError: no CRD of :data:`CRD_SOURCES` serves that group, version and kind.
     """
-    return _find_crd(reference_dir(), api_version, kind)
+    return _find_crd(crd_files(), api_version, kind)
 
 
-def _find_crd(folder: Path, api_version: str, kind: str) -> dict[str, Any]:
+def _find_crd(files: tuple[Path, ...], api_version: str, kind: str) -> dict[str, Any]:
     group, version = _split_api_version(api_version)
-    for crd in _load_crds(folder):
+    for crd in _load_crds(files):
         spec = crd["spec"]
         if (
             spec["group"] == group
@@ -123,7 +164,7 @@ def _find_crd(folder: Path, api_version: str, kind: str) -> dict[str, Any]:
             and any(entry["name"] == version for entry in spec["versions"])
         ):
             return crd
-    raise LookupError(f"no CRD for {kind} in {api_version!r} under {folder}")
+    raise LookupError(f"no CRD for {kind} in {api_version!r} in {len(files)} CRD files")
 
 
 def _version_schema(crd: dict[str, Any], version: str) -> dict[str, Any]:
@@ -631,8 +672,8 @@ def _prepare(schema: dict[str, Any]) -> _PreparedSchema:
 
 
 @functools.cache
-def _prepared_for(folder: Path, api_version: str, kind: str) -> _PreparedSchema:
-    crd = _find_crd(folder, api_version, kind)
+def _prepared_for(files: tuple[Path, ...], api_version: str, kind: str) -> _PreparedSchema:
+    crd = _find_crd(files, api_version, kind)
     return _prepare(_version_schema(crd, _split_api_version(api_version)[1]))
 
 
@@ -644,9 +685,10 @@ def validate(obj: dict[str, Any]) -> list[str]:
     :func:`unevaluable_rules`.
 
     Raises:
-        LookupError: no reference CRD serves the object's ``apiVersion`` and ``kind``.
+        LookupError: no CRD of :data:`CRD_SOURCES` serves the object's ``apiVersion`` and
+            ``kind``.
     """
-    prepared = _prepared_for(reference_dir(), obj.get("apiVersion", ""), obj.get("kind", ""))
+    prepared = _prepared_for(crd_files(), obj.get("apiVersion", ""), obj.get("kind", ""))
     return _validate_prepared(prepared, obj)
 
 
@@ -682,7 +724,7 @@ class RuleLocation(NamedTuple):
 
 
 def _iter_rules() -> Iterator[tuple[RuleLocation, dict[str, Any]]]:
-    for crd in _load_crds(reference_dir()):
+    for crd in _load_crds(crd_files()):
         for version in crd["spec"]["versions"]:
             for path, node in _iter_schema(version["schema"]["openAPIV3Schema"]):
                 for rule in node.get("x-kubernetes-validations", []):

@@ -178,7 +178,26 @@ def test_reference_folder_comes_from_the_environment(
     assert crd_validation.reference_dir() == tmp_path
     assert validate(queue()) == []
     with pytest.raises(LookupError):
-        validate(nodepool())
+        validate(podgroup())
+    # Karpenter's CRDs are another source, the Go module (tests/upstream_modules.py).
+    assert validate(nodepool()) == []
+
+
+def test_crds_come_from_each_source_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    nodepools = crd_validation.karpenter_crd_files()[0]
+    assert nodepools.parent.parent.parent.parent.name == "karpenter-provider-aws@v1.15.0"
+    assert [p.name for p in crd_validation.karpenter_crd_files()] == [
+        "karpenter.sh_nodepools.yaml",
+        "karpenter.sh_nodeclaims.yaml",
+        "karpenter.sh_nodeoverlays.yaml",
+        "karpenter.k8s.aws_ec2nodeclasses.yaml",
+    ]
+    assert crd_validation.crd_files()[:4] == crd_validation.karpenter_crd_files()
+    monkeypatch.setattr(crd_validation, "CRD_SOURCES", (crd_validation.karpenter_crd_files,))
+    assert find_crd("karpenter.sh/v1", "NodePool")["metadata"]["name"] == "nodepools.karpenter.sh"
+    with pytest.raises(LookupError) as raised:
+        validate(queue())
+    assert str(raised.value) == "no CRD for Queue in 'scheduling.run.ai/v2' in 4 CRD files"
 
 
 # ----------------------------------------------------------------------------------------------
