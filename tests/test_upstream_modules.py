@@ -9,9 +9,11 @@ from pathlib import Path
 import crd_validation
 import pytest
 import upstream_modules
+import yaml
 from upstream_modules import KARPENTER_AWS, module_dir, required_version
 
-CONF = Path(__file__).resolve().parent / "conformance"
+REPO = Path(__file__).resolve().parents[1]
+CONF = REPO / "tests" / "conformance"
 # go.sum's line for the module's zip (tests/conformance/go.sum), written out here: the download
 # must match it.
 ZIP_SUM = "h1:3qnrxRxKHPg9Hd71D7xH4xKxPfmcrB30EFBrMz74mOs="
@@ -112,3 +114,13 @@ def test_a_failure_is_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     first = failure(KARPENTER_AWS, tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path))  # a second go run would fail differently
     assert failure(KARPENTER_AWS, tmp_path) == first
+
+
+@pytest.mark.parametrize("workflow", ["pull-request.yml", "main.yml"])
+def test_ci_sets_up_go_before_make_test(workflow: str):
+    jobs = yaml.safe_load((REPO / ".github" / "workflows" / workflow).read_text())["jobs"]
+    steps = jobs["test"]["steps"]
+    runs = [i for i, s in enumerate(steps) if s.get("run") == "make test"]
+    go = [i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/setup-go@")]
+    assert len(runs) == 1 and len(go) == 1 and go[0] < runs[0]
+    assert steps[go[0]]["with"] == {"go-version": "1.26.8", "cache": False}
