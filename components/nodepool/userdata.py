@@ -41,8 +41,9 @@ amazon-eks-ami v20260724). The upstream files are vendored under ``reference/`` 
 tests/nodepool/test_userdata.py pins each of these facts. On Bottlerocket Karpenter adds
 the bootstrap command ``apiclient ephemeral-storage init`` + ``bind --dirs /var/lib/containerd
 /var/lib/kubelet /var/log/pods`` (pkg/providers/amifamily/bootstrap/bottlerocket.go lines
-95-112). Image layers are therefore unpacked on the striped NVMe, and Karpenter counts its size
-as the node's ephemeral storage (nodeclasses.md, "spec.instanceStorePolicy").
+99-115 at v1.15.0 and v1.15.1). Image layers are therefore unpacked on the striped NVMe, and
+Karpenter counts its size as the node's ephemeral storage (nodeclasses.md,
+"spec.instanceStorePolicy").
 """
 
 import re
