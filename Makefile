@@ -86,7 +86,10 @@ format: venv
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
-# pytest exits 5 when it collects no test: that is a failure here, not a pass.
+# pytest exits 5 when it collects no test: that is a failure here, not a pass. The tests read
+# Karpenter's CRDs, chart values and bootstrap code from the Go module tests/conformance/go.mod
+# pins (tests/upstream_modules.py: go mod download under GO_TOOLCHAIN, checked by go.sum): make
+# test needs Go (1.21 or newer) and, the first time, the Go module proxy.
 test: lint
 	$(PY) -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \

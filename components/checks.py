@@ -125,7 +125,8 @@ def check_label_value(value: str) -> str | None:
 # case), each '*', '?', a value, a range 'a-b', a step '/n', or a comma-separated list of those;
 # or a macro (@yearly ... @hourly). robfig also parses '@every <duration>', but the API server
 # refuses it first: the NodePool CRD pattern on spec.disruption.budgets[].schedule (nodepool.go
-# line 143; vendored reference/karpenter/karpenter.sh_nodepools.yaml line 134) is
+# line 143; v1.15.0 line 144, aws/karpenter-provider-aws v1.15.0
+# pkg/apis/crds/karpenter.sh_nodepools.yaml line 135) is
 #   ^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$
 # which '@every 6h' matches neither way (no listed macro, fewer than five fields).
 

@@ -2,7 +2,7 @@
 
 ``REGIONS`` is pulumi-aws 7.51.1's own region list: the ``Region`` enum of its Python SDK
 (``pulumi_aws/_enums.py`` lines 15-64, "A Region represents any valid Amazon region that may be
-targeted with deployments"), vendored here so the configuration is checked without importing
+targeted with deployments"), kept here as a list so the configuration is checked without importing
 the provider; ``tests/test_regions.py`` compares the two. ``aws:region`` must be one of them.
 
 ``MODELLED_ZONES`` is what the offline mocks answer for ``aws.getAvailabilityZones`` (state

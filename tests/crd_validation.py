@@ -1,9 +1,11 @@
 """Validate rendered Kubernetes custom resources against the upstream CRDs, as the API server does.
 
-The CRDs are read from the folders of :func:`crd_folders`: the project's own schemas of KAI's
-Queue and PodGroup and mpi-operator's MPIJob (``tests/upstream_facts/crds/``, each fact cited
-there), and the vendored Karpenter CRDs (``<repo>/reference``, see its README for provenance;
-``$EKS_GPU_PLATFORM_REFERENCE`` points elsewhere). For a create request the API server:
+The CRDs come from a list of sources (:data:`CRD_SOURCES`), each a function returning its CRD
+files: the project's own structural schemas of KAI's Queue and PodGroup and mpi-operator's
+MPIJob (``tests/upstream_facts/crds/``, each fact cited there), and Karpenter's four CRDs from the
+``github.com/aws/karpenter-provider-aws`` Go module at the version ``tests/conformance/go.mod``
+pins (``pkg/apis/crds/``, read through ``tests/upstream_modules.py``, checked by ``go.sum``). For a
+create request the API server:
 
 1. prunes fields the structural schema does not declare (reported here as errors, as with
    ``fieldValidation=Strict``, which ``kubectl`` uses by default);
@@ -20,7 +22,7 @@ silently: it is recorded, see :func:`unevaluable_rules` and :func:`check_compila
 
 CEL values are built from the JSON data as is (``celpy.json_to_cel``). The API server types them
 from the schema instead (``number`` as double, ``date-time`` strings as timestamps, escaped
-property names such as ``__dash__``); no rule in the reference CRDs depends on that difference.
+property names such as ``__dash__``); no rule in these CRDs depends on that difference.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import copy
 import datetime
 import functools
 import json
-import os
 import re
 import string
 from collections.abc import Callable, Iterator
@@ -40,10 +41,9 @@ from typing import Any, NamedTuple
 import celpy
 import jsonschema
 import re2  # google-re2, a cel-python dependency: Go regexp (RE2) semantics
+import upstream_modules
 import yaml
 from celpy import celtypes
-
-REFERENCE_ENV_VAR = "EKS_GPU_PLATFORM_REFERENCE"
 
 # Schema validation failures after which the API server does not run CEL rules.
 _BLOCKING_KEYWORDS = frozenset(
@@ -76,32 +76,53 @@ _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def reference_dir() -> Path:
-    """Return the folder holding the vendored upstream CRD and chart-values files."""
-    configured = os.environ.get(REFERENCE_ENV_VAR)
-    if configured:
-        return Path(configured)
-    return Path(__file__).resolve().parents[1] / "reference"
-
-
 # The project's own structural schemas of the KAI and MPIJob kinds it writes (cited facts).
 FACTS_CRDS = Path(__file__).resolve().parent / "upstream_facts" / "crds"
 
 
-def crd_folders() -> tuple[Path, ...]:
-    """The folders whose YAML files hold the CRDs objects are validated against."""
-    return (FACTS_CRDS, reference_dir())
+# Karpenter's CRDs in github.com/aws/karpenter-provider-aws ``pkg/apis/crds/`` (the files the
+# provider embeds, ``pkg/apis/apis.go``, and the ``karpenter-crd`` chart ships); the folder also
+# holds ``autoscaling.x-k8s.io_capacitybuffers.yaml``, a kind the project does not render.
+KARPENTER_CRDS = (
+    "pkg/apis/crds/karpenter.sh_nodepools.yaml",
+    "pkg/apis/crds/karpenter.sh_nodeclaims.yaml",
+    "pkg/apis/crds/karpenter.sh_nodeoverlays.yaml",
+    "pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml",
+)
 
 
-def _crds(folders: tuple[Path, ...]) -> tuple[dict[str, Any], ...]:
-    return tuple(crd for folder in folders for crd in _load_crds(folder))
+def karpenter_crd_files() -> tuple[Path, ...]:
+    """Karpenter's four CRDs, from the Go module at the conformance suite's version."""
+    return tuple(upstream_modules.karpenter_file(path) for path in KARPENTER_CRDS)
+
+
+def facts_crd_files() -> tuple[Path, ...]:
+    """The project's own CRD files (``tests/upstream_facts/crds/``)."""
+    return _yaml_files(FACTS_CRDS)
 
 
 @functools.cache
-def _load_crds(folder: Path) -> tuple[dict[str, Any], ...]:
-    """Load every CustomResourceDefinition document found in the YAML files under ``folder``."""
+def _yaml_files(folder: Path) -> tuple[Path, ...]:
+    return tuple(sorted(folder.rglob("*.yaml")))
+
+
+# Where the CRDs come from: each source returns its files, read in this order.
+CRD_SOURCES: tuple[Callable[[], tuple[Path, ...]], ...] = (
+    karpenter_crd_files,
+    facts_crd_files,
+)
+
+
+def crd_files() -> tuple[Path, ...]:
+    """Every CRD file of every source in :data:`CRD_SOURCES`."""
+    return tuple(path for source in CRD_SOURCES for path in source())
+
+
+@functools.cache
+def _load_crds(files: tuple[Path, ...]) -> tuple[dict[str, Any], ...]:
+    """Load every CustomResourceDefinition document found in ``files``."""
     crds = []
-    for path in sorted(folder.rglob("*.yaml")):
+    for path in files:
         text = path.read_text()
         if "CustomResourceDefinition" not in text:
             continue
@@ -122,14 +143,14 @@ def find_crd(api_version: str, kind: str) -> dict[str, Any]:
     """Return the CRD serving ``kind`` at ``api_version`` (``group/version``).
 
     Raises:
-        LookupError: no CRD of :func:`crd_folders` serves that group, version and kind.
+        LookupError: no CRD of :data:`CRD_SOURCES` serves that group, version and kind.
     """
-    return _find_crd(crd_folders(), api_version, kind)
+    return _find_crd(crd_files(), api_version, kind)
 
 
-def _find_crd(folders: tuple[Path, ...], api_version: str, kind: str) -> dict[str, Any]:
+def _find_crd(files: tuple[Path, ...], api_version: str, kind: str) -> dict[str, Any]:
     group, version = _split_api_version(api_version)
-    for crd in _crds(folders):
+    for crd in _load_crds(files):
         spec = crd["spec"]
         if (
             spec["group"] == group
@@ -137,8 +158,7 @@ def _find_crd(folders: tuple[Path, ...], api_version: str, kind: str) -> dict[st
             and any(entry["name"] == version for entry in spec["versions"])
         ):
             return crd
-    where = ", ".join(str(folder) for folder in folders)
-    raise LookupError(f"no CRD for {kind} in {api_version!r} under {where}")
+    raise LookupError(f"no CRD for {kind} in {api_version!r} in {len(files)} CRD files")
 
 
 def _version_schema(crd: dict[str, Any], version: str) -> dict[str, Any]:
@@ -646,8 +666,8 @@ def _prepare(schema: dict[str, Any]) -> _PreparedSchema:
 
 
 @functools.cache
-def _prepared_for(folders: tuple[Path, ...], api_version: str, kind: str) -> _PreparedSchema:
-    crd = _find_crd(folders, api_version, kind)
+def _prepared_for(files: tuple[Path, ...], api_version: str, kind: str) -> _PreparedSchema:
+    crd = _find_crd(files, api_version, kind)
     return _prepare(_version_schema(crd, _split_api_version(api_version)[1]))
 
 
@@ -659,10 +679,10 @@ def validate(obj: dict[str, Any]) -> list[str]:
     :func:`unevaluable_rules`.
 
     Raises:
-        LookupError: no CRD of :func:`crd_folders` serves the object's ``apiVersion`` and
+        LookupError: no CRD of :data:`CRD_SOURCES` serves the object's ``apiVersion`` and
             ``kind``.
     """
-    prepared = _prepared_for(crd_folders(), obj.get("apiVersion", ""), obj.get("kind", ""))
+    prepared = _prepared_for(crd_files(), obj.get("apiVersion", ""), obj.get("kind", ""))
     return _validate_prepared(prepared, obj)
 
 
@@ -689,7 +709,7 @@ def _validate_prepared(prepared: _PreparedSchema, obj: dict[str, Any]) -> list[s
 
 
 class RuleLocation(NamedTuple):
-    """Where a CEL rule sits in the reference CRDs (``path`` as in ``spec.items[*].name``)."""
+    """Where a CEL rule sits in the CRDs (``path`` as in ``spec.items[*].name``)."""
 
     crd: str
     version: str
@@ -698,7 +718,7 @@ class RuleLocation(NamedTuple):
 
 
 def _iter_rules() -> Iterator[tuple[RuleLocation, dict[str, Any]]]:
-    for crd in _crds(crd_folders()):
+    for crd in _load_crds(crd_files()):
         for version in crd["spec"]["versions"]:
             for path, node in _iter_schema(version["schema"]["openAPIV3Schema"]):
                 for rule in node.get("x-kubernetes-validations", []):
@@ -709,12 +729,12 @@ def _iter_rules() -> Iterator[tuple[RuleLocation, dict[str, Any]]]:
 
 
 def all_rules() -> list[RuleLocation]:
-    """Every ``x-kubernetes-validations`` rule in every reference CRD version."""
+    """Every ``x-kubernetes-validations`` rule in every CRD version."""
     return [location for location, _ in _iter_rules()]
 
 
 def check_compilable() -> dict[str, str]:
-    """Map each reference CRD rule or message expression this engine cannot evaluate to why.
+    """Map each CRD rule or message expression this engine cannot evaluate to why.
 
     Transition rules (``oldSelf``) compile fine; :func:`validate` skips them as creation-only.
     """

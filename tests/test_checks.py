@@ -4,16 +4,15 @@ label, and quantities greater than zero. Through the stack configuration, so eve
 carries its key path."""
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
+from upstream_modules import karpenter_file
 
 from eks_gpu_platform.checks import check_cron, check_qualified_key, duration_seconds
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.spec import SpecError
 
-REPO = Path(__file__).resolve().parents[1]
 GPU = {"name": "gpu", "gpus": ["l4"], "limits": {"gpus": 8}}
 KEY_NAME = (
     "must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
@@ -135,8 +134,9 @@ def test_cron_macro_and_field_count():
 
 
 # The NodePool CRD pattern on spec.disruption.budgets[].schedule (kubernetes-sigs/karpenter
-# v1.14.1 pkg/apis/v1/nodepool.go L143, vendored reference/karpenter/karpenter.sh_nodepools.yaml
-# L134) admits only the listed macros or five whitespace-separated fields: '@every' never.
+# v1.14.1 pkg/apis/v1/nodepool.go L143, v1.15.0 L144; aws/karpenter-provider-aws v1.15.0
+# pkg/apis/crds/karpenter.sh_nodepools.yaml L135, read from the Go module) admits only the listed
+# macros or five whitespace-separated fields: '@every' never.
 EVERY = (
     "'@every <duration>' is refused by the NodePool CRD's schedule pattern (Karpenter v1.14.1); "
     "use one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or a 5-field "
@@ -153,7 +153,7 @@ def test_cron_every_is_refused(schedule):
 
 
 def test_cron_every_is_outside_the_crd_pattern():
-    crd = (REPO / "reference/karpenter/karpenter.sh_nodepools.yaml").read_text()
+    crd = karpenter_file("pkg/apis/crds/karpenter.sh_nodepools.yaml").read_text()
     pattern = re.search(r"^ +pattern: (\^\(@\(annually.*)$", crd, re.M).group(1)
     assert pattern == (
         r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"

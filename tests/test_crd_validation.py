@@ -1,10 +1,9 @@
-"""Tests for ``crd_validation``: defaults, schema and CEL rules of the reference CRDs."""
+"""Tests for ``crd_validation``: defaults, schema and CEL rules of the CRDs it validates against."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import crd_validation
@@ -19,7 +18,7 @@ from crd_validation import (
     validate_against_schema,
 )
 
-# Rules of the reference CRDs that cel-python (with this module's extensions) cannot evaluate.
+# Rules of the CRDs that cel-python (with this module's extensions) cannot evaluate.
 EXPECTED_UNEVALUABLE: dict[str, str] = {}
 
 # Transition rules: they compare with ``oldSelf``, so the API server runs them on updates only.
@@ -177,22 +176,31 @@ def test_find_crd_by_group_version_kind() -> None:
         validate({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
 
 
-def test_reference_folder_comes_from_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(crd_validation.REFERENCE_ENV_VAR, str(tmp_path))
-    assert crd_validation.reference_dir() == tmp_path
-    assert crd_validation.crd_folders() == (crd_validation.FACTS_CRDS, tmp_path)
-    # The project's own schemas stay; the vendored Karpenter CRDs are not in the empty folder.
-    assert validate(queue()) == []
-    with pytest.raises(LookupError):
-        validate(nodepool())
+def test_crds_come_from_each_source_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    nodepools = crd_validation.karpenter_crd_files()[0]
+    assert nodepools.parent.parent.parent.parent.name == "karpenter-provider-aws@v1.15.0"
+    assert [p.name for p in crd_validation.karpenter_crd_files()] == [
+        "karpenter.sh_nodepools.yaml",
+        "karpenter.sh_nodeclaims.yaml",
+        "karpenter.sh_nodeoverlays.yaml",
+        "karpenter.k8s.aws_ec2nodeclasses.yaml",
+    ]
+    assert crd_validation.crd_files()[:4] == crd_validation.karpenter_crd_files()
+    assert [p.name for p in crd_validation.crd_files()[4:]] == [
+        "kai-scheduler.yaml",
+        "mpi-operator.yaml",
+    ]
+    monkeypatch.setattr(crd_validation, "CRD_SOURCES", (crd_validation.karpenter_crd_files,))
+    assert find_crd("karpenter.sh/v1", "NodePool")["metadata"]["name"] == "nodepools.karpenter.sh"
+    with pytest.raises(LookupError) as raised:
+        validate(queue())
+    assert str(raised.value) == "no CRD for Queue in 'scheduling.run.ai/v2' in 4 CRD files"
 
 
 def test_the_project_schemas_serve_the_kai_and_mpijob_kinds() -> None:
     served = {
         (crd["spec"]["group"], version["name"], crd["spec"]["names"]["kind"], crd["spec"]["scope"])
-        for crd in crd_validation._load_crds(crd_validation.FACTS_CRDS)
+        for crd in crd_validation._load_crds(crd_validation.facts_crd_files())
         for version in crd["spec"]["versions"]
     }
     assert served == {

@@ -58,7 +58,8 @@ class KarpenterArgs:
     tolerations default to the system nodes' ``CriticalAddonsOnly`` taint (the chart's own
     default, replaced by the values list) and the node selector to none: the chart's affinity
     (``karpenter.sh/nodepool DoesNotExist``) already keeps Karpenter off the nodes it launches
-    (reference/karpenter/chart-values-1.15.1.yaml, ``affinity`` and ``tolerations``).
+    (aws/karpenter-provider-aws v1.15.0 charts/karpenter/values.yaml L93-99 ``affinity`` and
+    L109-111 ``tolerations``; the same file at v1.15.1).
     """
 
     cluster: EksCluster | pulumi.Input[str]

@@ -38,12 +38,13 @@ nodeadm runs ``setup-local-disks raid0`` (nodeadm/internal/system/local_disk.go)
 bind-mounts ``/var/lib/kubelet``, ``/var/lib/containerd``, ``/var/lib/soci-snapshotter-grpc``
 and ``/var/log/pods`` onto it (templates/al2023/runtime/bin/setup-local-disks, ``maybe_raid``;
 amazon-eks-ami v20260724). tests/upstream_facts/node_bootstrap.py cites each of these facts
-(Karpenter's files are under ``reference/``); tests/nodepool/test_userdata.py pins them. On
+(Karpenter's are read from its Go module); tests/nodepool/test_userdata.py pins them. On
 Bottlerocket Karpenter adds
 the bootstrap command ``apiclient ephemeral-storage init`` + ``bind --dirs /var/lib/containerd
 /var/lib/kubelet /var/log/pods`` (pkg/providers/amifamily/bootstrap/bottlerocket.go lines
-95-112). Image layers are therefore unpacked on the striped NVMe, and Karpenter counts its size
-as the node's ephemeral storage (nodeclasses.md, "spec.instanceStorePolicy").
+99-115 at v1.15.0 and v1.15.1). Image layers are therefore unpacked on the striped NVMe, and
+Karpenter counts its size as the node's ephemeral storage (nodeclasses.md,
+"spec.instanceStorePolicy").
 """
 
 import re

@@ -59,7 +59,9 @@ RENDEZVOUS_PORT_NAME = "rendezvous"
 # (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go ``defaultKubeletSubConfig``), and
 # Bottlerocket's ``settings.kubernetes.cluster-domain`` "Defaults to `cluster.local`"
 # (bottlerocket-os/bottlerocket README.md, Kubernetes settings); Karpenter's bootstrap sets
-# neither (reference/karpenter/bootstrap-*.go-1.15.1). A cluster built with another domain needs
+# neither (aws/karpenter-provider-aws v1.15.0 and v1.15.1 pkg/providers/amifamily/bootstrap/:
+# nodeadm.go and bottlerocket.go assign no cluster domain; bottlerocketsettings.go L92 only
+# declares ``cluster-domain`` for the user's settings). A cluster built with another domain needs
 # this constant changed.
 CLUSTER_DOMAIN = "cluster.local"
 # Set by the Job controller in every container of an Indexed Job's pods; Kubernetes expands

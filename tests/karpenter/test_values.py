@@ -2,7 +2,7 @@
 in the pinned chart's defaults."""
 
 import pytest
-from crd_validation import reference_dir
+from upstream_modules import karpenter_file
 from values_check import load_defaults, unknown_keys
 
 from eks_gpu_platform import versions
@@ -11,7 +11,10 @@ from eks_gpu_platform.karpenter.values import karpenter_values
 
 from .helpers import SYSTEM_SELECTOR, SYSTEM_TOLERATIONS
 
-CHART_VALUES = reference_dir() / "karpenter" / "chart-values-1.15.1.yaml"
+# charts/karpenter/values.yaml of github.com/aws/karpenter-provider-aws at the conformance
+# suite's version (v1.15.0, tests/conformance/go.mod): byte-identical to v1.15.1's, the chart
+# pinned in versions.py (tests/upstream_modules.py says how that was checked).
+CHART_VALUES = "charts/karpenter/values.yaml"
 DEFAULT_GATES = {
     "nodeRepair": False,
     "nodeOverlay": False,
@@ -99,13 +102,14 @@ def test_karpenter_values_irsa_without_queue_with_gates():
 
 @pytest.fixture(scope="module")
 def chart_defaults() -> dict:
-    return load_defaults(CHART_VALUES)
+    return load_defaults(karpenter_file(CHART_VALUES))
 
 
 def test_chart_defaults_are_the_pinned_version(chart_defaults):
     # The values.yaml at a release tag still names the previous release's image (the release
     # workflow bumps it in a later commit; the v1.14.1 tag's says 1.13.0): the v1.15.1 tag's
-    # (the file vendored here) says 1.14.1. The published 1.15.1 chart carries its own.
+    # says 1.14.1, and so does v1.15.0's (the module read here: the two files are the same).
+    # The published 1.15.1 chart carries its own.
     assert versions.KARPENTER_VERSION == "1.15.1"
     assert chart_defaults["controller"]["image"]["tag"] == "1.14.1"
     # 1.15 adds three alpha gates, all off by default (chart values.yaml at v1.15.1,

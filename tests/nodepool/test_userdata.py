@@ -1,7 +1,8 @@
 """Node-start levers in the EC2NodeClasses' user data (nodepool/userdata.py): parallel image
 pulls with registry QPS/burst on every node class, the instance-store RAID0 that holds containerd
 and the kubelet, and pre-pulled images; each upstream behaviour pinned on a cited fact
-(``tests/upstream_facts/node_bootstrap.py``) or the vendored Karpenter file.
+(``tests/upstream_facts/node_bootstrap.py``) or Karpenter's bootstrap code, read from its Go
+module (``tests/upstream_modules.py``).
 """
 
 import email
@@ -9,8 +10,8 @@ import tomllib
 
 import pytest
 import yaml
-from crd_validation import reference_dir
 from upstream_facts import node_bootstrap as facts
+from upstream_modules import karpenter_file
 
 from eks_gpu_platform.nodepool import userdata
 from eks_gpu_platform.spec import SpecError
@@ -43,8 +44,10 @@ PYTORCH = "nvcr.io/nvidia/pytorch:26.05-py3@sha256:" + "cd" * 32
 ECR = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train@sha256:" + "ab" * 32
 
 
-def reference(*parts: str) -> str:
-    return reference_dir().joinpath(*parts).read_text()
+def karpenter_bootstrap(name: str) -> str:
+    """``pkg/providers/amifamily/bootstrap/<name>.go`` of github.com/aws/karpenter-provider-aws at
+    the conformance suite's v1.15.0, byte-identical to v1.15.1's (tests/upstream_modules.py)."""
+    return karpenter_file(f"pkg/providers/amifamily/bootstrap/{name}.go").read_text()
 
 
 def mime_parts(text: str) -> list[tuple[str, str]]:
@@ -108,7 +111,7 @@ def test_the_nodeconfig_fields_are_nodeadm_and_kubelet_fields():
 def test_karpenter_keeps_the_user_parts_before_its_own_nodeconfig():
     """Karpenter v1.15.1 appends its NodeConfig after the user's parts; its values win only for
     the fields it sets (cluster, taints, labels, ``spec.kubelet``), none of the pull settings."""
-    nodeadm = reference("karpenter", "bootstrap-nodeadm.go-1.15.1")
+    nodeadm = karpenter_bootstrap("nodeadm")
     assert (
         "mimeArchive := mime.Archive(append(customEntries, mime.Entry{\n"
         "\t\tContentType: mime.ContentTypeNodeConfig,\n"
@@ -126,7 +129,7 @@ def test_bottlerocket_pulls_in_parallel_already_and_karpenter_keeps_qps_and_burs
     written = tomllib.loads(BOTTLEROCKET_USER_DATA)["settings"]["kubernetes"]
     read = {fact.value for fact in facts.BOTTLEROCKET_PULL_SETTINGS.values()}
     assert set(written) == read == {"registry-qps", "registry-burst"}
-    settings = reference("karpenter", "bootstrap-bottlerocketsettings.go-1.15.1")
+    settings = karpenter_bootstrap("bottlerocketsettings")
     assert '`toml:"registry-qps,omitempty"`' in settings
     assert '`toml:"registry-burst,omitempty"`' in settings
     # Why the bound is not set on Bottlerocket: Karpenter rebuilds settings.kubernetes from its
@@ -148,7 +151,7 @@ def test_gpu_node_classes_put_containerd_and_the_kubelet_on_the_instance_store_r
 def test_al2023_raid0_binds_kubelet_and_containerd_through_nodeadm():
     """Karpenter's RAID0 -> NodeConfig localStorage RAID0 -> ``setup-local-disks raid0`` ->
     /dev/md/kubernetes at /mnt/k8s-disks/0, bind-mounted over the kubelet and containerd dirs."""
-    karpenter = reference("karpenter", "bootstrap-nodeadm.go-1.15.1")
+    karpenter = karpenter_bootstrap("nodeadm")
     assert (
         "if lo.FromPtr(n.InstanceStorePolicy) == v1.InstanceStorePolicyRAID0 {\n"
         "\t\tconfig.Spec.Instance.LocalStorage.Strategy = admv1alpha1.LocalStorageRAID0"
@@ -166,7 +169,7 @@ def test_al2023_raid0_binds_kubelet_and_containerd_through_nodeadm():
 
 
 def test_bottlerocket_raid0_binds_kubelet_and_containerd_through_apiclient():
-    karpenter = reference("karpenter", "bootstrap-bottlerocket.go-1.15.1")
+    karpenter = karpenter_bootstrap("bottlerocket")
     assert (
         'bindCmd = []string{"apiclient", "ephemeral-storage", "bind", "--dirs", '
         '"/var/lib/containerd", "/var/lib/kubelet", "/var/log/pods"}'

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/karpenter-provider-aws/pkg/apis"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,20 +39,29 @@ import (
 // FieldManager owns everything the suite applies (server-side apply).
 const FieldManager = "conformance"
 
-// CRDFiles are the CustomResourceDefinitions the renders' objects need, relative to the repository:
-// Karpenter's four (reference/, aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/), and
-// ProjectCRDFiles.
-var CRDFiles = append([]string{
-	"reference/karpenter/karpenter.sh_nodepools.yaml",
-	"reference/karpenter/karpenter.sh_nodeclaims.yaml",
-	"reference/karpenter/karpenter.sh_nodeoverlays.yaml",
-	"reference/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml",
-}, ProjectCRDFiles...)
+// CRDSource is one origin of the CustomResourceDefinitions the renders' objects need: objects
+// compiled into the suite (CRDs), or files of the repository envtest reads (Files, relative to the
+// repository root).
+type CRDSource struct {
+	Name  string
+	CRDs  []*apiextensionsv1.CustomResourceDefinition
+	Files []string
+}
 
-// ProjectCRDFiles are the project's own structural schemas of KAI's Queue and PodGroup
-// (kai-scheduler v0.17.0) and mpi-operator v0.6.0's MPIJob, each field cited in the file; the
-// Python suite validates against the same files (tests/crd_validation.py).
-var ProjectCRDFiles = []string{
+// KarpenterCRDs are Karpenter's four (NodePool, NodeClaim, NodeOverlay, EC2NodeClass): the files
+// of aws/karpenter-provider-aws pkg/apis/crds/ the provider embeds (pkg/apis/apis.go, CRDs), at
+// the version go.mod pins and go.sum checks (v1.15.0; the same files as v1.15.1's, the chart
+// version deployed: tests/upstream_modules.py). The karpenter package's environment installs the
+// same objects itself (coretest.WithCRDs(apis.CRDs...)).
+var KarpenterCRDs = CRDSource{Name: "github.com/aws/karpenter-provider-aws pkg/apis", CRDs: apis.CRDs}
+
+// CRDSources are every source Start installs.
+var CRDSources = []CRDSource{KarpenterCRDs, {Name: "tests/upstream_facts/crds/", Files: CRDFiles}}
+
+// CRDFiles are the project's own structural schemas of KAI's Queue and PodGroup (kai-scheduler
+// v0.17.0) and mpi-operator v0.6.0's MPIJob, each field cited in the file, relative to the
+// repository root; the Python suite validates against the same files (tests/crd_validation.py).
+var CRDFiles = []string{
 	"tests/upstream_facts/crds/kai-scheduler.yaml",
 	"tests/upstream_facts/crds/mpi-operator.yaml",
 }
@@ -79,12 +90,8 @@ type Env struct {
 // MutatingAdmissionPolicy feature gate is GA and on at 1.36 (k8s.io/apiserver v0.36.3
 // pkg/features/kube_features.go), so no flag is set: TestServedAPIs checks the API is served.
 func Start(repo string) (*Env, error) {
-	var paths []string
-	for _, f := range CRDFiles {
-		paths = append(paths, filepath.Join(repo, f))
-	}
 	te := &envtest.Environment{
-		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true},
+		CRDInstallOptions:     CRDInstallOptions(repo, CRDSources),
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := te.Start()
@@ -98,6 +105,21 @@ func Start(repo string) (*Env, error) {
 	}
 	e.testEnv = te
 	return e, nil
+}
+
+// CRDInstallOptions are envtest's options installing every CRD of sources: a deep copy of each
+// object (envtest writes the server's answer into the objects it creates) and each file under repo.
+func CRDInstallOptions(repo string, sources []CRDSource) envtest.CRDInstallOptions {
+	opts := envtest.CRDInstallOptions{ErrorIfPathMissing: true}
+	for _, src := range sources {
+		for _, crd := range src.CRDs {
+			opts.CRDs = append(opts.CRDs, crd.DeepCopy())
+		}
+		for _, f := range src.Files {
+			opts.Paths = append(opts.Paths, filepath.Join(repo, f))
+		}
+	}
+	return opts
 }
 
 // NewEnv is an Env on an API server another package started (cfg: its admin config); Stop leaves

@@ -82,7 +82,7 @@ func TestServerVersion(t *testing.T) {
 }
 
 // The admission scenarios need MutatingAdmissionPolicy v1 (GA at 1.36), ValidatingAdmissionPolicy
-// v1 and the CRDs of reference/ served with envtest's default flags.
+// v1 and every CRD of apiserver.CRDSources served with envtest's default flags.
 func TestServedAPIs(t *testing.T) {
 	want := map[string][]string{
 		"admissionregistration.k8s.io/v1": {"mutatingadmissionpolicies", "mutatingadmissionpolicybindings",

@@ -102,17 +102,17 @@ var chartWorkloads = func() map[string][]workload {
 	return map[string][]workload{"dev": common, "dev-1.35": common, "prod": prod}
 }()
 
-// extraCRDs are the CRDs of apiserver.CRDFiles this package's environment does not install
-// (it installs Karpenter's own, karpenter-provider-aws v1.14.1 pkg/apis/crds): KAI's Queue and
-// PodGroup and the MPIJob, which the render's objects and the scheduling phase use.
-func extraCRDs() []string {
-	var out []string
-	for _, f := range apiserver.CRDFiles {
-		if !strings.HasPrefix(f, "reference/karpenter/") {
-			out = append(out, filepath.Join(repoDir, f))
+// extraCRDs are the CRDs of apiserver.CRDSources this package's environment does not install
+// (it installs Karpenter's own, apiserver.KarpenterCRDs): KAI's Queue and PodGroup and the MPIJob,
+// which the render's objects and the scheduling phase use.
+func extraCRDs() envtest.CRDInstallOptions {
+	var sources []apiserver.CRDSource
+	for _, src := range apiserver.CRDSources {
+		if src.Name != apiserver.KarpenterCRDs.Name {
+			sources = append(sources, src)
 		}
 	}
-	return out
+	return apiserver.CRDInstallOptions(repoDir, sources)
 }
 
 // deployed is one stack as `pulumi up` leaves it, on the suite's API server.
@@ -153,8 +153,8 @@ func deployRender(t *testing.T, stack, dir string) *deployed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := envtest.InstallCRDs(coreEnv.Config, envtest.CRDInstallOptions{Paths: extraCRDs(), ErrorIfPathMissing: true}); err != nil {
-		t.Fatalf("installing %v: %v", extraCRDs(), err)
+	if _, err := envtest.InstallCRDs(coreEnv.Config, extraCRDs()); err != nil {
+		t.Fatalf("installing %v: %v", extraCRDs().Paths, err)
 	}
 	d := &deployed{H: h, Stack: stack}
 	t.Cleanup(func() { d.remove(t) })

@@ -28,8 +28,8 @@ const Older = "dev-1.35"
 // above the working directory (go test runs in the package directory).
 func Repo() (string, error) {
 	if dir := os.Getenv(EnvRepo); dir != "" {
-		if _, err := os.Stat(filepath.Join(dir, "reference")); err != nil {
-			return "", fmt.Errorf("%s=%s is not the repository root (no reference/): %w", EnvRepo, dir, err)
+		if _, err := os.Stat(filepath.Join(dir, "tests", "conformance", "go.mod")); err != nil {
+			return "", fmt.Errorf("%s=%s is not the repository root (no tests/conformance/go.mod): %w", EnvRepo, dir, err)
 		}
 		return filepath.Abs(dir)
 	}

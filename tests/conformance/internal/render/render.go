@@ -2,7 +2,7 @@
 // `python -m eks_gpu_platform.offline`) into unstructured Kubernetes objects for the conformance
 // scenarios, and finds the inputs the suite is given through its environment:
 //
-//   - CONFORMANCE_REPO: the repository root (reference/ CRDs, tests/fixtures/). Default: two
+//   - CONFORMANCE_REPO: the repository root (tests/upstream_facts/crds/, tests/fixtures/). Default: two
 //     directories above tests/conformance (the Go tests run from their package directory).
 //   - CONFORMANCE_RENDERS: a directory holding one render per stack, <dir>/<stack>/manifests/...
 //     Default: `make render` (dev), `make render STACK=prod` and dev at Kubernetes 1.35 are
