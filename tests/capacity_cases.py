@@ -4,7 +4,6 @@ or several pools, with or without explicit shares)."""
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from stack_files import fixture_stack, user_stack
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.gpu_operator import mig_profiles_for_family
-from eks_gpu_platform.offline.run import render, validate
+from eks_gpu_platform.offline.run import validate
 from eks_gpu_platform.offline.stackfile import StackFile
 from eks_gpu_platform.offline.write import helm_releases, kubernetes_objects
 from eks_gpu_platform.spec import SpecError
@@ -36,17 +35,14 @@ def user_stack_config(stack: str) -> PlatformConfig:
     return config
 
 
-_RENDERS: dict[str, Any] = {}
-
-
 def render_of(stack: StackFile) -> Render:
     """What Karpenter sees of a stack: its offline render's Kubernetes objects and the GPU
-    Operator's values (the device plugin's and MIG manager's configuration), shared per
-    process."""
-    key = json.dumps([stack.name, stack.config], sort_keys=True)
-    if key not in _RENDERS:
-        _RENDERS[key] = render(REPO, stack)
-    recording = _RENDERS[key]
+    Operator's values (the device plugin's and MIG manager's configuration). The render is
+    conftest's ``shared_render``: once per process for the same inputs, shared with every other
+    test that renders the same stack (both read it only: ``kubernetes_objects`` copies)."""
+    from conftest import shared_render  # not at import: tests/conformance/stacks.py imports us
+
+    recording = shared_render(REPO, stack)
     (operator,) = [r for r in helm_releases(recording) if r["chart"] == "gpu-operator"] or [
         {"values": {}}
     ]
@@ -155,11 +151,16 @@ def generated_values(seed: int) -> dict[str, Any]:
     }
 
 
-def generated_configs(count: int) -> tuple[list[PlatformConfig], list[str], list[int]]:
+def generated_configs(
+    count: int, *, first: int | None = None
+) -> tuple[list[PlatformConfig], list[str], list[int]]:
     """``count`` seeds: the configurations that validate, the errors of the others, and the
-    seeds of those that validate."""
+    seeds of those that validate; with ``first``, stop once that many validate (the same
+    configurations as the head of the full list)."""
     ok, errors, seeds = [], [], []
     for seed in range(count):
+        if first is not None and len(ok) == first:
+            break
         try:
             ok.append(PlatformConfig.load(generated_values(seed), "us-east-1"))
             seeds.append(seed)
