@@ -8,6 +8,7 @@ from pathlib import Path
 import celpy
 import pytest
 from addon_pins import ADDON_VERSIONS
+from cel_programs import program as cel_program
 from conftest import one
 
 from eks_gpu_platform.config import PlatformConfig
@@ -439,8 +440,6 @@ def test_the_shipped_stacks_have_no_remover(render_stack):
 
 # --- the admission policy: its own node, only the startup taint --------------------------------
 
-_CEL = celpy.Environment()
-
 
 def admitted(request_node: str | None, old: dict, new: dict) -> list[str]:
     """The messages of the policy's failing validations (celpy, like test_manifests.py)."""
@@ -454,11 +453,11 @@ def admitted(request_node: str | None, old: dict, new: dict) -> list[str]:
         "oldObject": celpy.json_to_cel(old),
     }
     (condition,) = policy["spec"]["matchConditions"]
-    match = _CEL.program(_CEL.compile(condition["expression"])).evaluate(activation)
+    match = cel_program(condition["expression"]).evaluate(activation)
     assert bool(match)
     failed = []
     for validation in policy["spec"]["validations"]:
-        program = _CEL.program(_CEL.compile(validation["expression"]))
+        program = cel_program(validation["expression"])
         if not bool(program.evaluate(activation)):
             failed.append(validation["message"])
     return failed

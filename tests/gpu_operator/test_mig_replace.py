@@ -6,11 +6,11 @@ from pathlib import Path
 import celpy
 import pytest
 import yaml
+from cel_programs import program as cel_program
 
 from eks_gpu_platform.gpu_operator.mig_ready import mig_ready_admission
 from eks_gpu_platform.gpu_operator.mig_replace import mig_replace_admission, mig_replace_rbac
 
-_CEL = celpy.Environment()
 REMOVER = "system:serviceaccount:gpu-operator:eks-gpu-platform-mig-ready"
 OWN = "ip-10-0-0-1"
 OWN_NODE = "the MIG startup remover may delete only the NodeClaim of the node its pod runs on"
@@ -25,7 +25,7 @@ def policy() -> dict:
 def matched(username: str) -> bool:
     (condition,) = policy()["spec"]["matchConditions"]
     activation = {"request": celpy.json_to_cel({"userInfo": {"username": username}})}
-    return bool(_CEL.program(_CEL.compile(condition["expression"])).evaluate(activation))
+    return bool(cel_program(condition["expression"]).evaluate(activation))
 
 
 def denied(request_node: str | None, claim: dict) -> list[str]:
@@ -39,7 +39,7 @@ def denied(request_node: str | None, claim: dict) -> list[str]:
     return [
         v["message"]
         for v in policy()["spec"]["validations"]
-        if not bool(_CEL.program(_CEL.compile(v["expression"])).evaluate(activation))
+        if not bool(cel_program(v["expression"]).evaluate(activation))
     ]
 
 
@@ -145,7 +145,7 @@ def test_no_system_pod_is_judged_by_the_removers_policies():
     (claim_policy, _) = mig_replace_admission(pool_label_key="example.com/pool", pools=["mig"])
     for policy in (node_policy, claim_policy):
         (condition,) = policy["spec"]["matchConditions"]
-        program = _CEL.program(_CEL.compile(condition["expression"]))
+        program = cel_program(condition["expression"])
         for user in users:
             activation = {"request": celpy.json_to_cel({"userInfo": {"username": user}})}
             assert not bool(program.evaluate(activation)), (policy["metadata"]["name"], user)

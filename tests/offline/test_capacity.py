@@ -9,6 +9,7 @@ most the rounding to whole nodes (else a warning that names the numbers).
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -31,17 +32,28 @@ from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.offline.capacity import capacity_document, capacity_markdown, write_capacity
 from eks_gpu_platform.spec import SpecError
 
-GENERATED, GENERATED_ERRORS, GENERATED_SEEDS = generated_configs(150)
+# Generated configurations rendered offline (0.45 s each): the first that validate.
+GENERATED_RENDERED = 10
+# Loaded at collection (the parametrizations below): only those first ones. All 150 seeds
+# (1.5 s) are loaded by the tests that read them, once per process that runs one.
+GENERATED, _, GENERATED_SEEDS = generated_configs(150, first=GENERATED_RENDERED)
+
+
+@functools.cache
+def all_generated() -> tuple[list[PlatformConfig], list[str], list[int]]:
+    return generated_configs(150)
 
 
 def test_enough_generated_configurations_validate():
     # Those that fail are refused for a reason the suite checks elsewhere (an EFA share under
     # one node, a pool whose budget comes to 0, an unreachable quota, shares over the budget).
-    assert len(GENERATED) >= 80, GENERATED_ERRORS
-    modes = {capacity_plan_mode for config in GENERATED for capacity_plan_mode in _modes(config)}
+    configs, errors, seeds = all_generated()
+    assert seeds[:GENERATED_RENDERED] == GENERATED_SEEDS  # the head the parametrizations use
+    assert len(configs) >= 80, errors
+    modes = {capacity_plan_mode for config in configs for capacity_plan_mode in _modes(config)}
     assert modes == {"whole", "time-sliced", "mig-single", "mig-mixed", "efa"}
-    assert any(len(q.pools) > 1 for c in GENERATED for q in capacity_plan(*stack_specs(c)))
-    assert any(q.shared_with for c in GENERATED for q in capacity_plan(*stack_specs(c)))
+    assert any(len(q.pools) > 1 for c in configs for q in capacity_plan(*stack_specs(c)))
+    assert any(q.shared_with for c in configs for q in capacity_plan(*stack_specs(c)))
 
 
 def _modes(config: PlatformConfig) -> set[str]:
@@ -53,8 +65,6 @@ def _modes(config: PlatformConfig) -> set[str]:
     return out
 
 
-# Generated configurations rendered offline (0.45 s each): the first that validate.
-GENERATED_RENDERED = 10
 # The fixture stacks, the generated ones, and the user's stacks (the project root's
 # Pulumi.<stack>.yaml, whatever they hold: the invariants hold for every stack).
 CONFIGS = (
@@ -548,7 +558,7 @@ def test_the_policy_pack_splits_budgets_as_the_platform_does():
     from eks_gpu_platform.scheduler.manifests import queue_manifest
 
     compared = 0
-    for config in GENERATED:
+    for config in all_generated()[0]:
         domain = config.cluster.label_domain
         pools = {p.name: p.preemptible for p in config.gpu_pools}
         routing = {p.name: r for p, r in zip(config.pools, config._routing().values(), strict=True)}

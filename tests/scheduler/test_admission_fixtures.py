@@ -18,6 +18,7 @@ from pathlib import Path
 import celpy
 import pytest
 import yaml
+from cel_programs import program as cel_program
 from stack_files import fixture_stack
 
 from eks_gpu_platform.offline.render import validate as validate_stack
@@ -41,7 +42,6 @@ CLASS_VALUES = {
     "inference": 125,
 }
 DEV_QUEUE_NAMESPACES = ("research-batch", "research-serving", "research-notebooks")
-_CEL = celpy.Environment()
 
 
 def _load(path: Path) -> list[dict]:
@@ -88,7 +88,7 @@ def _selected(selector: dict, labels: dict) -> bool:
 
 
 def _cel(expression: str, obj: dict, kind: str, old: dict | None = None) -> bool:
-    program = _CEL.program(_CEL.compile(expression))
+    program = cel_program(expression)
     operation = "CREATE" if old is None else "UPDATE"
     activation = {
         "object": celpy.json_to_cel(obj),

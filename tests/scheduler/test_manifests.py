@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import celpy
 import pytest
+from cel_programs import program as cel_program
 from crd_validation import validate
 
 from eks_gpu_platform.scheduler.constants import NON_PREEMPTIBLE_CLASSES
@@ -377,7 +378,7 @@ _CEL = celpy.Environment()
 
 
 def evaluate(expression: str, obj: dict, kind: str = "Pod") -> bool:
-    program = _CEL.program(_CEL.compile(expression))
+    program = cel_program(expression)
     request = {"kind": {"group": "", "version": "v1", "kind": kind}, "operation": "CREATE"}
     return bool(
         program.evaluate(
