@@ -1,14 +1,16 @@
 """Edit a copy's ``Pulumi.dev.yaml`` the way a user would, for ``.ci/run`` (issue 33, point 4).
 
 The edits: another VPC CIDR, a new GPU pool with a new top-level queue routed to it, and a
-renamed pool (the first GPU pool a leaf queue routes to; every reference to it follows). The
+renamed pool (the first GPU pool a leaf queue routes to; every reference to it follows); then a
+new stack, ``Pulumi.staging.yaml``: the edited dev stack under another cluster name. The
 stack file is the user's, so nothing here assumes more about it than the configuration schema
 (README, "Configuration"): a pool is renamed by its ``name`` and by the queues' ``nodePools``.
 
 ``python .ci/edit_dev_stack.py <project copy>`` edits the file in place and prints what it did;
 ``python .ci/edit_dev_stack.py --check <project copy>`` then checks that ``make snapshot``
 recorded the edits in ``snapshots/dev.json`` (the NodePools of the new and the renamed pool,
-none under the old name, the new queue). Either exits 1 with a message on failure.
+none under the old name, the new queue) and wrote ``snapshots/staging.json``. Either exits 1
+with a message on failure.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ NEW_QUEUE = {
     "nodePools": [NEW_POOL["name"]],
 }
 RENAME_SUFFIX = "-renamed"
+STAGING_CLUSTER = "gpu-staging"
 
 
 def fail(message: str) -> None:
@@ -69,12 +72,15 @@ def edit(project: Path) -> None:
             queue["nodePools"] = [new if p == old else p for p in queue["nodePools"]]
     queues.append(json.loads(json.dumps(NEW_QUEUE)))
     path.write_text(yaml.safe_dump(document, sort_keys=False))
+    config[f"{PREFIX}cluster"]["name"] = STAGING_CLUSTER
+    (project / "Pulumi.staging.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
     state = project / "build" / "ci-edit.json"
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text(json.dumps({"old": old, "new": new}))
     print(
         f"Pulumi.dev.yaml: vpc.cidr {CIDR}; pool {old!r} renamed {new!r}; "
-        f"pool {NEW_POOL['name']!r} and top-level queue {NEW_QUEUE['name']!r} added"
+        f"pool {NEW_POOL['name']!r} and top-level queue {NEW_QUEUE['name']!r} added; "
+        f"Pulumi.staging.yaml: the same, cluster {STAGING_CLUSTER!r}"
     )
 
 
@@ -98,6 +104,8 @@ def check(project: Path) -> None:
         problems.append(f"a NodePool resource still named {names['old']!r}")
     if not named("scheduling.run.ai/v2:Queue", f"-queue-{NEW_QUEUE['name']}"):
         problems.append(f"no Queue resource named {NEW_QUEUE['name']!r}")
+    if not (project / "snapshots" / "staging.json").is_file():
+        problems.append("no snapshots/staging.json for the new stack")
     if problems:
         fail("snapshots/dev.json does not record the edits: " + "; ".join(problems))
     print("snapshots/dev.json records the edits")

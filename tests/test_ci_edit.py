@@ -1,5 +1,6 @@
-"""``.ci/edit_dev_stack.py``: CI's edit of a copy's dev stack (issue 33, point 4) does what it
-says, and its check refuses a snapshot that does not record the edits."""
+"""``.ci/edit_dev_stack.py``: CI's edit of a copy's dev stack (issue 33, point 4) and the new
+staging stack beside it do what they say, and its check refuses snapshots that do not record
+the edits."""
 
 from __future__ import annotations
 
@@ -51,8 +52,13 @@ def test_the_edit_changes_the_cidr_adds_a_pool_and_a_top_level_queue_and_renames
     }
     assert capsys.readouterr().out == (
         "Pulumi.dev.yaml: vpc.cidr 10.61.0.0/16; pool 'gpu-spot' renamed 'gpu-spot-renamed'; "
-        "pool 'ci-train-h100' and top-level queue 'ci-training' added\n"
+        "pool 'ci-train-h100' and top-level queue 'ci-training' added; "
+        "Pulumi.staging.yaml: the same, cluster 'gpu-staging'\n"
     )
+    staging = yaml.safe_load((project / "Pulumi.staging.yaml").read_text())["config"]
+    assert staging[f"{PREFIX}cluster"]["name"] == "gpu-staging"
+    assert staging[f"{PREFIX}nodePools"] == config[f"{PREFIX}nodePools"]
+    assert staging[f"{PREFIX}scheduler"] == config[f"{PREFIX}scheduler"]
 
 
 def test_the_check_refuses_a_snapshot_without_the_edits(project, capsys):
@@ -76,5 +82,6 @@ def test_the_check_refuses_a_snapshot_without_the_edits(project, capsys):
     assert capsys.readouterr().err == (
         "edit_dev_stack: snapshots/dev.json does not record the edits: no NodePool resource "
         "named 'gpu-spot-renamed'; no NodePool resource named 'ci-train-h100'; a NodePool "
-        "resource still named 'gpu-spot'; no Queue resource named 'ci-training'\n"
+        "resource still named 'gpu-spot'; no Queue resource named 'ci-training'; no "
+        "snapshots/staging.json for the new stack\n"
     )
