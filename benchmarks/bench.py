@@ -1,27 +1,33 @@
 """Benchmark the offline render against the SDK-import floor, per node pool, and the test suite.
 
-``make bench`` prints a table and checks the targets (2-core machine):
+``make bench`` prints a table and judges the targets (2-core machine); it exits 1 when one is
+missed, and the verdict names the figure and the floor each target is judged against:
 
-- **prod render / SDK-import floor <= 1.25.** The floor is a Python process (same interpreter,
-  same virtualenv) that imports exactly the SDK classes the library names (every
+- **prod render / floor, same settings <= 1.25.** The floor is a Python process (same
+  interpreter, same virtualenv) that imports exactly the SDK classes the library names (every
   ``aws.<module>.<Class>``, ``k8s.<group>.<version>.<Class>`` and ``eks.<Class>`` in
   ``components/``, found by scanning the source, plus ``pulumi``, ``pulumi.runtime.mocks`` and
   ``yaml``) and exits: what any program using those resources pays before doing any work. The
-  two are run alternately (floor, render, floor, render, ...) so that drift of the machine hits
-  both alike; the medians are compared. The render switches the cyclic garbage collector off
-  and skips interpreter teardown (``eks_gpu_platform.offline.__main__``/``render.cli``); the
-  plain floor does neither, so the table also prints the floor with the same two settings
-  ("floor, same settings") and the render's ratio to it: the program's own work, measured
-  like-for-like.
-- **Marginal cost per node pool <= 8 ms**: the slope of the median wall time between generated
+  render switches the cyclic garbage collector off and skips interpreter teardown
+  (``eks_gpu_platform.offline.__main__``/``render.cli``), so the floor the target is judged
+  against does the same ("floor, same settings"): the ratio is the program's own work, like
+  for like. The plain floor ("SDK-import floor", without those settings) pays a teardown and
+  collector passes the render does not; a ratio to it would flatter the render, so the table
+  shows that floor for information only and no target is judged against it. The cases run
+  alternately (floor, render, floor, render, ...) so that drift of the machine hits all alike;
+  the medians are compared.
+- **Marginal cost per node pool <= 8 ms**: the slope of the median time between generated
   stacks of 1 and 500 GPU/EFA pools (GPU pools of several GPU classes, every tenth an EFA pool).
 - **500 node pools under 400 MB** peak resident set size (the process's ``ru_maxrss``).
 - **Test suite <= 30 s** wall time: ``pytest`` exactly as ``make test`` runs it (the parallel
   workers come from ``addopts`` in pyproject.toml).
 
-Each render runs in its own process (``python -m eks_gpu_platform.offline``), so wall time
-includes interpreter start, imports and exit. ``--write`` rewrites the benchmark table of
-``docs/benchmarks.md``.
+The two time targets are judged on CPU time (user + system, from ``wait4``): the work of the
+process itself, which other load on a shared machine disturbs far less than wall time (a
+render waits on nothing but the CPU, so on a quiet machine the two agree). The wall-time ratio
+and slope are printed beside them. Each render runs in its own process (``python -m
+eks_gpu_platform.offline``), so both include interpreter start, imports and exit. ``--write``
+rewrites the benchmark table and the verdict in ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -169,6 +175,75 @@ def table(rows: list[tuple[str, str, str, str]]) -> str:
     return "\n".join(out)
 
 
+# The floor the ratio target is judged against: the SDK imports with the render's own process
+# settings (gc off, no teardown). The plain floor is shown for information only: it pays a
+# teardown and collector passes the render skips, so a ratio to it flatters the render.
+FLOOR = "floor, same settings"
+PLAIN_FLOOR = "SDK-import floor"
+
+
+def ratios(results: dict[str, tuple[float, float, float]], floor: str) -> tuple[float, float]:
+    """The prod render's median time over ``floor``'s: (wall, CPU)."""
+    prod, base = results["stack prod"], results[floor]
+    return prod[0] / base[0], prod[2] / base[2]
+
+
+def per_pool_ms(results: dict[str, tuple[float, float, float]]) -> tuple[float, float]:
+    """Milliseconds per extra node pool between the smallest and the largest generated stack:
+    (wall, CPU)."""
+    first, last = results[pools_label(POOL_COUNTS[0])], results[pools_label(POOL_COUNTS[-1])]
+    span = POOL_COUNTS[-1] - POOL_COUNTS[0]
+    return (last[0] - first[0]) / span * 1000, (last[2] - first[2]) / span * 1000
+
+
+def judge(
+    results: dict[str, tuple[float, float, float]],
+    suite: float | None = None,
+    summary: str | None = None,
+) -> list[tuple[str, str, bool]]:
+    """Each target as (what is judged against what, the measured figure, met): the ratio
+    against the floor with the render's settings and the per-pool slope on CPU time (see the
+    module's documentation), the memory on peak RSS, the suite on wall time."""
+    _, ratio = ratios(results, FLOOR)
+    _, slope = per_pool_ms(results)
+    mb = results[pools_label(POOL_COUNTS[-1])][1]
+    span = f"{POOL_COUNTS[0]} -> {POOL_COUNTS[-1]} pools"
+    verdict = [
+        (
+            f"prod / {FLOOR} <= {TARGETS['ratio']} (CPU time)",
+            f"{ratio:.2f}x",
+            ratio <= TARGETS["ratio"],
+        ),
+        (
+            f"per pool <= {TARGETS['per_pool_ms']} ms ({span}, CPU time)",
+            f"{slope:.1f} ms",
+            slope <= TARGETS["per_pool_ms"],
+        ),
+        (
+            f"{POOL_COUNTS[-1]} pools < {TARGETS['pools500_mb']:.0f} MB (peak RSS)",
+            f"{mb:.0f} MB",
+            mb < TARGETS["pools500_mb"],
+        ),
+    ]
+    if suite is not None:
+        verdict.append(
+            (
+                f"test suite <= {TARGETS['suite_s']:.0f} s (wall time)",
+                f"{suite:.2f} s",
+                suite <= TARGETS["suite_s"],
+            )
+        )
+        passed = summary is not None and "failed" not in summary and "error" not in summary
+        verdict.append(("test suite passes", "", passed))
+    return verdict
+
+
+def verdict_table(verdict: list[tuple[str, str, bool]]) -> str:
+    out = ["| Target | Measured | Verdict |", "|---|---:|---|"]
+    out += [f"| {t} | {f} | {'met' if ok else '**missed**'} |" for t, f, ok in verdict]
+    return "\n".join(out)
+
+
 # The page holding the benchmark table, between its BENCH markers.
 PAGE = Path("docs") / "benchmarks.md"
 
@@ -197,8 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         floor_like = tmpdir / "floor_like_render.py"
         floor_like.write_text(floor_program(like_render=True))
         cases = {
-            "SDK-import floor": [sys.executable, str(floor)],
-            "floor, same settings": [sys.executable, str(floor_like)],
+            PLAIN_FLOOR: [sys.executable, str(floor)],
+            FLOOR: [sys.executable, str(floor_like)],
         }
         stacks = sorted(p.name.split(".")[1] for p in REPO.glob("Pulumi.*.yaml"))
         for stack in stacks:
@@ -208,32 +283,23 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(yaml.safe_dump(generated_stack(pools)))
             cases[pools_label(pools)] = render_args(tmpdir / path.stem, config_file=path)
         results = alternate(cases, args.runs)
-    first, last = (
-        f"{n} node pool{'s' if n > 1 else ''}" for n in (POOL_COUNTS[0], POOL_COUNTS[-1])
-    )
-    span = POOL_COUNTS[-1] - POOL_COUNTS[0]
-    per_pool_ms = (results[last][0] - results[first][0]) / span * 1000
-    per_pool_cpu_ms = (results[last][2] - results[first][2]) / span * 1000
-    prod = results["stack prod"][0]
-    ratio = prod / results["SDK-import floor"][0]
-    ratio_like = prod / results["floor, same settings"][0]
-    cpu_ratio = results["stack prod"][2] / results["SDK-import floor"][2]
-    cpu_ratio_like = results["stack prod"][2] / results["floor, same settings"][2]
     rows = [
         (name, f"{wall:.2f}", f"{mem:.0f}", f"{cpu:.2f}")
         for name, (wall, mem, cpu) in results.items()
     ]
-    rows.append(("prod / SDK-import floor", f"{ratio:.2f}x", "", f"{cpu_ratio:.2f}x"))
-    rows.append(("prod / floor, same settings", f"{ratio_like:.2f}x", "", f"{cpu_ratio_like:.2f}x"))
+    for floor, note in ((PLAIN_FLOOR, " (information, no target)"), (FLOOR, "")):
+        wall, cpu = ratios(results, floor)
+        rows.append((f"prod / {floor}{note}", f"{wall:.2f}x", "", f"{cpu:.2f}x"))
+    wall, cpu = per_pool_ms(results)
     rows.append(
         (
-            "marginal cost per pool (1 -> 500)",
-            f"{per_pool_ms:.1f} ms",
+            f"marginal cost per pool ({POOL_COUNTS[0]} -> {POOL_COUNTS[-1]})",
+            f"{wall:.1f} ms",
             "",
-            f"{per_pool_cpu_ms:.1f} ms",
+            f"{cpu:.1f} ms",
         )
     )
-    suite = None
+    suite = summary = None
     if not args.skip_tests:
         suite, summary = suite_wall()
         counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|error)", summary)}
@@ -243,21 +309,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'case':<40} {'wall (s)':>10} {'peak RSS (MB)':>14} {'CPU (s)':>10}")
     for name, wall, mem, cpu in rows:
         print(f"{name:<40} {wall:>10} {mem:>14} {cpu:>10}")
-    checks = {
-        f"prod / floor <= {TARGETS['ratio']}": ratio <= TARGETS["ratio"],
-        f"per pool <= {TARGETS['per_pool_ms']} ms": per_pool_ms <= TARGETS["per_pool_ms"],
-        f"500 pools < {TARGETS['pools500_mb']:.0f} MB": results[last][1] < TARGETS["pools500_mb"],
-    }
-    if suite is not None:
-        checks[f"test suite <= {TARGETS['suite_s']:.0f} s"] = suite <= TARGETS["suite_s"]
-        checks["test suite passes"] = "failed" not in summary and "error" not in summary
-    for label, ok in checks.items():
-        print(f"target {label:<32} {'met' if ok else 'MISSED'}")
+    verdict = judge(results, suite, summary)
+    for target, figure, ok in verdict:
+        print(f"target {target:<58} {figure:>9}  {'met' if ok else 'MISSED'}")
+    missed = [target for target, _, ok in verdict if not ok]
     machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, medians of {args.runs}"
     print(f"machine: {machine}")
+    print(f"verdict: missed: {'; '.join(missed)}" if missed else "verdict: every target met")
     if args.write:
-        write_page(table(rows) + f"\n\nMachine: {machine} alternating runs.")
-    return 0 if all(checks.values()) else 1
+        write_page(
+            table(rows) + f"\n\nMachine: {machine} alternating runs.\n\n" + verdict_table(verdict)
+        )
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

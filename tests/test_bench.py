@@ -74,3 +74,78 @@ def test_the_table_is_rewritten_between_its_markers_in_docs_benchmarks(tmp_path,
         "head\n<!-- BEGIN BENCH -->\n| Case | Wall (s) | Peak RSS (MB) | CPU (s) |\n"
         "|---|---:|---:|---:|\n| stack prod | 1.00 | 140 | 0.90 |\n<!-- END BENCH -->\ntail\n"
     )
+
+
+# Medians as ``alternate`` returns them: (wall s, peak RSS MB, CPU s). The plain floor pays a
+# teardown the render skips: prod is 0.75x of it but 1.5x of the floor with the same settings.
+RESULTS = {
+    "SDK-import floor": (2.0, 121.0, 1.6),
+    "floor, same settings": (1.0, 121.0, 0.8),
+    "stack dev": (1.4, 134.0, 1.1),
+    "stack prod": (1.5, 136.0, 1.2),
+    "1 node pool": (1.3, 132.0, 1.0),
+    "100 node pools": (2.3, 156.0, 1.7),
+    "500 node pools": (11.28, 244.0, 4.992),
+}
+
+
+def test_the_ratio_is_judged_against_the_floor_with_the_renders_settings_on_cpu_time():
+    verdict = bench.judge(RESULTS)
+    assert verdict == [
+        ("prod / floor, same settings <= 1.25 (CPU time)", "1.50x", False),
+        ("per pool <= 8.0 ms (1 -> 500 pools, CPU time)", "8.0 ms", True),
+        ("500 pools < 400 MB (peak RSS)", "244 MB", True),
+    ]
+    # Against the plain floor prod would pass (0.75x): no target is judged against it.
+    assert bench.ratios(RESULTS, "SDK-import floor") == pytest.approx((0.75, 0.75))
+
+
+def test_the_per_pool_target_is_the_cpu_slope_between_1_and_500_pools():
+    # Wall slope 20 ms (a loaded machine), CPU slope 8.0 ms: met on CPU, missed just above.
+    assert bench.per_pool_ms(RESULTS) == pytest.approx((20.0, 8.0))
+    slower = {**RESULTS, "500 node pools": (11.28, 244.0, 5.0)}
+    assert bench.judge(slower)[1] == (
+        "per pool <= 8.0 ms (1 -> 500 pools, CPU time)",
+        "8.0 ms",
+        False,
+    )
+
+
+def test_the_suite_is_judged_on_wall_time_and_on_passing():
+    verdict = bench.judge(RESULTS, 31.0, "2 failed, 2270 passed in 31.00s")
+    assert verdict[3:] == [
+        ("test suite <= 30 s (wall time)", "31.00 s", False),
+        ("test suite passes", "", False),
+    ]
+    assert bench.judge(RESULTS, 24.5, "2272 passed in 24.50s")[3:] == [
+        ("test suite <= 30 s (wall time)", "24.50 s", True),
+        ("test suite passes", "", True),
+    ]
+
+
+def test_make_bench_fails_and_writes_the_verdict_when_a_target_is_missed(
+    tmp_path, monkeypatch, capsys
+):
+    page = tmp_path / "docs" / "benchmarks.md"
+    page.parent.mkdir()
+    page.write_text("head\n<!-- BEGIN BENCH -->\nold\n<!-- END BENCH -->\ntail\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "Pulumi.prod.yaml").write_text("config: {}\n")
+    monkeypatch.setattr(bench, "REPO", tmp_path)
+    monkeypatch.setattr(bench, "alternate", lambda cases, runs: RESULTS)
+    assert bench.main(["--skip-tests", "--write", "--runs", "3"]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: missed: prod / floor, same settings <= 1.25 (CPU time)\n" in out
+    assert "prod / SDK-import floor (information, no target)" in out
+    written = page.read_text()
+    assert (
+        "| Target | Measured | Verdict |\n|---|---:|---|\n"
+        "| prod / floor, same settings <= 1.25 (CPU time) | 1.50x | **missed** |\n"
+        "| per pool <= 8.0 ms (1 -> 500 pools, CPU time) | 8.0 ms | met |\n"
+        "| 500 pools < 400 MB (peak RSS) | 244 MB | met |\n<!-- END BENCH -->\ntail\n"
+    ) in written
+    monkeypatch.setattr(
+        bench, "alternate", lambda cases, runs: {**RESULTS, "stack prod": (1.2, 136.0, 0.96)}
+    )
+    assert bench.main(["--skip-tests"]) == 0
+    assert capsys.readouterr().out.endswith("verdict: every target met\n")

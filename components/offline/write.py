@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,16 +248,54 @@ def _literal_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 _TemplateDumper.add_representer(str, _literal_str)
 
+# The same on libyaml, for a document libyaml writes byte for byte as the pure-Python emitter
+# does (``_template_libyaml_safe``; a render writes a few templates per EFA pool, each about
+# five times faster this way).
+_CTemplateDumper: type | None = None
+if _CPlainDumper is not None:
+
+    class _CTemplateDumper(_CPlainDumper):  # type: ignore[no-redef]
+        pass
+
+    _CTemplateDumper.add_representer(str, _literal_str)
+
+
+def _template_libyaml_safe(document: Any) -> bool:
+    """No scalar libyaml writes differently (``_libyaml_safe``), and every multi-line string a
+    literal block both write alike: one the pure-Python emitter cannot write as a block
+    (trailing spaces, say) falls back to a double-quoted scalar, which libyaml folds elsewhere;
+    and after a block that keeps its final line breaks (``|+``: a text ending in two) libyaml
+    ends the document with ``...`` even when another value follows it, the pure-Python emitter
+    only when it is the last (found by comparing both on fuzzed documents,
+    tests/offline/test_fast_paths.py)."""
+    return _libyaml_safe(document) and all(
+        text != "\n" and not text.endswith("\n\n") and _ANALYZER.analyze_scalar(text).allow_block
+        for text in _multi_line(document)
+    )
+
+
+def _multi_line(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        if "\n" in value:
+            yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _multi_line(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _multi_line(v)
+
 
 def template_text(template: WorkloadTemplate) -> str:
     """A template file: its header comments, then each document after a ``---`` line."""
     parts = [line + "\n" for line in template.header]
     for document in template.documents:
         parts.append("---\n")
+        safe = _CTemplateDumper is not None and _template_libyaml_safe(document)
         parts.append(
             yaml.dump(
                 document,
-                Dumper=_TemplateDumper,
+                Dumper=_CTemplateDumper if safe else _TemplateDumper,
                 sort_keys=False,
                 default_flow_style=False,
                 width=100,

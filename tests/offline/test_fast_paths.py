@@ -3,6 +3,7 @@ pure-Python emitter's bytes, and the command line's process (garbage collector o
 without teardown) still runs ``atexit`` handlers, flushes its output and keeps its exit code.
 """
 
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from eks_gpu_platform.offline import write
+from eks_gpu_platform.scheduler import WorkloadTemplate
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -146,3 +148,82 @@ def test_the_offline_engine_skips_the_sdks_stack_walk_only_while_a_program_runs(
     # Nothing the mock engine runs reads what the walk produces.
     source = inspect.getsource(sdk_mocks.MockMonitor.RegisterResource)
     assert "sourcePosition" not in source and "stackTrace" not in source
+
+
+def pure_python_template(data) -> str:
+    return yaml.dump(
+        data, Dumper=write._TemplateDumper, sort_keys=False, default_flow_style=False, width=100
+    )
+
+
+TEMPLATE_CASES = {
+    "script": ({"data": {"run.sh": "#!/bin/sh\nset -eu\nexec x\n"}, "kind": "ConfigMap"}, True),
+    "no-final-break": ({"data": {"s": "a\nb"}, "n": 1}, True),
+    "list-item": ({"args": ["a\nb\n", "c"]}, True),
+    "keep-final-breaks": ({"data": {"s": "a\nb\n\n"}, "n": 1}, False),
+    "only-a-break": ({"data": {"s": "\n"}, "n": 1}, False),
+    "trailing-space": ({"s": "line one \nline two\n" + LONG}, False),
+    "tab": ({"s": "a\tb\n" + LONG}, False),
+}
+
+
+@pytest.mark.parametrize(("data", "libyaml"), TEMPLATE_CASES.values(), ids=TEMPLATE_CASES.keys())
+def test_template_bytes_are_the_pure_python_emitters(data, libyaml):
+    template = WorkloadTemplate(documents=(data, {"b": "x\ny\n"}), notes=("a note",))
+    assert write._template_libyaml_safe(data) is libyaml
+    assert write.template_text(template) == (
+        "# pod-security: restricted\n# a note\n"
+        f"---\n{pure_python_template(data)}---\nb: |\n  x\n  y\n"
+    )
+
+
+def test_the_templates_that_keep_the_pure_python_emitter_would_differ_on_libyaml():
+    """Why ``_template_libyaml_safe`` refuses them: libyaml ends the document with ``...``
+    after a ``|+`` block that is not the last value, and folds long double-quoted scalars
+    elsewhere (a test that fails if a PyYAML upgrade makes the two agree)."""
+    differ = []
+    for name, (data, libyaml) in TEMPLATE_CASES.items():
+        if not libyaml:
+            text = yaml.dump(
+                data,
+                Dumper=write._CTemplateDumper,
+                sort_keys=False,
+                default_flow_style=False,
+                width=100,
+            )
+            differ.append((name, text != pure_python_template(data)))
+    assert differ == [
+        ("keep-final-breaks", True),
+        ("only-a-break", True),
+        ("trailing-space", True),
+        ("tab", True),
+    ]
+
+
+def test_templates_libyaml_writes_are_byte_for_byte_on_fuzzed_documents():
+    rnd = random.Random(11)
+    pieces = ["", " ", "  ", "x", "a: b", "- item", "# c", "'q'", '"d"', "{x}", "[y]", "%p", "@a"]
+    pieces += ["`b`", "é", "\t", LONG, "|", ">", "...", "---", "\r", "\x85", "~", "null", "1.0"]
+    written = 0
+    for _ in range(3000):
+        lines = [rnd.choice(pieces) + rnd.choice(pieces) for _ in range(rnd.randint(1, 6))]
+        text = rnd.choice(["", "\n", " "]) + "\n".join(lines)
+        text += rnd.choice(["", "\n", "\n\n", " \n", "\n\n\n", "\n \n"])
+        data = rnd.choice(
+            [
+                {"data": {"s": text, "n": 1}},
+                {"a": {"b": [{"s": text}, text]}, "z": "x"},
+                {"s": text},
+            ]
+        )
+        if write._template_libyaml_safe(data):
+            written += 1
+            libyaml = yaml.dump(
+                data,
+                Dumper=write._CTemplateDumper,
+                sort_keys=False,
+                default_flow_style=False,
+                width=100,
+            )
+            assert libyaml == pure_python_template(data), repr(text)
+    assert written > 100
