@@ -1,9 +1,10 @@
 """Edit a copy's ``Pulumi.dev.yaml`` the way a user would, for ``.ci/run`` (issue 33, point 4).
 
-The edits: another VPC CIDR, a new GPU pool with a new top-level queue routed to it, and a
-renamed pool (the first GPU pool a leaf queue routes to; every reference to it follows); then a
-new stack, ``Pulumi.staging.yaml``: the edited dev stack under another cluster name. The
-stack file is the user's, so nothing here assumes more about it than the configuration schema
+The edits: another VPC CIDR (and public-access CIDR, where the stack sets one), a new GPU pool
+with a new top-level queue routed to it, and a renamed pool (the first GPU pool a leaf queue
+routes to; every reference to it follows); then a new stack, ``Pulumi.staging.yaml``: the edited
+dev stack under another cluster name. The stack file is the user's, so nothing here assumes more
+about it than the configuration schema
 (README, "Configuration"): a pool is renamed by its ``name`` and by the queues' ``nodePools``.
 
 ``python .ci/edit_dev_stack.py <project copy>`` edits the file in place and prints what it did;
@@ -23,6 +24,7 @@ import yaml
 
 PREFIX = "eks-gpu-platform:"
 CIDR = "10.61.0.0/16"
+PUBLIC_ACCESS_CIDR = "198.51.100.0/24"  # RFC 5737 TEST-NET-2
 NEW_POOL = {
     "name": "ci-train-h100",
     "kind": "gpu",
@@ -62,6 +64,8 @@ def edit(project: Path) -> None:
     old = renamed_pool(config)
     new = old + RENAME_SUFFIX
     config[f"{PREFIX}vpc"]["cidr"] = CIDR
+    if config[f"{PREFIX}cluster"].get("publicAccessCidrs"):
+        config[f"{PREFIX}cluster"]["publicAccessCidrs"] = [PUBLIC_ACCESS_CIDR]
     for pool in config[f"{PREFIX}nodePools"]:
         if pool["name"] == old:
             pool["name"] = new

@@ -14,10 +14,18 @@ import functools
 
 import celpy
 
-_ENVIRONMENT = celpy.Environment()
+
+@functools.cache
+def environment() -> celpy.Environment:
+    """A plain ``celpy.Environment()``, built on first use, not at import (collection): the
+    first one builds cel-python's lark parser, 0.3 s that a test worker running no CEL test
+    never pays (cel-python 0.5.0 ``celpy/celparser.py`` 105-110: ``CELParser.CEL_PARSER``, a
+    class attribute built by the first ``CELParser()``, which ``Environment.__init__`` makes).
+    One environment serves every module: it holds no functions (a ``program`` gets those)."""
+    return celpy.Environment()
 
 
 @functools.cache
 def program(expression: str) -> celpy.Runner:
     """The runner of ``expression`` in a plain ``celpy.Environment()`` (no extra functions)."""
-    return _ENVIRONMENT.program(_ENVIRONMENT.compile(expression))
+    return environment().program(environment().compile(expression))

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import cel_programs
 import celpy
 import jsonschema
 import re2  # google-re2, a cel-python dependency: Go regexp (RE2) semantics
@@ -455,7 +456,6 @@ _KUBERNETES_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "findAll": _find_all,
 }
 _KNOWN_FUNCTIONS = frozenset(celpy.base_functions) | _KUBERNETES_FUNCTIONS.keys() | _CEL_MACROS
-_CEL_ENVIRONMENT = celpy.Environment()
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,7 +476,7 @@ class _Program:
 def _compile(expression: str) -> _Program:
     """Parse ``expression`` once and check that every function it calls is available."""
     try:
-        ast = _CEL_ENVIRONMENT.compile(expression)
+        ast = cel_programs.environment().compile(expression)
     except celpy.CELParseError as exc:
         return _Program(None, f"parse error: {exc}", uses_old_self=False)
     called = set()
@@ -491,7 +491,8 @@ def _compile(expression: str) -> _Program:
     missing = sorted(called - _KNOWN_FUNCTIONS)
     if missing:
         return _Program(None, f"unsupported function(s): {', '.join(missing)}", uses_old_self)
-    return _Program(_CEL_ENVIRONMENT.program(ast, _KUBERNETES_FUNCTIONS), None, uses_old_self)
+    runner = cel_programs.environment().program(ast, _KUBERNETES_FUNCTIONS)
+    return _Program(runner, None, uses_old_self)
 
 
 class _EngineGap(Exception):

@@ -40,5 +40,5 @@ def user_stack(name: str) -> StackFile:
 
 def user_id(stack: str) -> str:
     """The test id of a user's stack: ``user-<stack>`` (``pytest -k user-`` selects every test
-    of the user's stacks; tests/test_user_stacks.py runs them on an edited copy)."""
+    of the user's stacks; CI's ``.ci/run`` runs them on an edited copy)."""
     return f"user-{stack}"

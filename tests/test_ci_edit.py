@@ -34,6 +34,7 @@ def test_the_edit_changes_the_cidr_adds_a_pool_and_a_top_level_queue_and_renames
     load_script().edit(project)
     config = yaml.safe_load((project / "Pulumi.dev.yaml").read_text())["config"]
     assert config[f"{PREFIX}vpc"]["cidr"] == "10.61.0.0/16"
+    assert config[f"{PREFIX}cluster"]["publicAccessCidrs"] == ["198.51.100.0/24"]
     pools = [p["name"] for p in config[f"{PREFIX}nodePools"]]
     assert pools == ["gpu-spot-renamed", "inference", "notebooks", "general", "ci-train-h100"]
     assert config[f"{PREFIX}nodePools"][-1] == {

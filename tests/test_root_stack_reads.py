@@ -44,7 +44,7 @@ ALLOWED: dict[str, str] = {
     "policies/test_policy_shipped_stacks.py": "invariant: no mandatory policy violation",
     "test_contracts.py": "invariant: every component follows the contract",
     "test_platform.py": "invariants: GPU NodePools tainted and capped, an untainted cpu pool",
-    "test_user_stacks.py": "runs the user-stack invariants on an edited copy of the root stacks",
+    "test_user_stacks.py": "invariant: every user stack renders through the command line",
     "test_workflows.py": "invariant: every user stack names its region",
     "offline/test_capacity.py": "invariants of the capacity report on every user stack",
     "offline/test_render.py": "invariant: user stacks use only modelled types and invokes",

@@ -6,6 +6,7 @@ pulumi/provider/experimental/component.py 61-78: ``Analyzer(name).analyze(compon
 which adds what the stock generator cannot say (``secret``).
 """
 
+import copy
 import dataclasses
 import importlib.util
 import json
@@ -80,17 +81,40 @@ _FRESH = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import test_schema as t
-print(json.dumps({"stock": t.stock_schema(), "served": json.loads(t.load_provider_module()
-    .provider("0.1.0").schema)}))
+print(json.dumps(t.stock_schema()))
 """
 
 
 @pytest.fixture(scope="module")
-def schemas() -> dict[str, Any]:
+def served() -> dict[str, Any]:
+    """The schema the provider plugin serves over gRPC, started as Pulumi starts it: the
+    language host runs a bare plugin directory as ``python <dir> <engine address>``
+    (pulumi-language-python RunPlugin) and reads the port from its first line of output."""
+    plugin = subprocess.Popen(
+        [sys.executable, str(REPO / "provider"), "127.0.0.1:1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert plugin.stdout is not None
+        port = int(plugin.stdout.readline())
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = provider_pb2_grpc.ResourceProviderStub(channel)
+            text = stub.GetSchema(provider_pb2.GetSchemaRequest(), timeout=60).schema
+    finally:
+        plugin.terminate()
+        plugin.wait(timeout=30)
+    return json.loads(text)
+
+
+@pytest.fixture(scope="module")
+def schemas(served) -> dict[str, Any]:
     """The stock and the served schema, each built in a fresh interpreter, as
     ``pulumi package get-schema`` builds it (it starts the plugin): the analyzer reads the
     property descriptions through ``inspect.getsource``, and a long-lived test worker's state
-    has been seen to hide one of them now and then."""
+    has been seen to hide one of them now and then. The served one is the plugin's
+    (``served``); the stock one, a fresh interpreter's."""
     out = subprocess.run(
         [sys.executable, "-c", _FRESH, str(Path(__file__).parent)],
         check=True,
@@ -98,7 +122,7 @@ def schemas() -> dict[str, Any]:
         text=True,
         cwd=REPO,
     )
-    return json.loads(out.stdout)
+    return {"stock": json.loads(out.stdout), "served": served}
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +346,7 @@ def test_kubeconfig_is_secret_in_the_provider_schema_only_there(schema, schemas)
     # The stock generator has no `secret` field (experimental/schema.py 66-91) ...
     assert "secret" not in schema["resources"][COMPONENT]["properties"]["kubeconfig"]
     # ... the provider adds it, and only there.
-    served = schemas["served"]
+    served = copy.deepcopy(schemas["served"])  # the module's: edited below
     outputs = served["resources"][COMPONENT]["properties"]
     assert {k for k, p in outputs.items() if p.get("secret")} == {"kubeconfig"}
     assert outputs["kubeconfig"]["secret"] is True
@@ -411,29 +435,12 @@ def test_hosted_bad_enum_list_value_is_a_spec_error(provider) -> None:
     )
 
 
-def test_plugin_serves_the_schema_over_grpc_as_pulumi_runs_it() -> None:
-    """The language host runs a bare plugin directory as ``python <dir> <engine address>``
-    (pulumi-language-python RunPlugin) and reads the port from its first line of output."""
-    plugin = subprocess.Popen(
-        [sys.executable, str(REPO / "provider"), "127.0.0.1:1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert plugin.stdout is not None
-        port = int(plugin.stdout.readline())
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = provider_pb2_grpc.ResourceProviderStub(channel)
-            served = stub.GetSchema(provider_pb2.GetSchemaRequest(), timeout=60).schema
-    finally:
-        plugin.terminate()
-        plugin.wait(timeout=30)
-    schema = json.loads(served)
-    outputs = schema["resources"][COMPONENT]["properties"]
+def test_plugin_serves_the_schema_over_grpc_as_pulumi_runs_it(served) -> None:
+    """The plugin started as the language host starts it (``served``) answers ``GetSchema``."""
+    outputs = served["resources"][COMPONENT]["properties"]
     assert sorted(outputs) == STACK_EXPORTS
     assert outputs["kubeconfig"]["secret"] is True
-    assert schema["types"][f"{TOKEN}NodePoolCapacityType"]["enum"][2] == {
+    assert served["types"][f"{TOKEN}NodePoolCapacityType"]["enum"][2] == {
         "name": "OnDemand",
         "value": "on-demand",
     }

@@ -10,12 +10,12 @@ ApplyConfiguration merges labels."""
 import copy
 from dataclasses import dataclass, field
 
+import cel_programs
 import celpy
 from crd_validation import _KUBERNETES_FUNCTIONS
 
 from .test_admission_fixtures import _selected
 
-_ENV = celpy.Environment()
 _PROGRAMS: dict[str, object] = {}
 
 PLURALS = {
@@ -50,7 +50,8 @@ ADMIN = {"username": "kubernetes-admin", "groups": ["system:masters", "system:au
 def cel(expression: str, activation: dict):
     program = _PROGRAMS.get(expression)
     if program is None:
-        program = _ENV.program(_ENV.compile(expression), _KUBERNETES_FUNCTIONS)
+        env = cel_programs.environment()
+        program = env.program(env.compile(expression), _KUBERNETES_FUNCTIONS)
         _PROGRAMS[expression] = program
     result = program.evaluate(activation)
     if isinstance(result, celpy.CELEvalError):

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import celpy
 import pytest
+from cel_programs import environment as cel_environment
 from cel_programs import program as cel_program
 from crd_validation import validate
 
@@ -374,9 +375,6 @@ def test_policy_needs_a_kubernetes_version():
         policies("latest")
 
 
-_CEL = celpy.Environment()
-
-
 def evaluate(expression: str, obj: dict, kind: str = "Pod") -> bool:
     program = cel_program(expression)
     request = {"kind": {"group": "", "version": "v1", "kind": kind}, "operation": "CREATE"}
@@ -491,7 +489,7 @@ def test_apply_configuration_expression_parses():
         if manifest["kind"] == "MutatingAdmissionPolicy":
             mutation = manifest["spec"]["mutations"][0]
             key = "applyConfiguration" if "applyConfiguration" in mutation else "jsonPatch"
-            assert _CEL.compile(mutation[key]["expression"]) is not None
+            assert cel_environment().compile(mutation[key]["expression"]) is not None
 
 
 def test_extra_priority_classes():

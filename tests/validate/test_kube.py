@@ -7,10 +7,26 @@ import json
 import socket
 
 import pytest
-from kubernetes.client.rest import ApiException
 
-from eks_gpu_platform.validate import cli, kube
+from eks_gpu_platform.validate import cli
 from eks_gpu_platform.validate.core import KubeError
+
+
+@pytest.fixture(scope="module")
+def kube():
+    """``eks_gpu_platform.validate.kube``, imported when a test of it runs: it imports the
+    Kubernetes client (half a second), which no other test module needs, so a test worker that
+    runs none of these tests never pays for it (not at collection)."""
+    from eks_gpu_platform.validate import kube
+
+    return kube
+
+
+@pytest.fixture(scope="module")
+def api_exception(kube):
+    from kubernetes.client.rest import ApiException
+
+    return ApiException
 
 
 def closed_port() -> int:
@@ -36,8 +52,8 @@ def kubeconfig(tmp_path, server: str, current: str = "c") -> str:
     return str(path)
 
 
-def test_the_status_message_carries_an_admission_denial() -> None:
-    exc = ApiException(status=403, reason="Forbidden")
+def test_the_status_message_carries_an_admission_denial(kube, api_exception) -> None:
+    exc = api_exception(status=403, reason="Forbidden")
     exc.body = json.dumps(
         {
             "kind": "Status",
@@ -56,13 +72,13 @@ def test_the_status_message_carries_an_admission_denial() -> None:
     )
 
 
-def test_a_body_that_is_not_a_status_is_the_message() -> None:
-    exc = ApiException(status=502, reason="Bad Gateway")
+def test_a_body_that_is_not_a_status_is_the_message(kube, api_exception) -> None:
+    exc = api_exception(status=502, reason="Bad Gateway")
     exc.body = b"upstream connect error"
     assert kube._message(exc) == (502, "Bad Gateway", "upstream connect error")
 
 
-def test_an_unreachable_server_is_a_kubeconfig_error(tmp_path) -> None:
+def test_an_unreachable_server_is_a_kubeconfig_error(kube, tmp_path) -> None:
     port = closed_port()
     path = kubeconfig(tmp_path, f"http://127.0.0.1:{port}")
     with pytest.raises(kube.KubeConfigError) as err:
@@ -72,7 +88,7 @@ def test_an_unreachable_server_is_a_kubeconfig_error(tmp_path) -> None:
     )
 
 
-def test_an_unknown_context_is_a_kubeconfig_error(tmp_path) -> None:
+def test_an_unknown_context_is_a_kubeconfig_error(kube, tmp_path) -> None:
     path = kubeconfig(tmp_path, "http://127.0.0.1:1")
     with pytest.raises(kube.KubeConfigError) as err:
         kube.ClientKube(path, context="nope")
