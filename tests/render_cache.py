@@ -16,12 +16,15 @@ replaced). Callers must not change the result they get: it is shared by every la
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
+
+import pytest
 
 from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.offline.render import StackFile, render
@@ -29,6 +32,9 @@ from eks_gpu_platform.offline.render import StackFile, render
 T = TypeVar("T")
 PACKAGE = "eks_gpu_platform"
 _NAMES = " names"  # not an attribute name: the set of a class's own attribute names
+# What the render command line puts in SpecError.__init__ while the program runs
+# (offline/run.py ``spec_errors_made``): it records the errors made, and changes no result.
+_RECORDER = "spec_errors_made.<locals>.recording_init"
 
 # key -> (result, what it was computed under: ``_state()``).
 _CACHE: dict[tuple, tuple[Any, dict[tuple[str, str], Any]]] = {}
@@ -57,7 +63,8 @@ def _state() -> dict[tuple[str, str], Any]:
                         # deep copy of an instance.)
                         state[(where, _NAMES)] = frozenset(vars(cls)) - {"__slotnames__"}
                         for cattr, cvalue in list(vars(cls).items()):
-                            state[(where, cattr)] = cvalue
+                            if getattr(cvalue, "__qualname__", None) != _RECORDER:
+                                state[(where, cattr)] = cvalue
     return state
 
 
@@ -107,6 +114,17 @@ def shared_render(
         stack.project,
         json.dumps(stack.config),  # key order kept: the program may record it
         tuple(stack.secret_keys),
-        validated,
+        # Not ``validated``: it only skips validating the configuration again before the run
+        # (the command line validates first), which a render of the same one passed already.
     )
     return cached(key, lambda: render(project_dir, stack, validated=validated))
+
+
+@contextlib.contextmanager
+def cli_renders() -> Iterator[None]:
+    """While the block runs, the render command line (``offline.render.main``) renders through
+    ``shared_render``: for its runs over this project (whose program reads no other file of the
+    project directory than the key holds)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("eks_gpu_platform.offline.render.render", shared_render)
+        yield
