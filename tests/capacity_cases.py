@@ -4,17 +4,17 @@ or several pools, with or without explicit shares)."""
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
 
 from karpenter_model import Render
+from render_cache import shared_render
 from stack_files import fixture_stack, user_stack
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.gpu_operator import mig_profiles_for_family
-from eks_gpu_platform.offline.run import render, validate
+from eks_gpu_platform.offline.run import validate
 from eks_gpu_platform.offline.stackfile import StackFile
 from eks_gpu_platform.offline.write import helm_releases, kubernetes_objects
 from eks_gpu_platform.spec import SpecError
@@ -36,17 +36,11 @@ def user_stack_config(stack: str) -> PlatformConfig:
     return config
 
 
-_RENDERS: dict[str, Any] = {}
-
-
 def render_of(stack: StackFile) -> Render:
     """What Karpenter sees of a stack: its offline render's Kubernetes objects and the GPU
     Operator's values (the device plugin's and MIG manager's configuration), shared per
-    process."""
-    key = json.dumps([stack.name, stack.config], sort_keys=True)
-    if key not in _RENDERS:
-        _RENDERS[key] = render(REPO, stack)
-    recording = _RENDERS[key]
+    process (tests/render_cache.py)."""
+    recording = shared_render(REPO, stack)
     (operator,) = [r for r in helm_releases(recording) if r["chart"] == "gpu-operator"] or [
         {"values": {}}
     ]

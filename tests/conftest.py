@@ -14,7 +14,6 @@ settings before and after), so no state leaks from one program to the next.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,10 +21,10 @@ from typing import Any
 
 import pytest
 from ast_guard import affected, install
+from render_cache import shared_render
 from stack_files import fixture_stack, user_stack
 
 from eks_gpu_platform.offline import mocks
-from eks_gpu_platform.offline.render import StackFile, render
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = "eks-gpu-platform"
@@ -98,37 +97,10 @@ def run_program_fixture() -> RunProgram:
     return run_program
 
 
-# Renders by what decides them: the program and project files and the stack's configuration.
-# A project copied into tmp_path (the snapshot tests) renders from the same inputs as the
-# repository, and the render is deterministic (the snapshot tests compare it byte for byte).
-# The key holds no other file of the project: the programs rendered here read none (a program
-# that imports or reads more from its folder must not come through here).
-_RENDERS: dict[tuple, mocks.Recording] = {}
-
-
-def shared_render(
-    project_dir: Path, stack: StackFile, *, validated: bool = False
-) -> mocks.Recording:
-    """``offline.render.render``, computed once per test process for the same inputs; callers
-    must not change the recording they get."""
-    project_dir = Path(project_dir)
-    key = (
-        (project_dir / "Pulumi.yaml").read_bytes(),
-        (project_dir / "__main__.py").read_bytes(),
-        stack.name,
-        stack.project,
-        json.dumps(stack.config),  # key order kept: the program may record it
-        tuple(stack.secret_keys),
-        validated,
-    )
-    if key not in _RENDERS:
-        _RENDERS[key] = render(project_dir, stack, validated=validated)
-    return _RENDERS[key]
-
-
 @pytest.fixture(name="shared_render", scope="session")
 def shared_render_fixture() -> Callable[..., mocks.Recording]:
-    """``shared_render(project_dir, stack_file)``: ``offline.render.render``, shared (above)."""
+    """``shared_render(project_dir, stack_file)``: ``offline.render.render``, shared
+    (tests/render_cache.py)."""
     return shared_render
 
 

@@ -235,18 +235,19 @@ def test_kai_checks_every_ancestor_and_non_preemptible_quota():
 
 
 def test_the_flood_cli_prints_json(tmp_path, capsys):
+    from render_cache import cli_renders
+
     from eks_gpu_platform.offline.render import main as render_main
 
     out = tmp_path / "dev"
-    assert (
-        render_main(
+    with cli_renders():
+        code = render_main(
             [
                 *("--stack", "dev", "--config-file", str(fixture_stack_path("dev"))),
                 *("--out", str(out), "--project-dir", str(HERE.parent)),
             ]
         )
-        == 0
-    )
+    assert code == 0
     capsys.readouterr()
     assert main(["flood", str(out), "notebooks"]) == 0
     result = json.loads(capsys.readouterr().out)

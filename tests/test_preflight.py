@@ -10,11 +10,13 @@ a deployer listed in ``cluster.admins`` (``role/PlatformAdmin``)."""
 
 from __future__ import annotations
 
+import json
 import runpy
 
 import pulumi
 import pytest
 from addon_pins import ADDON_VERSIONS
+from render_cache import cached
 from stack_files import REPO, fixture_stack
 
 from eks_gpu_platform import GpuPlatform, read_stack_config
@@ -27,6 +29,7 @@ ENTRY = "aws:eks/accessEntry:AccessEntry"
 PROVIDER = "pulumi:providers:kubernetes"
 SSO_PATH = "/aws-reserved/sso.amazonaws.com/us-west-2/"
 SSO_ROLE = "AWSReservedSSO_Admin_0123456789abcdef"
+DEPLOYER = "assumed-role/PlatformAdmin/gha"
 
 
 def dev_config(**cluster) -> dict:
@@ -40,7 +43,7 @@ def dev_config(**cluster) -> dict:
     return config
 
 
-def up(monkeypatch, config: dict, *, caller="assumed-role/PlatformAdmin/gha", program=None, **mock):
+def up(monkeypatch, config: dict, *, caller=DEPLOYER, program=None, **mock):
     """Run the platform (or ``program``) as `pulumi up` on the mocks' account."""
     monkeypatch.setattr(mocks.RecordingMocks, "caller", caller)
     for key, value in mock.items():
@@ -53,6 +56,15 @@ def up(monkeypatch, config: dict, *, caller="assumed-role/PlatformAdmin/gha", pr
         region="us-west-2",
         preview=False,
     )
+
+
+def shared_up(monkeypatch, config: dict):
+    """``up(monkeypatch, config)`` of the platform, run once per process for the same
+    configuration (render_cache.cached: afresh when a test has patched anything else the run
+    reads); callers must not change the recording they get."""
+    monkeypatch.setattr(mocks.RecordingMocks, "caller", DEPLOYER)
+    key = ("test_preflight.up", json.dumps(config), DEPLOYER)
+    return cached(key, lambda: up(monkeypatch, config))
 
 
 def cluster_entries(rec) -> list:
@@ -97,7 +109,7 @@ MISSING_VIEWER = (
 
 def test_the_shipped_dev_stack_with_readmes_edits_deploys(monkeypatch):
     """Done-when of issue 28: dev as `up`, every resource registered, no refusal."""
-    rec = up(monkeypatch, dev_config())
+    rec = shared_up(monkeypatch, dev_config())
     assert [r.name for r in cluster_entries(rec)] == ["platform-cluster-admin-role-PlatformAdmin"]
     assert rec.api_probes  # the access wait ran
 

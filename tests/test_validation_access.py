@@ -24,6 +24,7 @@ from test_preflight import (
     dev_config,
     refused,
     registrations_on_refusal,
+    shared_up,
     up,
 )
 
@@ -87,7 +88,7 @@ def test_the_kinds_are_the_fixture_renders_kinds(name, render_stack):
 
 def test_with_a_principal_the_role_and_binding_join_the_kinds(monkeypatch):
     config = with_principal(dev_config(), "role/GitHubActionsValidate-dev")
-    rec = up(monkeypatch, config)
+    rec = shared_up(monkeypatch, config)
     expected = sorted(DEV_KINDS + RBAC_KINDS)
     assert rendered_kinds(rec) == expected
     assert platform_kinds(config_of(config, "us-west-2")) == expected
@@ -178,7 +179,7 @@ DEPLOYED_ROLE_RULES = [
 
 @pytest.fixture(name="deployed")
 def deployed_fixture(monkeypatch):
-    return up(monkeypatch, with_principal(dev_config(), "role/GitHubActionsValidate-dev"))
+    return shared_up(monkeypatch, with_principal(dev_config(), "role/GitHubActionsValidate-dev"))
 
 
 def test_the_role_is_exactly_this(deployed):
@@ -246,7 +247,7 @@ def test_the_summary_names_the_validation_role(deployed):
 
 
 def test_no_principal_no_role_binding_or_entry(monkeypatch):
-    rec = up(monkeypatch, dev_config())
+    rec = shared_up(monkeypatch, dev_config())
     assert (rec.of_type(ROLE), rec.of_type(BINDING)) == ([], [])
     assert "- Validation:" not in markdown_summary(rec, "dev")
     assert not [r for r in rec.of_type(ENTRY) if r.name.startswith("platform-validation")]

@@ -36,15 +36,11 @@ def test_finalizer_delete_timeout(grace, timeout):
     assert finalizer_delete_timeout(grace) == timeout
 
 
-def test_prod_render_creates_the_spot_role(repo):
+def test_prod_render_creates_the_spot_role(render_stack):
     """Issue 28, point 7 (fails on the old code: a warning only, and the first spot launch of a
     fresh account failed): the mocks model a fresh account, without the role, so the render
     declares it, kept by destroy, and Karpenter's release waits for it."""
-    from stack_files import fixture_stack
-
-    from eks_gpu_platform.offline.render import render
-
-    rec = render(repo, fixture_stack("prod"))
+    rec = render_stack("prod")
     (slr,) = rec.of_type("aws:iam/serviceLinkedRole:ServiceLinkedRole")
     assert (slr.name, slr.inputs["awsServiceName"], slr.retain_on_delete) == (
         "platform-karpenter-spot",

@@ -576,6 +576,7 @@ def test_the_policy_pack_splits_budgets_as_the_platform_does():
 
 def test_the_render_writes_the_plan(tmp_path, capsys):
     from capacity_cases import REPO
+    from render_cache import cli_renders
 
     from eks_gpu_platform.offline.render import main
 
@@ -591,7 +592,8 @@ def test_the_render_writes_the_plan(tmp_path, capsys):
         "--project-dir",
         str(REPO),
     ]
-    assert main(args) == 0
+    with cli_renders():
+        assert main(args) == 0
     written = json.loads((out / "capacity.json").read_text())
     assert written == capacity_document(stack_config("dev"))
     assert (out / "summary.md").read_text().endswith(capacity_markdown(stack_config("dev")))

@@ -5,13 +5,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from render_cache import shared_render
 from stack_files import fixture_stack_path
 
 from eks_gpu_platform.offline.plan import changed_keys, plan, write_plan
 from eks_gpu_platform.offline.plan_replace import delete_before_replace
 from eks_gpu_platform.offline.plan_state import registrations
 from eks_gpu_platform.offline.plan_waits import gate, minutes
-from eks_gpu_platform.offline.render import load_stack_file, render, write_state
+from eks_gpu_platform.offline.render import load_stack_file, write_state
 
 REPO = Path(__file__).resolve().parents[2]
 NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -25,9 +26,10 @@ def render_to(tmp: Path, name: str, change=None) -> Path:
     if change:
         change(document["config"])
     path = tmp / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(document))
+    # The file's key order kept: the unchanged stack renders from the fixture stack's inputs.
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
     out = tmp / name
-    write_state(render(REPO, load_stack_file(REPO, "dev", path)), out)
+    write_state(shared_render(REPO, load_stack_file(REPO, "dev", path)), out)
     return out
 
 

@@ -13,6 +13,7 @@ import pulumi
 import pytest
 import yaml
 from karpenter.upstream import UPSTREAM_POLICIES, upstream_actions
+from render_cache import cli_renders
 from stack_files import USER_STACKS, fixture_stack_path, user_id
 
 from eks_gpu_platform.offline import mocks
@@ -53,9 +54,9 @@ def dev(tmp_path_factory):
     (exit code, stdout, stderr, out)."""
     out = tmp_path_factory.mktemp("render") / "dev"
     fixture = str(fixture_stack_path("dev"))
-    code, stdout, stderr = run_main(
-        "--stack", "dev", "--config-file", fixture, "--project-dir", str(REPO), "--out", str(out)
-    )
+    args = ("--stack", "dev", "--config-file", fixture, "--project-dir", str(REPO))
+    with cli_renders():
+        code, stdout, stderr = run_main(*args, "--out", str(out))
     return code, stdout, stderr, out
 
 

@@ -147,6 +147,7 @@ def test_shipped_stacks_with_a_custom_label_domain_render_clean(policy_repo_root
     import io
 
     import yaml
+    from render_cache import cli_renders
     from stack_files import fixture_stack_path
 
     from eks_gpu_platform.offline.render import main
@@ -157,9 +158,13 @@ def test_shipped_stacks_with_a_custom_label_domain_render_clean(policy_repo_root
     lines = {}
     for name, doc in (("default", document), ("custom", custom)):
         path = Path(tmp_path) / f"Pulumi.{name}.yaml"
-        path.write_text(yaml.safe_dump(doc))
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))  # the fixture stack's key order
         out = Path(tmp_path) / name
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with (
+            contextlib.redirect_stdout(io.StringIO()),
+            contextlib.redirect_stderr(io.StringIO()),
+            cli_renders(),
+        ):
             main(
                 [
                     "--config-file",

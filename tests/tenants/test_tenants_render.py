@@ -15,10 +15,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from render_cache import shared_render
 from stack_files import REPO, fixture_stack
 
 from eks_gpu_platform.config import PlatformConfig
-from eks_gpu_platform.offline.render import render
 from eks_gpu_platform.offline.stackfile import StackFile
 from eks_gpu_platform.platform import stack_config_values
 from eks_gpu_platform.tenants import resource_quota_manifests
@@ -136,7 +136,7 @@ def dev_with_tenants() -> Any:
     for q in config["eks-gpu-platform:scheduler"]["queues"]:
         if q["name"] in TENANTS:
             q["tenants"] = TENANTS[q["name"]]
-    return render(REPO, StackFile("dev", stack.project, config, list(stack.secret_keys)))
+    return shared_render(REPO, StackFile("dev", stack.project, config, list(stack.secret_keys)))
 
 
 def test_each_tenant_gets_one_entry_and_one_namespace_scoped_edit_association():

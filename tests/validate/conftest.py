@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from render_cache import cli_renders
 
 from eks_gpu_platform.offline.render import main as render_main
 
@@ -27,7 +28,7 @@ def render_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path
     def get(stack: str = "dev") -> Path:
         if stack not in made:
             out = tmp_path_factory.mktemp("render") / stack
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(io.StringIO()), cli_renders():
                 code = render_main(
                     [
                         "--project-dir",

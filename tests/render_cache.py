@@ -1,0 +1,130 @@
+"""The test suite's render cache: each offline render (and each shared mock run) computed once
+per test process for the same inputs.
+
+A plain helper module, imported by name (``from render_cache import shared_render``) from
+tests/conftest.py, tests/capacity_cases.py and the test files that render: not through
+``conftest``, which names a different module depending on which conftest.py was imported last
+(tests/policies/conftest.py in a full run).
+
+What a cached result depends on besides its key (the program's code, the mocks, the
+environment) must not have changed since it was computed: ``cached`` keeps, with each result,
+every module-level name and class attribute of ``eks_gpu_platform`` and the environment as they
+were then, and computes afresh when a test has patched one of them since
+(``monkeypatch.setattr(mocks.RecordingMocks, ...)``, ``monkeypatch.setenv``, a version table
+replaced). Callers must not change the result they get: it is shared by every later caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from eks_gpu_platform.offline import mocks
+from eks_gpu_platform.offline.render import StackFile, render
+
+T = TypeVar("T")
+PACKAGE = "eks_gpu_platform"
+_NAMES = " names"  # not an attribute name: the set of a class's own attribute names
+# What the render command line puts in SpecError.__init__ while the program runs
+# (offline/run.py ``spec_errors_made``): it records the errors made, and changes no result.
+_RECORDER = "spec_errors_made.<locals>.recording_init"
+
+# key -> (result, what it was computed under: ``_state()``).
+_CACHE: dict[tuple, tuple[Any, dict[tuple[str, str], Any]]] = {}
+
+
+def _state() -> dict[tuple[str, str], Any]:
+    """Every module-level name and class attribute of the package, and the environment."""
+    # PYTEST_CURRENT_TEST changes with every test; pytest sets it, the programs do not read it.
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    state: dict[tuple[str, str], Any] = {("os.environ", ""): environ}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == PACKAGE or name.startswith(PACKAGE + ".")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if getattr(value, "__module__", None) == __name__:
+                # shared_render put in the command line's place (``offline.render.render``,
+                # which the render itself does not call), as tests do to share its renders.
+                continue
+            state[(name, attr)] = value
+            if isinstance(value, type) and value.__module__ == name:
+                for cls in value.__mro__:
+                    if cls.__module__.startswith(PACKAGE):
+                        where = f"{name}.{attr}.{cls.__name__}"
+                        # An attribute set on a subclass shadows its base's: the names too.
+                        # (Not ``__slotnames__``: copyreg's cache, set by the first pickle or
+                        # deep copy of an instance.)
+                        state[(where, _NAMES)] = frozenset(vars(cls)) - {"__slotnames__"}
+                        for cattr, cvalue in list(vars(cls).items()):
+                            if getattr(cvalue, "__qualname__", None) != _RECORDER:
+                                state[(where, cattr)] = cvalue
+    return state
+
+
+def _unchanged(then: dict[tuple[str, str], Any]) -> bool:
+    """Whether everything recorded in ``then`` is still the same object (names first imported
+    since are new, not changed)."""
+    now = _state()
+    if now[("os.environ", "")] != then[("os.environ", "")]:
+        return False
+    return all(
+        now.get(key, value) == value if key[1] == _NAMES else now.get(key, value) is value
+        for key, value in then.items()
+        if key[0] != "os.environ"
+    )
+
+
+def cached(key: tuple, compute: Callable[[], T]) -> T:
+    """``compute()``, once per process for ``key`` while nothing it may read has been patched;
+    computed afresh when something has (and kept with the state it was computed under, which
+    a later call must find again to share it)."""
+    if key in _CACHE:
+        result, then = _CACHE[key]
+        if _unchanged(then):
+            return result
+    then = _state()
+    result = compute()
+    if _unchanged(then):
+        _CACHE[key] = (result, then)
+    return result
+
+
+# Renders by what decides them: the program and project files and the stack's configuration.
+# A project copied into tmp_path (the snapshot tests) renders from the same inputs as the
+# repository, and the render is deterministic (the snapshot tests compare it byte for byte).
+# The key holds no other file of the project: the programs rendered here read none (a program
+# that imports or reads more from its folder must not come through here).
+def shared_render(
+    project_dir: Path, stack: StackFile, *, validated: bool = False
+) -> mocks.Recording:
+    """``offline.render.render``, computed once per test process for the same inputs; callers
+    must not change the recording they get."""
+    project_dir = Path(project_dir)
+    key = (
+        (project_dir / "Pulumi.yaml").read_bytes(),
+        (project_dir / "__main__.py").read_bytes(),
+        stack.name,
+        stack.project,
+        json.dumps(stack.config),  # key order kept: the program may record it
+        tuple(stack.secret_keys),
+        # Not ``validated``: it only skips validating the configuration again before the run
+        # (the command line validates first), which a render of the same one passed already.
+    )
+    return cached(key, lambda: render(project_dir, stack, validated=validated))
+
+
+@contextlib.contextmanager
+def cli_renders() -> Iterator[None]:
+    """While the block runs, the render command line (``offline.render.main``) renders through
+    ``shared_render``: for its runs over this project (whose program reads no other file of the
+    project directory than the key holds)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("eks_gpu_platform.offline.render.render", shared_render)
+        yield
