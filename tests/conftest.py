@@ -73,13 +73,6 @@ def run_program(
     )
 
 
-def one(recording: mocks.Recording, typ: str, name: str) -> mocks.Registration:
-    """The single resource of type ``typ`` named ``name`` (names repeat across types)."""
-    matches = [r for r in recording.resources if r.type == typ and r.name == name]
-    assert len(matches) == 1, f"{len(matches)} resources of type {typ} named {name!r}"
-    return matches[0]
-
-
 def type_and_name(recording: mocks.Recording) -> list[tuple[str, str]]:
     """Every registration as ``(type, name)``, sorted: compare against an exact expected list."""
     return sorted((r.type, r.name) for r in recording.resources)

@@ -16,6 +16,7 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 from addon_pins import ADDON_VERSIONS
+from recordings import one
 from ruamel.yaml import YAML
 
 import eks_gpu_platform
@@ -78,12 +79,6 @@ def tolerates(tolerations: list[dict], taint: dict) -> bool:
         if t.get("key") == taint["key"] and t.get("value") == taint.get("value"):
             return True
     return False
-
-
-def one(recording, typ: str, name: str):
-    matches = [r for r in recording.resources if r.type == typ and r.name == name]
-    assert len(matches) == 1, (typ, name, len(matches))
-    return matches[0]
 
 
 # --- the consumer example ---------------------------------------------------------------------

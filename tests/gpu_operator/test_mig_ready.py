@@ -9,7 +9,7 @@ import celpy
 import pytest
 from addon_pins import ADDON_VERSIONS
 from cel_programs import program as cel_program
-from conftest import one
+from recordings import one
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.gpu_operator import (
