@@ -17,10 +17,22 @@ from eks_gpu_platform.scheduler import WorkloadTemplate
 REPO = Path(__file__).resolve().parents[2]
 
 
+def dump(data, dumper) -> str:
+    """``data`` through ``dumper`` with the options the render's writers use."""
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=100)
+
+
 def pure_python(data) -> str:
-    return yaml.dump(
-        data, Dumper=write._PlainDumper, sort_keys=False, default_flow_style=False, width=100
-    )
+    return dump(data, write._PlainDumper)
+
+
+def differ_on_libyaml(cases, c_dumper, py_dumper) -> list[tuple[str, bool]]:
+    """For each case kept on the pure-Python emitter, whether libyaml would write other bytes."""
+    return [
+        (name, dump(data, c_dumper) != dump(data, py_dumper))
+        for name, (data, libyaml) in cases.items()
+        if not libyaml
+    ]
 
 
 LONG = "word " * 40
@@ -47,18 +59,7 @@ def test_yaml_bytes_are_the_pure_python_emitters(data, libyaml):
 def test_the_cases_that_keep_the_pure_python_emitter_would_differ_on_libyaml():
     """Why the fallback exists: libyaml folds long double-quoted scalars elsewhere and writes an
     empty key another way (a test that fails if a PyYAML upgrade makes the two agree)."""
-    differ = []
-    for name, (data, libyaml) in CASES.items():
-        if not libyaml:
-            text = yaml.dump(
-                data,
-                Dumper=write._CPlainDumper,
-                sort_keys=False,
-                default_flow_style=False,
-                width=100,
-            )
-            differ.append((name, text != pure_python(data)))
-    assert differ == [
+    assert differ_on_libyaml(CASES, write._CPlainDumper, write._PlainDumper) == [
         ("break-then-space", True),
         ("non-ascii", True),
         ("tab", True),
@@ -151,9 +152,7 @@ def test_the_offline_engine_skips_the_sdks_stack_walk_only_while_a_program_runs(
 
 
 def pure_python_template(data) -> str:
-    return yaml.dump(
-        data, Dumper=write._TemplateDumper, sort_keys=False, default_flow_style=False, width=100
-    )
+    return dump(data, write._TemplateDumper)
 
 
 TEMPLATE_CASES = {
@@ -181,18 +180,7 @@ def test_the_templates_that_keep_the_pure_python_emitter_would_differ_on_libyaml
     """Why ``_template_libyaml_safe`` refuses them: libyaml ends the document with ``...``
     after a ``|+`` block that is not the last value, and folds long double-quoted scalars
     elsewhere (a test that fails if a PyYAML upgrade makes the two agree)."""
-    differ = []
-    for name, (data, libyaml) in TEMPLATE_CASES.items():
-        if not libyaml:
-            text = yaml.dump(
-                data,
-                Dumper=write._CTemplateDumper,
-                sort_keys=False,
-                default_flow_style=False,
-                width=100,
-            )
-            differ.append((name, text != pure_python_template(data)))
-    assert differ == [
+    assert differ_on_libyaml(TEMPLATE_CASES, write._CTemplateDumper, write._TemplateDumper) == [
         ("keep-final-breaks", True),
         ("only-a-break", True),
         ("trailing-space", True),
@@ -218,12 +206,5 @@ def test_templates_libyaml_writes_are_byte_for_byte_on_fuzzed_documents():
         )
         if write._template_libyaml_safe(data):
             written += 1
-            libyaml = yaml.dump(
-                data,
-                Dumper=write._CTemplateDumper,
-                sort_keys=False,
-                default_flow_style=False,
-                width=100,
-            )
-            assert libyaml == pure_python_template(data), repr(text)
+            assert dump(data, write._CTemplateDumper) == pure_python_template(data), repr(text)
     assert written > 100
