@@ -2,6 +2,7 @@
 shipped workload templates and the system pods (``tenancy_eval``), per fixture stack."""
 
 import copy
+import functools
 from dataclasses import replace
 
 import pytest
@@ -20,6 +21,9 @@ from .tenancy_eval import Request, denials, mutate
 from .test_admission_fixtures import SYSTEM_PODS, _id
 
 
+# Pure functions of the stack's name, computed once per test process: what they return is shared
+# by every test, which copies what it changes (``pod_of``, ``_examples``).
+@functools.cache
 def config_of(stack: str):
     if stack == "dev-1.35":
         dev = validate_stack(fixture_stack("dev"))
@@ -74,6 +78,11 @@ def namespace(name: str, queue: str | None = None) -> dict:
 
 
 def _examples(stack: str) -> list[dict]:
+    return copy.deepcopy(_example_documents(stack))
+
+
+@functools.cache
+def _example_documents(stack: str) -> list[dict]:
     return [
         copy.deepcopy(doc)
         for template in example_workloads(config_of(stack)).values()
@@ -82,10 +91,12 @@ def _examples(stack: str) -> list[dict]:
     ]
 
 
+@functools.cache
 def template_pods(stack: str) -> list[tuple[str, dict]]:
-    """(what, pod) for every pod template of the stack's examples in a queue namespace."""
+    """(what, pod) for every pod template of the stack's examples in a queue namespace (shared:
+    copy a pod before changing it, as ``pod_of`` does)."""
     out = []
-    for doc in _examples(stack):
+    for doc in _example_documents(stack):
         kind, meta = doc["kind"], doc["metadata"]
         templates = []
         if kind == "Pod":
@@ -112,6 +123,7 @@ def template_pods(stack: str) -> list[tuple[str, dict]]:
     return out
 
 
+@functools.cache
 def queue_namespaces(stack: str) -> dict[str, dict]:
     config = config_of(stack)
     return {
