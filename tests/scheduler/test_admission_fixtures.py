@@ -12,6 +12,8 @@ namespace: kubernetes v1.36.3 pkg/registry/core/namespace/strategy.go).
 """
 
 import copy
+import functools
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -88,16 +90,43 @@ def _selected(selector: dict, labels: dict) -> bool:
 
 
 def _cel(expression: str, obj: dict, kind: str, old: dict | None = None) -> bool:
-    program = cel_program(expression)
-    operation = "CREATE" if old is None else "UPDATE"
-    activation = {
-        "object": celpy.json_to_cel(obj),
-        "oldObject": celpy.json_to_cel(old),
-        "request": celpy.json_to_cel(
-            {"kind": {"group": "", "version": "v1", "kind": kind}, "operation": operation}
-        ),
-    }
-    return bool(program.evaluate(activation))
+    return _Request(obj, kind, old).cel(expression)
+
+
+# (expression, request key) -> the value: a CEL expression is a pure function of its activation
+# (https://github.com/google/cel-spec/blob/master/doc/langdef.md "Evaluation": no side
+# effects), and the key is everything the activation is built from, so an object judged again
+# (another render with the same expression, another test) gets the interpreter's first value.
+_RESULTS: dict[tuple[str, str], bool] = {}
+
+
+class _Request:
+    """One admission request: its CEL activation built once, on the first expression evaluated
+    (not once per expression), and its key."""
+
+    def __init__(self, obj: dict, kind: str, old: dict | None = None) -> None:
+        self.obj, self.kind, self.old = obj, kind, old
+
+    @functools.cached_property
+    def key(self) -> str:
+        return json.dumps([self.obj, self.kind, self.old], sort_keys=True)
+
+    @functools.cached_property
+    def activation(self) -> dict:
+        operation = "CREATE" if self.old is None else "UPDATE"
+        return {
+            "object": celpy.json_to_cel(self.obj),
+            "oldObject": celpy.json_to_cel(self.old),
+            "request": celpy.json_to_cel(
+                {"kind": {"group": "", "version": "v1", "kind": self.kind}, "operation": operation}
+            ),
+        }
+
+    def cel(self, expression: str) -> bool:
+        if (expression, self.key) not in _RESULTS:
+            program = cel_program(expression)
+            _RESULTS[(expression, self.key)] = bool(program.evaluate(self.activation))
+        return _RESULTS[(expression, self.key)]
 
 
 def acts_on(
@@ -106,6 +135,7 @@ def acts_on(
     """Names of the policies that would mutate (1.36) or deny (1.35) ``obj`` (an UPDATE from
     ``old`` when given, else a CREATE)."""
     bindings = {m["spec"]["policyName"]: m for m in manifests if m["kind"].endswith("Binding")}
+    request = _Request(obj, kind, old)
     acted = []
     for policy in (m for m in manifests if not m["kind"].endswith("Binding")):
         rules = policy["spec"]["matchConstraints"]["resourceRules"]
@@ -124,18 +154,36 @@ def acts_on(
         binding = bindings[policy["metadata"]["name"]]
         if not _selected(binding["spec"]["matchResources"]["namespaceSelector"], namespace_labels):
             continue
-        if not all(
-            _cel(c["expression"], obj, kind, old) for c in policy["spec"]["matchConditions"]
-        ):
+        if not all(request.cel(c["expression"]) for c in policy["spec"]["matchConditions"]):
             continue
         if policy["kind"] == "ValidatingAdmissionPolicy" and all(
-            _cel(v["expression"], obj, kind, old) for v in policy["spec"]["validations"]
+            request.cel(v["expression"]) for v in policy["spec"]["validations"]
         ):
             continue
         acted.append(policy["metadata"]["name"])
     return acted
 
 
+# config -> (config, value) by identity: PlatformConfig holds dicts (unhashable); the config
+# kept in the entry keeps its id from being reused.
+_BY_CONFIG: dict[tuple[str, int], tuple[object, object]] = {}
+
+
+def _once_per_config(function):
+    """``function(config)`` computed once per config object (the renders' configs live as long
+    as the process); every caller shares the value and must not change it."""
+
+    @functools.wraps(function)
+    def once(config):
+        key = (function.__name__, id(config))
+        if key not in _BY_CONFIG or _BY_CONFIG[key][0] is not config:
+            _BY_CONFIG[key] = (config, function(config))
+        return _BY_CONFIG[key][1]
+
+    return once
+
+
+@_once_per_config
 def _namespaces(config) -> dict[str, dict]:
     labels = {
         m["metadata"]["name"]: {
@@ -153,6 +201,7 @@ def _namespaces(config) -> dict[str, dict]:
     return labels
 
 
+@_once_per_config
 def _policies(config) -> list[dict]:
     return disruption_admission_policy(
         kubernetes_version=config.cluster.kubernetes_version,
