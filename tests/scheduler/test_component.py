@@ -5,6 +5,7 @@ import re
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+from render_cache import cached
 
 from eks_gpu_platform import versions
 from eks_gpu_platform.scheduler.component import KaiScheduler, KaiSchedulerArgs
@@ -68,13 +69,27 @@ def make_scheduler(
     return program
 
 
+def scheduler_recording(
+    run_program,
+    version: str = "1.36",
+    policy: bool = True,
+    label: str = POOL_LABEL,
+    guardrails: bool = True,
+):
+    """``run_program(make_scheduler(...))``, run once per test process for the same arguments
+    (``render_cache.cached``: afresh when a test has patched the package since); the tests
+    share the recording and must not change it."""
+    key = ("tests/scheduler/test_component.py make_scheduler", version, policy, label, guardrails)
+    return cached(key, lambda: run_program(make_scheduler(version, policy, label, guardrails)))
+
+
 def children(recording):
     component = next(r for r in recording.resources if r.type == TYPE)
     return component, recording.children_of(component.urn)
 
 
 def test_component_children(run_program):
-    recording = run_program(make_scheduler())
+    recording = scheduler_recording(run_program)
     component, kids = children(recording)
     assert sorted((r.type, r.name) for r in kids) == sorted(
         [
@@ -133,7 +148,7 @@ def test_component_children(run_program):
 
 
 def test_component_release(run_program):
-    recording = run_program(make_scheduler())
+    recording = scheduler_recording(run_program)
     _, kids = children(recording)
     release = next(r for r in kids if r.type == RELEASE_TYPE)
     # By name: the queue namespaces are Namespaces too, and registrations reach the monitor in
@@ -167,7 +182,7 @@ def test_component_release(run_program):
 
 
 def test_component_tenant_guardrails(run_program):
-    recording = run_program(make_scheduler())
+    recording = scheduler_recording(run_program)
     _, kids = children(recording)
     by_name = {r.name: r for r in kids}
     policy = by_name["kai-tenant-tolerations-policy"]
@@ -195,13 +210,13 @@ def test_component_tenant_guardrails(run_program):
 
 
 def test_component_without_tenant_guardrails(run_program):
-    recording = run_program(make_scheduler(guardrails=False))
+    recording = scheduler_recording(run_program, guardrails=False)
     _, kids = children(recording)
     assert not [r for r in kids if r.type == NETPOL_TYPE or "tenant" in r.name]
 
 
 def test_component_queues_after_the_release_and_their_parents(run_program):
-    recording = run_program(make_scheduler())
+    recording = scheduler_recording(run_program)
     _, kids = children(recording)
     release = next(r for r in kids if r.type == RELEASE_TYPE)
     queues = {r.name: r for r in kids if r.type == QUEUE_TYPE}
@@ -218,7 +233,7 @@ def test_component_queues_after_the_release_and_their_parents(run_program):
 
 
 def test_component_priority_classes(run_program):
-    recording = run_program(make_scheduler())
+    recording = scheduler_recording(run_program)
     _, kids = children(recording)
     classes = {
         r.inputs["metadata"]["name"]: r.inputs["value"] for r in kids if r.type == PRIORITY_TYPE
@@ -235,7 +250,7 @@ def test_component_priority_classes(run_program):
     ],
 )
 def test_component_admission_policy(run_program, version, policy, expected):
-    recording = run_program(make_scheduler(version, policy))
+    recording = scheduler_recording(run_program, version, policy)
     _, kids = children(recording)
     admission = [
         r
@@ -258,7 +273,7 @@ def test_component_admission_policy(run_program, version, policy, expected):
 
 
 def test_component_queue_namespaces(run_program):
-    recording = run_program(make_scheduler())
+    recording = scheduler_recording(run_program)
     _, kids = children(recording)
     operator = next(r for r in recording.resources if r.name == "operator")
     namespaces = {r.name: r for r in kids if r.name.startswith("kai-queue-namespace-")}
