@@ -165,8 +165,12 @@ def test_shipped_stacks_with_a_custom_label_domain_render_clean(policy_repo_root
             contextlib.redirect_stderr(io.StringIO()),
             cli_renders(),
         ):
+            # The fixture stack's own name (the command line's default is dev): the default
+            # render is then the one the tests of the fixture stack share (render_cache).
             main(
                 [
+                    "--stack",
+                    stack,
                     "--config-file",
                     str(path),
                     "--project-dir",
