@@ -44,10 +44,14 @@ CLASS_VALUES = {
     "inference": 125,
 }
 DEV_QUEUE_NAMESPACES = ("research-batch", "research-serving", "research-notebooks")
+# libyaml's parser under PyYAML's safe constructor: the same documents as yaml.safe_load_all
+# (checked equal, as JSON, for every fixture file read here and by test_owner_fixtures and
+# test_owner_kinds when written), 0.17 s -> 0.02 s per process.
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load(path: Path) -> list[dict]:
-    pods = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    pods = [d for d in yaml.load_all(path.read_text(), Loader=YAML_LOADER) if d]
     for pod in pods:
         name = pod["spec"].get("priorityClassName")
         pod["spec"]["priority"] = CLASS_VALUES[name] if name else 0

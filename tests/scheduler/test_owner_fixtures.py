@@ -15,6 +15,7 @@ from .test_admission_fixtures import (
     CLASS_VALUES,
     FIXTURES,
     RENDERS,
+    YAML_LOADER,
     _load,
     _namespaces,
     _policies,
@@ -25,7 +26,11 @@ VERDICT = "fixtures.eks-gpu-platform.io/kai-verdict"
 POD_POLICY = "kai-non-preemptible-do-not-disrupt"
 WORKLOADS = "kai-non-preemptible-do-not-disrupt-workloads"
 MPIJOBS = "kai-non-preemptible-do-not-disrupt-mpijobs"
-OWNERS = [d for d in yaml.safe_load_all((FIXTURES / "kai-pods" / "owners.yaml").read_text()) if d]
+OWNERS = [
+    d
+    for d in yaml.load_all((FIXTURES / "kai-pods" / "owners.yaml").read_text(), Loader=YAML_LOADER)
+    if d
+]
 
 
 def _place(obj: dict, config) -> dict:

@@ -22,6 +22,7 @@ from .test_admission_fixtures import (
     FIXTURES,
     RENDERS,
     REPO,
+    YAML_LOADER,
     _in_stack,
     _namespaces,
     _policies,
@@ -31,7 +32,11 @@ from .test_admission_fixtures import (
 POD_POLICY = "kai-non-preemptible-do-not-disrupt"
 KEY = "fixtures.eks-gpu-platform.io/"
 DOCUMENTS = [
-    d for d in yaml.safe_load_all((FIXTURES / "kai-pods" / "owner-kinds.yaml").read_text()) if d
+    d
+    for d in yaml.load_all(
+        (FIXTURES / "kai-pods" / "owner-kinds.yaml").read_text(), Loader=YAML_LOADER
+    )
+    if d
 ]
 PODS = [d for d in DOCUMENTS if d["kind"] == "Pod"]
 CREATED = [d for d in DOCUMENTS if d["kind"] != "Pod"]

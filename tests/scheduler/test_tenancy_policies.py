@@ -3,13 +3,10 @@ shipped workload templates and the system pods (``tenancy_eval``), per fixture s
 
 import copy
 import functools
-from dataclasses import replace
 
 import pytest
-from stack_files import fixture_stack
 
 from eks_gpu_platform.offline.examples import example_workloads
-from eks_gpu_platform.offline.render import validate as validate_stack
 from eks_gpu_platform.platform import tenant_pools
 from eks_gpu_platform.scheduler.guardrails import tenant_toleration_policy
 from eks_gpu_platform.scheduler.spec import leaf_queue_names
@@ -18,17 +15,15 @@ from eks_gpu_platform.scheduler.tenancy_policies import tenancy_policies
 
 from .helpers import queue_namespace_selector
 from .tenancy_eval import Request, denials, mutate
-from .test_admission_fixtures import SYSTEM_PODS, _id
+from .test_admission_fixtures import RENDERS, SYSTEM_PODS, _id
 
 
 # Pure functions of the stack's name, computed once per test process: what they return is shared
 # by every test, which copies what it changes (``pod_of``, ``_examples``).
-@functools.cache
 def config_of(stack: str):
-    if stack == "dev-1.35":
-        dev = validate_stack(fixture_stack("dev"))
-        return replace(dev, cluster=replace(dev.cluster, kubernetes_version="1.35"))
-    return validate_stack(fixture_stack(stack))
+    """The fixture stack's validated configuration (dev-1.35: dev's on Kubernetes 1.35), the
+    one test_admission_fixtures made already (``RENDERS``), the same way."""
+    return dict(RENDERS)[stack]
 
 
 def policies_of(stack: str) -> list[dict]:
