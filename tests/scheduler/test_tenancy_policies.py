@@ -18,11 +18,10 @@ from .tenancy_eval import Request, denials, mutate
 from .test_admission_fixtures import RENDERS, SYSTEM_PODS, _id
 
 
-# Pure functions of the stack's name, computed once per test process: what they return is shared
-# by every test, which copies what it changes (``pod_of``, ``_examples``).
 def config_of(stack: str):
     """The fixture stack's validated configuration (dev-1.35: dev's on Kubernetes 1.35), the
-    one test_admission_fixtures made already (``RENDERS``), the same way."""
+    one test_admission_fixtures made already (``RENDERS``), the same way, shared by every test
+    (a frozen dataclass)."""
     return dict(RENDERS)[stack]
 
 
@@ -72,6 +71,9 @@ def namespace(name: str, queue: str | None = None) -> dict:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
 
 
+# The functools.cache'd functions below are pure functions of the stack's name, computed once per
+# test process: what they return is shared by every test, which copies what it changes
+# (``pod_of``, ``_examples``).
 def _examples(stack: str) -> list[dict]:
     return copy.deepcopy(_example_documents(stack))
 
