@@ -106,6 +106,8 @@ CPU, MEMORY, PODS = "cpu", "memory", "pods"
 POOL_LABEL = "eks-gpu-platform.io/pool"
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 MI = 1024 * 1024
+# libyaml's parser where PyYAML has it (the same documents, parsed in C; resolution is PyYAML's)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 OPERANDS = (
     "driver", "toolkit", "device-plugin", "gpu-feature-discovery", "dcgm", "dcgm-exporter",
     "operator-validator", "container-toolkit",
@@ -268,7 +270,7 @@ def compatible(left: Requirements, right: Requirements, allow_undefined: set[str
 
 @cache
 def table() -> dict[str, Any]:
-    return yaml.safe_load(ADVERTISED.read_text())
+    return yaml.load(ADVERTISED.read_text(), Loader=_LOADER)
 
 
 def type_labels(name: str, row: Mapping[str, Any]) -> dict[str, str]:
@@ -356,7 +358,8 @@ def system_pods() -> tuple[dict, ...]:
         return ()
     pods = []
     for path in sorted(SYSTEM_PODS.glob("*.yaml")):
-        pods += [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "Pod"]
+        docs = yaml.load_all(path.read_text(), Loader=_LOADER)
+        pods += [d for d in docs if d and d.get("kind") == "Pod"]
     return tuple(pods)
 
 
@@ -443,7 +446,7 @@ def mig_devices(pci_id: str | None, profile: str, ops: Mapping[str, Any]) -> dic
 def _parsed(text: str) -> Any:
     """``yaml.safe_load(text)``, once per text (every launch reads the same rendered configs);
     its callers copy what they return, never change it."""
-    return yaml.safe_load(text)
+    return yaml.load(text, Loader=_LOADER)
 
 
 # --- the render -------------------------------------------------------------------------------
