@@ -106,6 +106,8 @@ CPU, MEMORY, PODS = "cpu", "memory", "pods"
 POOL_LABEL = "eks-gpu-platform.io/pool"
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 MI = 1024 * 1024
+# libyaml's parser where PyYAML has it (the same documents, parsed in C; resolution is PyYAML's)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 OPERANDS = (
     "driver", "toolkit", "device-plugin", "gpu-feature-discovery", "dcgm", "dcgm-exporter",
     "operator-validator", "container-toolkit",
@@ -268,7 +270,7 @@ def compatible(left: Requirements, right: Requirements, allow_undefined: set[str
 
 @cache
 def table() -> dict[str, Any]:
-    return yaml.safe_load(ADVERTISED.read_text())
+    return yaml.load(ADVERTISED.read_text(), Loader=_LOADER)
 
 
 def type_labels(name: str, row: Mapping[str, Any]) -> dict[str, str]:
@@ -356,7 +358,8 @@ def system_pods() -> tuple[dict, ...]:
         return ()
     pods = []
     for path in sorted(SYSTEM_PODS.glob("*.yaml")):
-        pods += [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "Pod"]
+        docs = yaml.load_all(path.read_text(), Loader=_LOADER)
+        pods += [d for d in docs if d and d.get("kind") == "Pod"]
     return tuple(pods)
 
 
@@ -411,7 +414,7 @@ def device_plugin_advertises(
     name = labels.get("nvidia.com/device-plugin.config")
     data = ops.get("devicePlugin", {}).get("config", {}).get("data", {})
     if name and name in data:
-        config = yaml.safe_load(data[name]) or {}
+        config = _parsed(data[name]) or {}
         sharing = (config.get("sharing") or {}).get("timeSlicing") or {}
         for r in sharing.get("resources", []):
             if r["name"] == GPU and not sharing.get("renameByDefault") and not r.get("rename"):
@@ -423,7 +426,7 @@ def mig_devices(pci_id: str | None, profile: str, ops: Mapping[str, Any]) -> dic
     """MIG devices per GPU: the rendered mig-parted config, else the operator's default."""
     data = ops.get("migManager", {}).get("config", {}).get("data", {})
     if "config.yaml" in data:
-        entries = (yaml.safe_load(data["config.yaml"])["mig-configs"]).get(profile, [])
+        entries = (_parsed(data["config.yaml"])["mig-configs"]).get(profile, [])
         entries = [
             {"deviceFilter": e.get("device-filter"), "devices": e.get("mig-devices") or {}}
             for e in entries
@@ -437,6 +440,13 @@ def mig_devices(pci_id: str | None, profile: str, ops: Mapping[str, Any]) -> dic
         if f is None or (pci_id is not None and pci_id in f):
             return dict(e["devices"])
     return {}
+
+
+@cache
+def _parsed(text: str) -> Any:
+    """``yaml.safe_load(text)``, once per text (every launch reads the same rendered configs);
+    its callers copy what they return, never change it."""
+    return yaml.load(text, Loader=_LOADER)
 
 
 # --- the render -------------------------------------------------------------------------------
@@ -491,14 +501,35 @@ class InstanceType:
     labels: dict[str, str]
     capacity: Resources
     offerings: list[tuple[str, str, float]]  # (capacity type, zone, price), available only
+    # allocatable() of the capacity it was computed for: computed again if that changed.
+    _allocatable: tuple[Resources, Resources] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def allocatable(self) -> Resources:
-        return allocatable(self.capacity)
+        if self._allocatable is None or self._allocatable[0] != self.capacity:
+            self._allocatable = (dict(self.capacity), allocatable(self.capacity))
+        return dict(self._allocatable[1])
 
     @property
     def price(self) -> float:
         return min(p for _, _, p in self.offerings)
+
+
+def _copied(types: dict[str, dict[str, InstanceType]]) -> dict[str, dict[str, InstanceType]]:
+    out: dict[str, dict[str, InstanceType]] = {}
+    for np, by_name in types.items():
+        out[np] = {}
+        for name, it in by_name.items():
+            copy = InstanceType(it.name, dict(it.labels), dict(it.capacity), list(it.offerings))
+            copy._allocatable = it._allocatable
+            out[np][name] = copy
+    return out
+
+
+# Karpenter.__init__'s instance types (base, overlaid, rejected overlays) by what they depend on.
+_TYPES: dict[str, tuple[dict, dict, list[str]]] = {}
 
 
 def _template_labels(nodepool: Mapping) -> dict[str, str]:
@@ -513,11 +544,21 @@ class Karpenter:
     def __init__(self, render: Render, *, overlay_gate: bool = True) -> None:
         self.render = render
         self.overlay_gate = overlay_gate
-        self.base: dict[str, dict[str, InstanceType]] = {
-            np: self._instance_types(manifest) for np, manifest in render.nodepools.items()
-        }
-        self.rejected_overlays: list[str] = []
-        self.types = self._apply_overlays() if overlay_gate else self.base
+        key = json.dumps(
+            [render.nodepools, render.nodeclasses, render.overlays, render.region, overlay_gate],
+            default=str,
+        )  # all the types depend on besides the table (a model per flood: computed once)
+        if key not in _TYPES:
+            self.base: dict[str, dict[str, InstanceType]] = {
+                np: self._instance_types(manifest) for np, manifest in render.nodepools.items()
+            }
+            self.rejected_overlays: list[str] = []
+            self.types = self._apply_overlays() if overlay_gate else self.base
+            _TYPES[key] = (self.base, self.types, self.rejected_overlays)
+        base, types, rejected = _TYPES[key]
+        self.base = _copied(base)  # each model its own (a test may change one)
+        self.types = _copied(types) if types is not base else self.base
+        self.rejected_overlays = list(rejected)
         self.nodes: list[Node] = []
 
     # instance types and offerings
@@ -674,8 +715,14 @@ class Karpenter:
         pending = sorted(
             distinct, key=lambda p: (-p.requests.get(CPU, 0), -p.requests.get(MEMORY, 0))
         )
+        non_negative = all(n >= 0 for p in pending for n in p.requests.values())
         for round_ in range(1, rounds + 1):
-            still = [p for p in pending if not self._bind(p)]
+            # Per pod shape (all _bind reads of a pod): the first node that may still take it.
+            # Binding only takes from a node's free resources (requests are not negative), so
+            # a node that refused a shape refuses it for the rest of the pass; a shape no node
+            # took is refused outright.
+            first: dict[tuple, int | None] | None = {} if non_negative else None
+            still = [p for p in pending if not self._bind(p, first)]
             if not still:
                 return []
             claims = self._schedule(still, round_)
@@ -688,34 +735,58 @@ class Karpenter:
             pending = [p for p in still if id(p) not in claimed]
         return pending
 
-    def _bind(self, pod: Pod) -> bool:
-        for node in self.nodes:
+    def _bind(self, pod: Pod, first: dict[tuple, int | None] | None = None) -> bool:
+        """Bind to the first node (in launch order) that selects the pod and fits it."""
+        key = pod.shape() if first is not None else None
+        start = first.get(key, 0) if first is not None else 0
+        if start is None:  # refused by every node since the pass began
+            return False
+        for i in range(start, len(self.nodes)):
+            node = self.nodes[i]
             if node.deleting or not pod.selects(node.labels):
                 continue
             if fits(pod.requests, node.free):
                 node.bind(pod)
+                if first is not None:
+                    first[key] = i
                 return True
+        if first is not None:
+            first[key] = None
         return False
 
     def _schedule(self, pending: Sequence[Pod], round_: int) -> list[Claim]:
         remaining = {np: self._remaining(np) for np in self.render.nodepools}
+        order = self.nodepool_order()
         claims: list[Claim] = []
+        # A pod that no claim and no NodePool takes changes nothing (a claim changes only when
+        # it takes a pod, ``remaining`` only when a claim is made), so every later pod of its
+        # shape (all that try_add and _new_claim read of a pod) is refused too, until one is
+        # taken.
+        refused: set[tuple] = set()
         for pod in pending:
+            shape = pod.shape()
+            if shape in refused:
+                continue
             for claim in sorted(claims, key=lambda c: len(c.pods)):  # scheduler.go L598
                 if claim.try_add(pod):
                     break
             else:
-                claim = self._new_claim(pod, remaining, round_)
-                if claim is not None:
-                    claims.append(claim)
+                claim = self._new_claim(pod, remaining, round_, order)
+                if claim is None:
+                    refused.add(shape)
+                    continue
+                claims.append(claim)
+            refused.clear()
         return claims
 
     def _remaining(self, nodepool: str) -> Resources:
         usage = self.usage(nodepool)
         return {r: v - usage.get(r, 0) for r, v in self.limits(nodepool).items()}
 
-    def _new_claim(self, pod: Pod, remaining: dict[str, Resources], round_: int) -> Claim | None:
-        for np in self.nodepool_order():
+    def _new_claim(
+        self, pod: Pod, remaining: dict[str, Resources], round_: int, order: list[str] | None = None
+    ) -> Claim | None:
+        for np in self.nodepool_order() if order is None else order:
             template_labels = _template_labels(self.render.nodepools[np])
             types = [
                 it
@@ -797,6 +868,10 @@ class Pod:
     def selects(self, labels: Mapping[str, str]) -> bool:
         return all(labels.get(k) == v for k, v in self.node_selector.items())
 
+    def shape(self) -> tuple:
+        """All that scheduling reads of the pod: its requests and node selector."""
+        return (tuple(sorted(self.requests.items())), tuple(sorted(self.node_selector.items())))
+
     def copy(self) -> Pod:
         """Another pod of the same shape (its own dicts)."""
         return Pod(
@@ -839,14 +914,25 @@ class Claim:
         self.options = types
         self.pods: list[Pod] = []
         self.requests: Resources = {}
+        # Pod shapes refused since the claim last changed: it refuses them again until then
+        # (try_add reads only the claim and the pod's shape, and changes the claim only when it
+        # takes the pod).
+        self._refused: set[tuple] = set()
+        self._labels: dict[str, dict[str, str]] = {}  # per type: the template's and its own
 
     def try_add(self, pod: Pod) -> bool:
+        shape = pod.shape()
+        if shape in self._refused:
+            return False
         total = dict(self.requests)
         for r, n in pod.requests.items():
             total[r] = total.get(r, 0) + n
         options = []
         for it in self.options:
-            if not pod.selects({**self.labels, **it.labels}):
+            labels = self._labels.get(it.name)
+            if labels is None:
+                labels = self._labels[it.name] = {**self.labels, **it.labels}
+            if not pod.selects(labels):
                 continue
             need = dict(total)
             for k, v in self.karpenter.daemon_overhead(self.nodepool, it.name).items():
@@ -854,9 +940,11 @@ class Claim:
             if fits(need, it.allocatable):
                 options.append(it)
         if not options:
+            self._refused.add(shape)
             return False
         self.options, self.requests = options, total
         self.pods.append(pod)
+        self._refused.clear()
         return True
 
 

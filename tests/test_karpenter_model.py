@@ -158,6 +158,22 @@ def test_a_conflicting_overlay_is_rejected_for_every_nodepool():
     assert model.types["inference"]["g6.12xlarge"].capacity[GPU] == 4
 
 
+def test_each_model_of_a_render_has_its_own_instance_types():
+    """The model computes a render's types once (``karpenter_model._TYPES``) and hands every
+    Karpenter its own copies: what one test changes in one model shows in no other, and a
+    type's allocatable follows a change to its capacity."""
+    first = Karpenter(stack_render("dev"))
+    g6 = first.types["notebooks"]["g6.xlarge"]
+    assert (g6.capacity[GPU], g6.allocatable[GPU]) == (4, 4)  # the overlay: 1 L4 x 4 slices
+    g6.capacity[GPU] = 9
+    assert g6.allocatable[GPU] == 9
+    del first.types["notebooks"]["g6.2xlarge"]
+    second = Karpenter(stack_render("dev"))
+    assert second.types["notebooks"]["g6.xlarge"].capacity[GPU] == 4
+    assert second.base["notebooks"]["g6.xlarge"].capacity[GPU] == 1
+    assert "g6.2xlarge" in second.types["notebooks"]
+
+
 def test_a_nodeclaim_keeps_every_viable_type_and_subtracts_the_largest():
     """scheduler.go L709-716, L786, L1045-1066: gpu-spot's limit is 6 GPUs (dev's research
     limit 12 less its serving 4 and notebooks 2: issue 19, branch capacity), so the 8-GPU types
@@ -202,6 +218,27 @@ def test_pending_pods_pack_onto_the_in_flight_nodeclaim():
         "g6e.24xlarge",
     ]
     assert model.usage("gpu-spot")[GPU] == 6
+
+
+def test_pods_another_pool_refuses_do_not_hold_up_the_next_pools_pods():
+    """The eight gpu-spot pods above, then four for notebooks (limit 4 slices: one g6.xlarge of
+    1 L4 x 4 time-slicing replicas, the cheapest of its 4-slice types): the two gpu-spot pods
+    over the limit are refused (the model skips the rest of a refused shape: requests and node
+    selector), the notebooks pods are not."""
+    model = Karpenter(stack_render("dev"))
+    spot = [Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "gpu-spot"})] * 8
+    notebooks = [Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "notebooks"})] * 4
+    left = model.provision(spot + notebooks)
+    assert [p.node_selector for p in left] == [{POOL_LABEL: "gpu-spot"}] * 2
+    assert [
+        (n.nodepool, n.instance_type, len([p for p in n.pods if not p.daemon])) for n in model.nodes
+    ] == [
+        ("gpu-spot", "g6.12xlarge", 4),
+        ("gpu-spot", "g6.xlarge", 1),
+        ("gpu-spot", "g6.xlarge", 1),
+        ("notebooks", "g6.xlarge", 4),
+    ]
+    assert (model.usage("gpu-spot")[GPU], model.usage("notebooks")[GPU]) == (6, 4)
 
 
 def test_an_empty_gpu_node_with_its_daemonsets_is_a_candidate_and_do_not_disrupt_blocks_it():
