@@ -4,14 +4,17 @@ The GitHub workflows are tested in test_workflows.py.
 """
 
 import dataclasses
+import fcntl
 import importlib.metadata
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tomllib
 import venv
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -256,18 +259,45 @@ def test_wheel_ships_the_policy_pack_inside_the_package(wheel: Path) -> None:
     ]
 
 
+# The fresh virtualenv's bytecode, kept between runs (gitignored build/, per checkout): a first
+# import compiles every module it loads (pulumi, pulumi-aws, pulumi-kubernetes: 3 of the 4 s of
+# CPU of the consumer's render). The virtualenv itself is made afresh by every run at the same
+# path, and PYTHONPYCACHEPREFIX puts its processes' bytecode under pycache/, keyed by that path
+# (https://docs.python.org/3/using/cmdline.html#envvar-PYTHONPYCACHEPREFIX); a cached file is
+# used only while its source's mtime and size match (the default, timestamp-based .pyc: PEP 552),
+# and uv links each installed file from its cache, mtime included, so an unchanged dependency
+# finds its bytecode and a changed one is compiled again.
+PACKAGING_CACHE = REPO / "build" / "test-packaging"
+
+
+@pytest.fixture
+def fresh_venv() -> Iterator[tuple[Path, dict[str, str]]]:
+    """``(env_dir, env)``: an empty virtualenv (no pip, no system site-packages) made afresh at
+    ``build/test-packaging/venv``, and the environment its processes run with. A lock keeps two
+    runs from the same checkout (two ``make test``) apart."""
+    PACKAGING_CACHE.mkdir(parents=True, exist_ok=True)
+    with open(PACKAGING_CACHE / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        env_dir = PACKAGING_CACHE / "venv"
+        shutil.rmtree(env_dir, ignore_errors=True)
+        venv.create(env_dir, with_pip=False)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(PACKAGING_CACHE / "pycache")
+        yield env_dir, env
+
+
 def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_policy_pack(
-    wheel: Path, tmp_path: Path
+    wheel: Path, fresh_venv: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     """The wheel in an isolated venv (no system or repository site-packages), its dependencies
     resolved from its own Requires-Dist against the package index; then the consumer example
     through the installed console script.
 
     The venv has no pip (``uv pip install --python`` installs into it); uv compiles no bytecode
-    by default, as ``pip --no-compile`` (byte-compiling pulumi-aws doubles an install).
+    by default, as ``pip --no-compile`` (byte-compiling pulumi-aws doubles an install); the
+    venv's processes keep theirs between runs (``PACKAGING_CACHE``).
     """
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=False)
+    env_dir, env = fresh_venv
     python = env_dir / "bin" / "python"
     subprocess.run(
         [*UV, "pip", "install", "--quiet", "--python", str(python), str(wheel)],
@@ -288,6 +318,7 @@ def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_p
         text=True,
         timeout=120,
         cwd=tmp_path,
+        env=env,
     ).stdout.splitlines()
     site = env_dir / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
     assert out == [
@@ -311,6 +342,7 @@ def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_p
         text=True,
         timeout=300,
         cwd=tmp_path,
+        env=env,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -338,6 +370,7 @@ def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_p
         text=True,
         timeout=120,
         cwd=tmp_path,
+        env=env,
     )
     assert (validate.returncode, validate.stdout) == (2, "")
     assert validate.stderr.startswith("eks-gpu-platform-validate: --pool: 'nope' is not a GPU pool")
@@ -358,6 +391,7 @@ def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_p
         text=True,
         timeout=120,
         cwd=tmp_path,
+        env=env,
     )
     assert (validate.returncode, validate.stderr) == (
         2,
