@@ -20,11 +20,10 @@ from typing import Any, Literal, get_args, get_origin
 
 import grpc
 import pytest
-from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
-from pulumi.provider.experimental.schema import generate_schema
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+from stock_schema import PKG
 
 from eks_gpu_platform.config import PlatformConfig
 from eks_gpu_platform.platform import GpuPlatform, platform_config_from_args
@@ -33,7 +32,6 @@ from eks_gpu_platform.schema import field_description, plain_text
 from eks_gpu_platform.spec import camel
 
 REPO = Path(__file__).resolve().parents[1]
-PKG = "eks-gpu-platform"
 TOKEN = f"{PKG}:index:"
 COMPONENT = f"{TOKEN}GpuPlatform"
 STACK_EXPORTS = [
@@ -54,19 +52,6 @@ STACK_EXPORTS = [
 REST = re.compile(r"``|:[a-z]+(:[a-z]+)?:`|^\s*\.\. [a-z-]+::", re.M)
 
 
-def stock_schema() -> dict[str, Any]:
-    result = Analyzer(PKG).analyze([GpuPlatform])
-    spec = generate_schema(
-        PKG,
-        "0.1.0",
-        None,
-        result["component_definitions"],
-        result["type_definitions"],
-        list(result["dependencies"]),
-    )
-    return spec.to_json()
-
-
 def load_provider_module() -> Any:
     spec = importlib.util.spec_from_file_location(
         "eks_gpu_platform_provider", REPO / "provider" / "__main__.py"
@@ -80,8 +65,8 @@ def load_provider_module() -> Any:
 _FRESH = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import test_schema as t
-print(json.dumps(t.stock_schema()))
+from stock_schema import stock_schema
+print(json.dumps(stock_schema()))
 """
 
 

@@ -28,6 +28,7 @@ import shutil
 
 import pytest
 import yaml
+from render_cache import cli_renders
 from stack_files import FIXTURE_STACKS, REPO, USER_STACKS, fixture_stack_path, user_id
 
 from eks_gpu_platform.offline.render import main as render_main
@@ -45,7 +46,9 @@ def test_user_stack_renders_through_the_cli(stack, tmp_path):
     """``make render STACK=<stack>``: exit 0 (valid configuration, no mandatory policy
     violation), no traceback."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    # The recording is the session's (``render_user_stack``'s): the command line still
+    # validates, writes every file and runs the policy pack.
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), cli_renders():
         code = render_main(["--stack", stack, "--project-dir", str(REPO), "--out", str(tmp_path)])
     assert code == 0, err.getvalue()
     assert "Traceback" not in err.getvalue()
@@ -97,8 +100,11 @@ def test_editing_and_adding_stacks_then_make_snapshot_records_and_renders_them(t
     staging["config"][f"{PREFIX}tags"]["environment"] = "staging"
     (copy / "Pulumi.staging.yaml").write_text(yaml.safe_dump(staging, sort_keys=False))
 
+    # Through the shared renders (tests/render_cache.py): the copy's program is the repository's,
+    # so its prod renders as the fixture prod stack, and each edited stack's command-line render
+    # below reuses the recording the snapshot command made of it.
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), cli_renders():
         code = snapshot_main(["--project-dir", str(copy)])
     assert code == 0, err.getvalue()
     assert [line.split(" (")[0] for line in out.getvalue().splitlines()] == [
@@ -116,7 +122,7 @@ def test_editing_and_adding_stacks_then_make_snapshot_records_and_renders_them(t
     # Each edited stack renders through the command line (``make render STACK=<stack>``).
     for stack in ("dev", "staging"):
         out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), cli_renders():
             code = render_main(
                 ["--stack", stack, "--project-dir", str(copy), "--out", str(tmp_path / stack)]
             )

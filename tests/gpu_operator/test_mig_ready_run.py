@@ -132,10 +132,11 @@ class FakeAPI:
         return 200, new
 
 
-@pytest.fixture
-def tls(tmp_path):
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory):
     """A self-signed certificate for localhost and a token, laid out as the kubelet mounts
-    them."""
+    them: one for the module (each test only reads them; an RSA key costs an openssl run)."""
+    tmp_path = tmp_path_factory.mktemp("tls")
     secrets = tmp_path / "sa"
     secrets.mkdir()
     subprocess.run(
@@ -191,7 +192,9 @@ def serve(api: FakeAPI, tls):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(tls / "sa" / "ca.crt", tls / "key.pem")
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for serve_forever to notice, which it checks every poll_interval
+    # (default 0.5 s: half a second of every test).
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     return server
 
 

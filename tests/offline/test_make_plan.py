@@ -34,7 +34,9 @@ def test_plan_runs_over_a_stale_worktree(tmp_path):
     # Uncommitted changes of the tree under test are part of what it plans.
     shutil.copy(REPO / "Makefile", clone / "Makefile")
     stale = clone / "build" / "plan" / "dev" / "worktree"
-    git(clone, "worktree", "add", "--quiet", "--detach", str(stale), "HEAD")
+    # Registered, then its folder gone: no checkout needed for that (the recipe's own worktree
+    # is checked out in full).
+    git(clone, "worktree", "add", "--quiet", "--no-checkout", "--detach", str(stale), "HEAD")
     shutil.rmtree(clone / "build")  # what the old recipe's `rm -rf` did to it
     assert "prunable" in git(clone, "worktree", "list")
     # Never pip into the repository's virtualenv from the clone (its editable install would
