@@ -6,7 +6,6 @@ from ``examples`` and ``template_text`` writes each).
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
@@ -148,15 +147,27 @@ if getattr(yaml, "__with_libyaml__", False):
             return True
 
 
-_ANALYZER = yaml.emitter.Emitter(io.StringIO())
-_PLAIN_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/:@=,+-]*")
+# The emitter's analysis walks a scalar one character at a time in Python (PyYAML 6.0.3
+# yaml/emitter.py 626-784, ``analyze_scalar``), and a render analyses some 60,000 characters
+# (CEL expressions, scripts). The two of its findings these writers use are each one regular
+# expression here, with the same answer (tests/offline/test_fast_paths.py compares the two on
+# fuzzed text):
+# - ``allow_single_quoted`` is false exactly for a special character (anything but a line feed
+#   and printable ASCII: the emitter's ``allow_unicode`` is off), a space right after a line
+#   break or a space right before one (its other breaks, U+0085, U+2028, U+2029, are special);
+#   ``multiline`` is a line break (a line feed, or one of those);
+# - ``allow_block`` is false for a special character, a space before a line break, a trailing
+#   space, or an empty text.
+_NOT_SINGLE_QUOTED = re.compile(r"[^\n\x20-\x7e]|\n | \n")
+_NOT_BLOCK = re.compile(r"[^\n\x20-\x7e]| \n| \Z")
 
 
 def _double_quoted(text: str, *, key: bool = False) -> bool:
-    if _PLAIN_TEXT.fullmatch(text) and not text.endswith(" "):
-        return False  # printable ASCII, no break, no leading space: never double-quoted
-    analysis = _ANALYZER.analyze_scalar(text)
-    return not analysis.allow_single_quoted or (key and analysis.multiline)
+    return _NOT_SINGLE_QUOTED.search(text) is not None or (key and "\n" in text)
+
+
+def _allow_block(text: str) -> bool:
+    return bool(text) and _NOT_BLOCK.search(text) is None
 
 
 def _libyaml_safe(value: Any) -> bool:
@@ -269,7 +280,7 @@ def _template_libyaml_safe(document: Any) -> bool:
     only when it is the last (found by comparing both on fuzzed documents,
     tests/offline/test_fast_paths.py)."""
     return _libyaml_safe(document) and all(
-        text != "\n" and not text.endswith("\n\n") and _ANALYZER.analyze_scalar(text).allow_block
+        text != "\n" and not text.endswith("\n\n") and _allow_block(text)
         for text in _multi_line(document)
     )
 

@@ -3,6 +3,7 @@ pure-Python emitter's bytes, and the command line's process (garbage collector o
 without teardown) still runs ``atexit`` handlers, flushes its output and keeps its exit code.
 """
 
+import io
 import random
 import subprocess
 import sys
@@ -149,6 +150,28 @@ def test_the_offline_engine_skips_the_sdks_stack_walk_only_while_a_program_runs(
     # Nothing the mock engine runs reads what the walk produces.
     source = inspect.getsource(sdk_mocks.MockMonitor.RegisterResource)
     assert "sourcePosition" not in source and "stackTrace" not in source
+
+
+def test_the_scalar_analysis_agrees_with_the_emitters_on_fuzzed_text():
+    """``_double_quoted`` and ``_allow_block`` answer as the pure-Python emitter's own analysis
+    (``Emitter.analyze_scalar``, the oracle) does, on every piece that decides it: line breaks
+    (a line feed and the three others), spaces around them, leading and trailing spaces,
+    indicators, non-ASCII and control characters, and the empty text."""
+    analyzer = yaml.emitter.Emitter(io.StringIO())
+    rnd = random.Random(7)
+    pieces = ["", " ", "  ", "x", "a: b", "- c", "# d", "'", '"', "{", "]", "%", "@", "`"]
+    pieces += ["...", "---"]
+    pieces += ["\n", "\n\n", " \n", "\n ", "\t", "\r", "\x85", "\u2028", "\u2029", "\x7f", "\x00"]
+    pieces += ["é", "\ufeff", "\U0001f600", "~", "1.0", LONG]
+    texts = ["", " ", "\n", "a", "a ", " a", "a\n", "a \nb", "a\n b"]
+    texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 8))) for _ in range(5000)]
+    for text in texts:
+        analysis = analyzer.analyze_scalar(text)
+        assert write._double_quoted(text) is (not analysis.allow_single_quoted), repr(text)
+        assert write._double_quoted(text, key=True) is (
+            not analysis.allow_single_quoted or analysis.multiline
+        ), repr(text)
+        assert write._allow_block(text) is analysis.allow_block, repr(text)
 
 
 def pure_python_template(data) -> str:
