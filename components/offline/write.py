@@ -170,17 +170,22 @@ def _allow_block(text: str) -> bool:
     return bool(text) and _NOT_BLOCK.search(text) is None
 
 
-def _libyaml_safe(value: Any) -> bool:
-    """No scalar that libyaml writes differently (see above): libyaml writes all of it."""
+def _libyaml_safe(value: Any, *, literal: bool = False) -> bool:
+    """No scalar that libyaml writes differently (see above): libyaml writes all of it.
+    ``literal``: multi-line string values are written as literal blocks (``_TemplateDumper``),
+    not double-quoted: the caller checks them (``_template_libyaml_safe``)."""
     found: list[tuple] = []
-    return _holes(value, (), found) and not found
+    return _holes(value, (), found, literal=literal) and not found
 
 
-def _holes(value: Any, path: tuple, found: list[tuple]) -> bool:
+def _holes(value: Any, path: tuple, found: list[tuple], *, literal: bool = False) -> bool:
     """Collect in ``found`` the paths of the string values the pure-Python emitter
     double-quotes; False when such a scalar is not a mapping value reached through string keys
-    from the root (a key, an empty key, a list item), which the splice below cannot place."""
+    from the root (a key, an empty key, a list item), which the splice below cannot place.
+    ``literal``: as for ``_libyaml_safe``."""
     if isinstance(value, str):
+        if literal and "\n" in value:
+            return True
         if _double_quoted(value):
             if not path or not all(isinstance(p, str) for p in path):
                 return False
@@ -190,11 +195,11 @@ def _holes(value: Any, path: tuple, found: list[tuple]) -> bool:
         for k, v in value.items():
             if isinstance(k, str) and (k == "" or _double_quoted(k, key=True)):
                 return False
-            if not _holes(v, (*path, k), found):
+            if not _holes(v, (*path, k), found, literal=literal):
                 return False
         return True
     if isinstance(value, list):
-        return all(_holes(v, (*path, i), found) for i, v in enumerate(value))
+        return all(_holes(v, (*path, i), found, literal=literal) for i, v in enumerate(value))
     return True
 
 
@@ -278,8 +283,11 @@ def _template_libyaml_safe(document: Any) -> bool:
     and after a block that keeps its final line breaks (``|+``: a text ending in two) libyaml
     ends the document with ``...`` even when another value follows it, the pure-Python emitter
     only when it is the last (found by comparing both on fuzzed documents,
-    tests/offline/test_fast_paths.py)."""
-    return _libyaml_safe(document) and all(
+    tests/offline/test_fast_paths.py). A multi-line value that would be double-quoted without
+    the literal style (a script with indented lines) is a literal block here: both emitters
+    choose the block for a value whenever ``allow_block`` (``Emitter.choose_scalar_style``,
+    PyYAML 6.0.3 yaml/emitter.py 505-508), so it is no hole."""
+    return _libyaml_safe(document, literal=True) and all(
         text != "\n" and not text.endswith("\n\n") and _allow_block(text)
         for text in _multi_line(document)
     )

@@ -182,6 +182,9 @@ TEMPLATE_CASES = {
     "script": ({"data": {"run.sh": "#!/bin/sh\nset -eu\nexec x\n"}, "kind": "ConfigMap"}, True),
     "no-final-break": ({"data": {"s": "a\nb"}, "n": 1}, True),
     "list-item": ({"args": ["a\nb\n", "c"]}, True),
+    # Double-quoted without the literal style (a line break then a space), a block with it.
+    "indented-script": ({"command": ["sh", "-c", "set -eu\nif x; then\n  exec y\nfi\n"]}, True),
+    "indented-value": ({"data": {"s": "a:\n  b: c\n"}, "n": 1}, True),
     "keep-final-breaks": ({"data": {"s": "a\nb\n\n"}, "n": 1}, False),
     "only-a-break": ({"data": {"s": "\n"}, "n": 1}, False),
     "trailing-space": ({"s": "line one \nline two\n" + LONG}, False),
