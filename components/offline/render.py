@@ -47,6 +47,7 @@ from .run import (
     load_stack_file,
     print_spec_error,
     render,
+    reusing_validated,
     spec_error,
     spec_errors_made,
     validate,
@@ -174,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
         )
         try:
-            with spec_errors_made() as made:
+            with spec_errors_made() as made, reusing_validated(stack, config):
                 recording = render(project_dir, stack, validated=True)
         except Exception as err:
             # A SpecError from the program (a spec, a component, the region), however the
