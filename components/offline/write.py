@@ -160,6 +160,7 @@ if getattr(yaml, "__with_libyaml__", False):
 #   space, or an empty text.
 _NOT_SINGLE_QUOTED = re.compile(r"[^\n\x20-\x7e]|\n | \n")
 _NOT_BLOCK = re.compile(r"[^\n\x20-\x7e]| \n| \Z")
+_LINE_BREAK = re.compile("[\n\x85\u2028\u2029]")
 
 
 def _double_quoted(text: str, *, key: bool = False) -> bool:
@@ -201,6 +202,85 @@ def _holes(value: Any, path: tuple, found: list[tuple], *, literal: bool = False
     if isinstance(value, list):
         return all(_holes(v, (*path, i), found, literal=literal) for i, v in enumerate(value))
     return True
+
+
+# The pure-Python emitter with the two loops it runs per character over a scalar it
+# double-quotes done with regular expressions: ``analyze_scalar`` (above) and
+# ``write_double_quoted`` (PyYAML 6.0.3 yaml/emitter.py 926-976), which writes each character,
+# escapes the special ones, and folds the line at a space (or after an escape) past the width.
+# Only the characters where it does something are visited here: a space, a special character
+# and the one after it, and the end; the same writes in the same order, so the same bytes
+# (tests/offline/test_fast_paths.py compares the two on fuzzed documents). For the values the
+# splice below writes on their own; ``_PlainDumper`` stays the reference.
+_DQ_STOP = re.compile(r'[ "\\]|[^\x20-\x7e]')
+
+
+class _QuotedDumper(_PlainDumper):
+    def analyze_scalar(self, scalar: str) -> Any:
+        if not _double_quoted(scalar) or self.allow_unicode:
+            return super().analyze_scalar(scalar)
+        return yaml.emitter.ScalarAnalysis(
+            scalar=scalar,
+            empty=False,
+            multiline=_LINE_BREAK.search(scalar) is not None,
+            allow_flow_plain=False,
+            allow_block_plain=False,
+            allow_single_quoted=False,
+            allow_double_quoted=True,
+            allow_block=_allow_block(scalar),
+        )
+
+    def write_double_quoted(self, text: str, split: bool = True) -> None:
+        if self.allow_unicode or self.encoding:
+            super().write_double_quoted(text, split)
+            return
+        self.write_indicator('"', True)
+        write, size = self.stream.write, len(text)
+        start = end = 0
+        after_special = False
+        while end <= size:
+            if not after_special:
+                found = _DQ_STOP.search(text, end)
+                end = found.start() if found else size
+            ch = text[end] if end < size else None
+            special = ch is not None and (ch in '"\\' or not "\x20" <= ch <= "\x7e")
+            if special or ch is None:
+                if start < end:
+                    self.column += end - start
+                    write(text[start:end])
+                    start = end
+                if ch is not None:
+                    if ch in self.ESCAPE_REPLACEMENTS:
+                        data = "\\" + self.ESCAPE_REPLACEMENTS[ch]
+                    elif ch <= "\xff":
+                        data = f"\\x{ord(ch):02X}"
+                    elif ch <= "\uffff":
+                        data = f"\\u{ord(ch):04X}"
+                    else:
+                        data = f"\\U{ord(ch):08X}"
+                    self.column += len(data)
+                    write(data)
+                    start = end + 1
+            if (
+                0 < end < size - 1
+                and (ch == " " or start >= end)
+                and self.column + (end - start) > self.best_width
+                and split
+            ):
+                data = text[start:end] + "\\"
+                if start < end:
+                    start = end
+                self.column += len(data)
+                write(data)
+                self.write_indent()
+                self.whitespace = False
+                self.indention = False
+                if text[start] == " ":
+                    self.column += 1
+                    write("\\")
+            after_special = special
+            end += 1
+        self.write_indicator('"', False)
 
 
 def _dump(data: Any, dumper: type) -> str:
@@ -246,7 +326,7 @@ def _dump_yaml(data: Any) -> str:
         depth = len(path) - 1
         # The token's whole line, and the value's lines, each from its start.
         placeholder = "\n" + _dump(_nested(path, token), _CPlainDumper).split("\n", depth)[depth]
-        lines = "\n" + _dump(_nested(path, value), _PlainDumper).split("\n", depth)[depth]
+        lines = "\n" + _dump(_nested(path, value), _QuotedDumper).split("\n", depth)[depth]
         if text.count(token) != 1 or ("\n" + text).count(placeholder) != 1:
             return _dump(data, _PlainDumper)
         text = ("\n" + text).replace(placeholder, lines)[1:]

@@ -174,6 +174,26 @@ def test_the_scalar_analysis_agrees_with_the_emitters_on_fuzzed_text():
         assert write._allow_block(text) is analysis.allow_block, repr(text)
 
 
+def test_the_quoted_writer_writes_the_emitters_bytes_on_fuzzed_documents():
+    """``_QuotedDumper`` (the splice's writer of double-quoted values) against the pure-Python
+    emitter it speeds up, ``_PlainDumper``: long values with spaces, runs of spaces, escapes
+    (quotes, backslashes, tabs, line breaks, non-ASCII) at every column, at several depths and
+    in lists, keys that are double-quoted too."""
+    rnd = random.Random(5)
+    pieces = [" ", "  ", "word", "x" * 30, '"', "\\", "\t", "\n", "\n ", " \n", "é", "\x85"]
+    pieces += ["\u2028", "\ufeff", "\U0001f600", "\x00", "\x7f", "a: b", "# c", "'"]
+    written = 0
+    for _ in range(1500):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 60)))
+        key = rnd.choice(["k", "a-much-longer-key-name", "x" * 60, text[:20], text[:200]])
+        data = {key: text}
+        for _ in range(rnd.randint(0, 4)):
+            data = rnd.choice([{"level": data}, {"items": [data, text]}, {"n": 1, "m": data}])
+        written += write._double_quoted(text)
+        assert dump(data, write._QuotedDumper) == pure_python(data), repr(text)
+    assert written > 1000
+
+
 def pure_python_template(data) -> str:
     return dump(data, write._TemplateDumper)
 
