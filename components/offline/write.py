@@ -173,8 +173,9 @@ def _allow_block(text: str) -> bool:
 
 def _libyaml_safe(value: Any, *, literal: bool = False) -> bool:
     """No scalar that libyaml writes differently (see above): libyaml writes all of it.
-    ``literal``: multi-line string values are written as literal blocks (``_TemplateDumper``),
-    not double-quoted: the caller checks them (``_template_libyaml_safe``)."""
+    ``literal``: multi-line string values (not the document itself) are written as literal
+    blocks (``_TemplateDumper``), not double-quoted: the caller checks them
+    (``_template_libyaml_safe``)."""
     found: list[tuple] = []
     return _holes(value, (), found, literal=literal) and not found
 
@@ -185,7 +186,7 @@ def _holes(value: Any, path: tuple, found: list[tuple], *, literal: bool = False
     from the root (a key, an empty key, a list item), which the splice below cannot place.
     ``literal``: as for ``_libyaml_safe``."""
     if isinstance(value, str):
-        if literal and "\n" in value:
+        if literal and path and "\n" in value:
             return True
         if _double_quoted(value):
             if not path or not all(isinstance(p, str) for p in path):
