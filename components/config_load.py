@@ -7,8 +7,9 @@ cleanly; every problem of one run in one ``SpecError``.
 
 from __future__ import annotations
 
+import contextlib
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import MISSING, fields
 from typing import Any, Self
 
@@ -50,6 +51,50 @@ def namespace_problems(keys: Iterable[str], project: str = PROJECT) -> list[str]
     return problems
 
 
+# Configurations loaded already, each with the inputs it was loaded from: ``load`` returns one
+# for exactly the same inputs while ``reusing`` it (the offline render validates the stack's
+# configuration, then runs the program, which loads the same values again).
+_LOADED: list[tuple[type, Any, Any, list[str], Any]] = []
+
+
+@contextlib.contextmanager
+def reusing(
+    config: Any, values: Mapping[str, Any], region: Any, stack_keys: Iterable[str] = ()
+) -> Iterator[None]:
+    """While the block runs, ``type(config).load(values, region, stack_keys)`` (the same values:
+    equal, and of the same types at every level) returns ``config`` instead of loading again."""
+    entry = (type(config), values, region, sorted(stack_keys), config)
+    _LOADED.append(entry)
+    try:
+        yield
+    finally:
+        _LOADED[:] = [e for e in _LOADED if e is not entry]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same types at every level (``1``, ``1.0`` and ``True`` are equal in
+    Python, and load differently)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def _loaded(cls: type, values: Mapping[str, Any], region: Any, stack_keys: list[str]) -> Any:
+    for loaded_cls, loaded_values, loaded_region, keys, config in _LOADED:
+        if (
+            cls is loaded_cls
+            and _same(region, loaded_region)
+            and _same(values, loaded_values)
+            and sorted(stack_keys) == keys
+        ):
+            return config
+    return None
+
+
 class ConfigLoader:
     """``load``: a stack's configuration values to a ``PlatformConfig`` (a mixin)."""
 
@@ -59,6 +104,9 @@ class ConfigLoader:
         ``aws:region``, or raise one ``SpecError`` with every problem: the namespaces of
         ``stack_keys`` (every key of the stack's configuration, when the caller has them), each
         section's own, then the cross-section checks over the sections that loaded cleanly."""
+        stack_keys = list(stack_keys)
+        if _LOADED and (config := _loaded(cls, values, region, stack_keys)) is not None:
+            return config
         problems: list[str] = namespace_problems(stack_keys)
         sections: dict[str, Any] = {}
         hints = typing.get_type_hints(cls)

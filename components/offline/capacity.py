@@ -31,9 +31,13 @@ def capacity_document(config: PlatformConfig) -> dict[str, Any]:
     return document
 
 
-def write_capacity(config: PlatformConfig, out: Path) -> dict[str, Any]:
-    """Write ``out/capacity.json``; returns its content."""
-    document = capacity_document(config)
+def write_capacity(
+    config: PlatformConfig, out: Path, document: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Write ``out/capacity.json``; returns its content. ``document``: ``capacity_document(config)``
+    when the caller has it already (the command line computes it once for this and the summary)."""
+    if document is None:
+        document = capacity_document(config)
     (out / "capacity.json").write_text(json.dumps(document, indent=2) + "\n")
     return document
 
@@ -67,9 +71,10 @@ def limit_note(q: dict[str, Any]) -> str:
     )
 
 
-def capacity_markdown(config: PlatformConfig) -> str:
-    """The capacity plan's section of ``summary.md``."""
-    document = capacity_document(config)
+def capacity_markdown(config: PlatformConfig, document: dict[str, Any] | None = None) -> str:
+    """The capacity plan's section of ``summary.md``; ``document`` as for ``write_capacity``."""
+    if document is None:
+        document = capacity_document(config)
     if not document["pools"]:
         return ""
     lines = [

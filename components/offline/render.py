@@ -35,11 +35,9 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from ..budget import capacity_warnings
 from ..errors import up_refusals
 from ..spec import SpecError
-from .capacity import capacity_markdown, write_capacity
-from .plan import write_plan
+from .capacity import capacity_document, capacity_markdown, write_capacity
 from .policies import check_policies, load_policy_pack
 from .run import (
     SECRET_PLACEHOLDER,
@@ -49,6 +47,7 @@ from .run import (
     load_stack_file,
     print_spec_error,
     render,
+    reusing_validated,
     spec_error,
     spec_errors_made,
     validate,
@@ -176,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
         )
         try:
-            with spec_errors_made() as made:
+            with spec_errors_made() as made, reusing_validated(stack, config):
                 recording = render(project_dir, stack, validated=True)
         except Exception as err:
             # A SpecError from the program (a spec, a component, the region), however the
@@ -188,18 +187,17 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CONFIG
         examples = example_workloads(config) if config is not None else {}
         counts = write_state(recording, out, examples)
-        capacity = capacity_markdown(config) if config is not None else ""
-        warnings = (
-            capacity_warnings(
-                config.pools, config.gpu_operator, config.scheduler, config.workload_kinds
-            )
-            if config is not None
-            else []
-        )
+        # One capacity plan for capacity.json and summary.md.
+        document = capacity_document(config) if config is not None else None
+        capacity = capacity_markdown(config, document) if config is not None else ""
+        # capacity.json's warnings are ``budget.capacity_warnings`` of the configuration.
+        warnings = document["warnings"] if document is not None else []
         if config is not None:
-            write_capacity(config, out)
+            write_capacity(config, out, document)
         # After capacity.json: plan.md shows its cost at full budget.
         if args.compare is not None:
+            from .plan import write_plan  # only with --compare: a render needs none of offline.plan
+
             write_plan(args.compare, out)
         lines, mandatory = check_policies(recording, pack, policy_config) if pack else ([], False)
     except Exception:

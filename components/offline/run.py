@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import PROJECT, PlatformConfig, partition_for_region
+from ..config_load import reusing
 from ..platform import stack_config_values
 from ..spec import SpecError
 from . import mocks
@@ -33,6 +34,7 @@ __all__ = [
     "load_stack_file",
     "print_spec_error",
     "render",
+    "reusing_validated",
     "spec_error",
     "spec_errors_made",
     "validate",
@@ -51,6 +53,17 @@ def validate(stack: StackFile) -> PlatformConfig | None:
     # The raw value: ``aws:region: 5`` is a wrong region, not a missing one.
     return PlatformConfig.load(
         stack_config_values(stack.config), stack.config.get("aws:region"), stack.config
+    )
+
+
+def reusing_validated(stack: StackFile, config: PlatformConfig | None) -> Any:
+    """A context in which the program's ``PlatformConfig.load`` of the same stack configuration
+    (``platform.read_stack_config``) returns ``config``, what ``validate(stack)`` gave, instead
+    of loading it a second time."""
+    if config is None:
+        return contextlib.nullcontext()
+    return reusing(
+        config, stack_config_values(stack.config), stack.config.get("aws:region"), stack.config
     )
 
 

@@ -6,7 +6,6 @@ from ``examples`` and ``template_text`` writes each).
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
@@ -148,28 +147,47 @@ if getattr(yaml, "__with_libyaml__", False):
             return True
 
 
-_ANALYZER = yaml.emitter.Emitter(io.StringIO())
-_PLAIN_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/:@=,+-]*")
+# The emitter's analysis walks a scalar one character at a time in Python (PyYAML 6.0.3
+# yaml/emitter.py 626-784, ``analyze_scalar``), and a render analyses some 60,000 characters
+# (CEL expressions, scripts). The two of its findings these writers use are each one regular
+# expression here, with the same answer (tests/offline/test_fast_paths.py compares the two on
+# fuzzed text):
+# - ``allow_single_quoted`` is false exactly for a special character (anything but a line feed
+#   and printable ASCII: the emitter's ``allow_unicode`` is off), a space right after a line
+#   break or a space right before one (its other breaks, U+0085, U+2028, U+2029, are special);
+#   ``multiline`` is a line break (a line feed, or one of those);
+# - ``allow_block`` is false for a special character, a space before a line break, a trailing
+#   space, or an empty text.
+_NOT_SINGLE_QUOTED = re.compile(r"[^\n\x20-\x7e]|\n | \n")
+_NOT_BLOCK = re.compile(r"[^\n\x20-\x7e]| \n| \Z")
+_LINE_BREAK = re.compile("[\n\x85\u2028\u2029]")
 
 
 def _double_quoted(text: str, *, key: bool = False) -> bool:
-    if _PLAIN_TEXT.fullmatch(text) and not text.endswith(" "):
-        return False  # printable ASCII, no break, no leading space: never double-quoted
-    analysis = _ANALYZER.analyze_scalar(text)
-    return not analysis.allow_single_quoted or (key and analysis.multiline)
+    return _NOT_SINGLE_QUOTED.search(text) is not None or (key and "\n" in text)
 
 
-def _libyaml_safe(value: Any) -> bool:
-    """No scalar that libyaml writes differently (see above): libyaml writes all of it."""
+def _allow_block(text: str) -> bool:
+    return bool(text) and _NOT_BLOCK.search(text) is None
+
+
+def _libyaml_safe(value: Any, *, literal: bool = False) -> bool:
+    """No scalar that libyaml writes differently (see above): libyaml writes all of it.
+    ``literal``: multi-line string values (not the document itself) are written as literal
+    blocks (``_TemplateDumper``), not double-quoted: the caller checks them
+    (``_template_libyaml_safe``)."""
     found: list[tuple] = []
-    return _holes(value, (), found) and not found
+    return _holes(value, (), found, literal=literal) and not found
 
 
-def _holes(value: Any, path: tuple, found: list[tuple]) -> bool:
+def _holes(value: Any, path: tuple, found: list[tuple], *, literal: bool = False) -> bool:
     """Collect in ``found`` the paths of the string values the pure-Python emitter
     double-quotes; False when such a scalar is not a mapping value reached through string keys
-    from the root (a key, an empty key, a list item), which the splice below cannot place."""
+    from the root (a key, an empty key, a list item), which the splice below cannot place.
+    ``literal``: as for ``_libyaml_safe``."""
     if isinstance(value, str):
+        if literal and path and "\n" in value:
+            return True
         if _double_quoted(value):
             if not path or not all(isinstance(p, str) for p in path):
                 return False
@@ -179,12 +197,91 @@ def _holes(value: Any, path: tuple, found: list[tuple]) -> bool:
         for k, v in value.items():
             if isinstance(k, str) and (k == "" or _double_quoted(k, key=True)):
                 return False
-            if not _holes(v, (*path, k), found):
+            if not _holes(v, (*path, k), found, literal=literal):
                 return False
         return True
     if isinstance(value, list):
-        return all(_holes(v, (*path, i), found) for i, v in enumerate(value))
+        return all(_holes(v, (*path, i), found, literal=literal) for i, v in enumerate(value))
     return True
+
+
+# The pure-Python emitter with the two loops it runs per character over a scalar it
+# double-quotes done with regular expressions: ``analyze_scalar`` (above) and
+# ``write_double_quoted`` (PyYAML 6.0.3 yaml/emitter.py 926-976), which writes each character,
+# escapes the special ones, and folds the line at a space (or after an escape) past the width.
+# Only the characters where it does something are visited here: a space, a special character
+# and the one after it, and the end; the same writes in the same order, so the same bytes
+# (tests/offline/test_fast_paths.py compares the two on fuzzed documents). For the values the
+# splice below writes on their own; ``_PlainDumper`` stays the reference.
+_DQ_STOP = re.compile(r'[ "\\]|[^\x20-\x7e]')
+
+
+class _QuotedDumper(_PlainDumper):
+    def analyze_scalar(self, scalar: str) -> Any:
+        if not _double_quoted(scalar) or self.allow_unicode:
+            return super().analyze_scalar(scalar)
+        return yaml.emitter.ScalarAnalysis(
+            scalar=scalar,
+            empty=False,
+            multiline=_LINE_BREAK.search(scalar) is not None,
+            allow_flow_plain=False,
+            allow_block_plain=False,
+            allow_single_quoted=False,
+            allow_double_quoted=True,
+            allow_block=_allow_block(scalar),
+        )
+
+    def write_double_quoted(self, text: str, split: bool = True) -> None:
+        if self.allow_unicode or self.encoding:
+            super().write_double_quoted(text, split)
+            return
+        self.write_indicator('"', True)
+        write, size = self.stream.write, len(text)
+        start = end = 0
+        after_special = False
+        while end <= size:
+            if not after_special:
+                found = _DQ_STOP.search(text, end)
+                end = found.start() if found else size
+            ch = text[end] if end < size else None
+            special = ch is not None and (ch in '"\\' or not "\x20" <= ch <= "\x7e")
+            if special or ch is None:
+                if start < end:
+                    self.column += end - start
+                    write(text[start:end])
+                    start = end
+                if ch is not None:
+                    if ch in self.ESCAPE_REPLACEMENTS:
+                        data = "\\" + self.ESCAPE_REPLACEMENTS[ch]
+                    elif ch <= "\xff":
+                        data = f"\\x{ord(ch):02X}"
+                    elif ch <= "\uffff":
+                        data = f"\\u{ord(ch):04X}"
+                    else:
+                        data = f"\\U{ord(ch):08X}"
+                    self.column += len(data)
+                    write(data)
+                    start = end + 1
+            if (
+                0 < end < size - 1
+                and (ch == " " or start >= end)
+                and self.column + (end - start) > self.best_width
+                and split
+            ):
+                data = text[start:end] + "\\"
+                if start < end:
+                    start = end
+                self.column += len(data)
+                write(data)
+                self.write_indent()
+                self.whitespace = False
+                self.indention = False
+                if text[start] == " ":
+                    self.column += 1
+                    write("\\")
+            after_special = special
+            end += 1
+        self.write_indicator('"', False)
 
 
 def _dump(data: Any, dumper: type) -> str:
@@ -230,7 +327,7 @@ def _dump_yaml(data: Any) -> str:
         depth = len(path) - 1
         # The token's whole line, and the value's lines, each from its start.
         placeholder = "\n" + _dump(_nested(path, token), _CPlainDumper).split("\n", depth)[depth]
-        lines = "\n" + _dump(_nested(path, value), _PlainDumper).split("\n", depth)[depth]
+        lines = "\n" + _dump(_nested(path, value), _QuotedDumper).split("\n", depth)[depth]
         if text.count(token) != 1 or ("\n" + text).count(placeholder) != 1:
             return _dump(data, _PlainDumper)
         text = ("\n" + text).replace(placeholder, lines)[1:]
@@ -267,9 +364,12 @@ def _template_libyaml_safe(document: Any) -> bool:
     and after a block that keeps its final line breaks (``|+``: a text ending in two) libyaml
     ends the document with ``...`` even when another value follows it, the pure-Python emitter
     only when it is the last (found by comparing both on fuzzed documents,
-    tests/offline/test_fast_paths.py)."""
-    return _libyaml_safe(document) and all(
-        text != "\n" and not text.endswith("\n\n") and _ANALYZER.analyze_scalar(text).allow_block
+    tests/offline/test_fast_paths.py). A multi-line value that would be double-quoted without
+    the literal style (a script with indented lines) is a literal block here: both emitters
+    choose the block for a value whenever ``allow_block`` (``Emitter.choose_scalar_style``,
+    PyYAML 6.0.3 yaml/emitter.py 505-508), so it is no hole."""
+    return _libyaml_safe(document, literal=True) and all(
+        text != "\n" and not text.endswith("\n\n") and _allow_block(text)
         for text in _multi_line(document)
     )
 

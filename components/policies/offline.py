@@ -96,6 +96,11 @@ def evaluate(
     if unknown:
         raise ValueError(f"policy config names unknown policies: {', '.join(unknown)}")
     stack = [_as_stack_resource(r) for r in resources]
+    # Each resource rule runs on the resources of its types only (in the stack's order), not
+    # on every resource: a rule's check is empty for any other type (``Rule.check``).
+    by_type: dict[str, list[StackResource]] = {}
+    for resource in stack:
+        by_type.setdefault(resource.type, []).append(resource)
     out: list[Violation] = []
     for rule in rules:
         level, props = _settings(rule, config)
@@ -106,7 +111,12 @@ def evaluate(
                 target = getattr(message, "urn", None) or STACK_TARGET
                 out.append(Violation(rule.name, level, target, str(message)))
             continue
-        for resource in stack:
+        types = [t for t in rule.resource_checks if t in by_type]
+        if len(types) == 1:
+            checked = by_type[types[0]]
+        else:
+            checked = [r for r in stack if r.type in types] if types else []
+        for resource in checked:
             for message in rule.check(resource.type, resource.props, props):
                 target = resource.urn or resource.name or STACK_TARGET
                 out.append(Violation(rule.name, level, target, str(message)))

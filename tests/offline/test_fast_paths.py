@@ -3,6 +3,7 @@ pure-Python emitter's bytes, and the command line's process (garbage collector o
 without teardown) still runs ``atexit`` handlers, flushes its output and keeps its exit code.
 """
 
+import io
 import random
 import subprocess
 import sys
@@ -151,6 +152,48 @@ def test_the_offline_engine_skips_the_sdks_stack_walk_only_while_a_program_runs(
     assert "sourcePosition" not in source and "stackTrace" not in source
 
 
+def test_the_scalar_analysis_agrees_with_the_emitters_on_fuzzed_text():
+    """``_double_quoted`` and ``_allow_block`` answer as the pure-Python emitter's own analysis
+    (``Emitter.analyze_scalar``, the oracle) does, on every piece that decides it: line breaks
+    (a line feed and the three others), spaces around them, leading and trailing spaces,
+    indicators, non-ASCII and control characters, and the empty text."""
+    analyzer = yaml.emitter.Emitter(io.StringIO())
+    rnd = random.Random(7)
+    pieces = ["", " ", "  ", "x", "a: b", "- c", "# d", "'", '"', "{", "]", "%", "@", "`"]
+    pieces += ["...", "---"]
+    pieces += ["\n", "\n\n", " \n", "\n ", "\t", "\r", "\x85", "\u2028", "\u2029", "\x7f", "\x00"]
+    pieces += ["é", "\ufeff", "\U0001f600", "~", "1.0", LONG]
+    texts = ["", " ", "\n", "a", "a ", " a", "a\n", "a \nb", "a\n b"]
+    texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 8))) for _ in range(5000)]
+    for text in texts:
+        analysis = analyzer.analyze_scalar(text)
+        assert write._double_quoted(text) is (not analysis.allow_single_quoted), repr(text)
+        assert write._double_quoted(text, key=True) is (
+            not analysis.allow_single_quoted or analysis.multiline
+        ), repr(text)
+        assert write._allow_block(text) is analysis.allow_block, repr(text)
+
+
+def test_the_quoted_writer_writes_the_emitters_bytes_on_fuzzed_documents():
+    """``_QuotedDumper`` (the splice's writer of double-quoted values) against the pure-Python
+    emitter it speeds up, ``_PlainDumper``: long values with spaces, runs of spaces, escapes
+    (quotes, backslashes, tabs, line breaks, non-ASCII) at every column, at several depths and
+    in lists, keys that are double-quoted too."""
+    rnd = random.Random(5)
+    pieces = [" ", "  ", "word", "x" * 30, '"', "\\", "\t", "\n", "\n ", " \n", "é", "\x85"]
+    pieces += ["\u2028", "\ufeff", "\U0001f600", "\x00", "\x7f", "a: b", "# c", "'"]
+    written = 0
+    for _ in range(1500):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 60)))
+        key = rnd.choice(["k", "a-much-longer-key-name", "x" * 60, text[:20], text[:200]])
+        data = {key: text}
+        for _ in range(rnd.randint(0, 4)):
+            data = rnd.choice([{"level": data}, {"items": [data, text]}, {"n": 1, "m": data}])
+        written += write._double_quoted(text)
+        assert dump(data, write._QuotedDumper) == pure_python(data), repr(text)
+    assert written > 1000
+
+
 def pure_python_template(data) -> str:
     return dump(data, write._TemplateDumper)
 
@@ -159,6 +202,9 @@ TEMPLATE_CASES = {
     "script": ({"data": {"run.sh": "#!/bin/sh\nset -eu\nexec x\n"}, "kind": "ConfigMap"}, True),
     "no-final-break": ({"data": {"s": "a\nb"}, "n": 1}, True),
     "list-item": ({"args": ["a\nb\n", "c"]}, True),
+    # Double-quoted without the literal style (a line break then a space), a block with it.
+    "indented-script": ({"command": ["sh", "-c", "set -eu\nif x; then\n  exec y\nfi\n"]}, True),
+    "indented-value": ({"data": {"s": "a:\n  b: c\n"}, "n": 1}, True),
     "keep-final-breaks": ({"data": {"s": "a\nb\n\n"}, "n": 1}, False),
     "only-a-break": ({"data": {"s": "\n"}, "n": 1}, False),
     "trailing-space": ({"s": "line one \nline two\n" + LONG}, False),

@@ -70,6 +70,34 @@ def test_objects_with_attributes_are_accepted():
     ]
 
 
+def test_a_rule_of_several_types_reports_in_the_stacks_order():
+    """Each rule runs on the resources of its own types only; a rule of two types still
+    reports its resources in the order of the stack, interleaved, and skips the others."""
+    from eks_gpu_platform.policies.rules import Rule
+
+    rule = Rule(
+        name="named",
+        description="every resource of the two types, by name",
+        enforcement_level="advisory",
+        category="test",
+        resource_checks={
+            "test:a:A": lambda props, config: [f"a {props['n']}"],
+            "test:b:B": lambda props, config: [f"b {props['n']}"],
+        },
+    )
+    types = ["test:a:A", "test:c:C", "test:b:B", "test:a:A", "test:b:B"]
+    resources = [
+        {"type": t, "name": f"r{i}", "urn": f"urn:{i}", "inputs": {"n": i}}
+        for i, t in enumerate(types)
+    ]
+    assert [(v.resource, v.message) for v in evaluate(resources, rules=[rule])] == [
+        ("urn:0", "a 0"),
+        ("urn:2", "b 2"),
+        ("urn:3", "a 3"),
+        ("urn:4", "b 4"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("config", "levels"),
     [
