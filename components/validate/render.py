@@ -19,6 +19,10 @@ import yaml
 
 from .core import Render
 
+# libyaml's loader where PyYAML has it (the same documents as the pure-Python SafeLoader for
+# what the render writes, tests/validate/test_render_load.py; ten times faster), else that one.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class RenderError(Exception):
     """The render is missing or unreadable; the message says what to do."""
@@ -36,10 +40,10 @@ def load(stack: str, directory: str | Path | None = None) -> Render:
     try:
         manifests: list[dict] = []
         for path in sorted((where / "manifests").glob("*.yaml")):
-            manifests.extend(doc for doc in yaml.safe_load_all(path.read_text()) if doc)
+            manifests.extend(doc for doc in yaml.load_all(path.read_text(), Loader=_LOADER) if doc)
         helm: dict[str, dict] = {}
         for path in sorted((where / "helm").glob("*.yaml")):
-            doc = yaml.safe_load(path.read_text()) or {}
+            doc = yaml.load(path.read_text(), Loader=_LOADER) or {}
             helm[str(doc.get("name", path.stem))] = doc
         capacity = _json(where / "capacity.json")
         outputs = _json(where / "outputs.json")
