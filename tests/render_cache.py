@@ -17,6 +17,7 @@ replaced). Callers must not change the result they get: it is shared by every la
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import sys
@@ -94,6 +95,12 @@ def cached(key: tuple, compute: Callable[[], T]) -> T:
     if _unchanged(then):
         _CACHE[key] = (result, then)
     return result
+
+
+def cached_copy(key: tuple, compute: Callable[[], T]) -> T:
+    """``cached(key, compute)``, deep-copied: for callers that may change what they get (a test
+    that pops an input, say) without changing it for the next caller."""
+    return copy.deepcopy(cached(key, compute))
 
 
 # Renders by what decides them: the program and project files and the stack's configuration.
