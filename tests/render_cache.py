@@ -17,7 +17,9 @@ replaced). Callers must not change the result they get: it is shared by every la
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
+import operator
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -38,6 +40,8 @@ _RECORDER = "spec_errors_made.<locals>.recording_init"
 
 # key -> (result, what it was computed under: ``_state()``).
 _CACHE: dict[tuple, tuple[Any, dict[tuple[str, str], Any]]] = {}
+# key -> the namespaces ``_state`` reads, as they were once the result was kept: ``_same``.
+_SEEN: dict[tuple, list[tuple[Any, tuple, tuple]]] = {}
 
 
 def _state() -> dict[tuple[str, str], Any]:
@@ -81,19 +85,60 @@ def _unchanged(then: dict[tuple[str, str], Any]) -> bool:
     )
 
 
+def _namespaces() -> list[tuple[Any, tuple, tuple]]:
+    """Each namespace ``_state`` reads (the package's modules and their classes), with its names
+    and values as they are now."""
+    out = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == PACKAGE or name.startswith(PACKAGE + ".")):
+            continue
+        names = vars(module)
+        out.append((names, tuple(names), tuple(names.values())))
+        for value in list(names.values()):
+            if isinstance(value, type) and value.__module__ == name:
+                for cls in value.__mro__:
+                    if cls.__module__.startswith(PACKAGE):
+                        attrs = vars(cls)
+                        out.append((attrs, tuple(attrs), tuple(attrs.values())))
+    return out
+
+
+def _same(seen: list[tuple[Any, tuple, tuple]], environ: dict[str, str]) -> bool:
+    """Whether every namespace in ``seen`` still has the same names bound to the same objects,
+    and the environment is ``environ``: then ``_unchanged`` holds too (it compares a subset of
+    these names, by identity), found without building ``_state()`` again. False says nothing:
+    ``_unchanged`` decides then (a name added since, the command line's recorder)."""
+    if {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} != environ:
+        return False
+    return all(
+        tuple(names) == keys and all(map(operator.is_, names.values(), values))
+        for names, keys, values in seen
+    )
+
+
 def cached(key: tuple, compute: Callable[[], T]) -> T:
     """``compute()``, once per process for ``key`` while nothing it may read has been patched;
     computed afresh when something has (and kept with the state it was computed under, which
     a later call must find again to share it)."""
     if key in _CACHE:
         result, then = _CACHE[key]
+        if _same(_SEEN[key], then[("os.environ", "")]):
+            return result
         if _unchanged(then):
+            _SEEN[key] = _namespaces()  # e.g. a name added since: found fast again next time
             return result
     then = _state()
     result = compute()
     if _unchanged(then):
         _CACHE[key] = (result, then)
+        _SEEN[key] = _namespaces()  # a superset of ``then``'s names, all still the same
     return result
+
+
+def cached_copy(key: tuple, compute: Callable[[], T]) -> T:
+    """``cached(key, compute)``, deep-copied: for callers that may change what they get (a test
+    that pops an input, say) without changing it for the next caller."""
+    return copy.deepcopy(cached(key, compute))
 
 
 # Renders by what decides them: the program and project files and the stack's configuration.

@@ -6,6 +6,7 @@ import json
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+from render_cache import cached_copy
 
 from eks_gpu_platform.iam import compact_json, ec2_trust_policy
 from eks_gpu_platform.karpenter.component import Karpenter, KarpenterArgs
@@ -38,6 +39,10 @@ NODE_POLICIES = (
 
 
 def karpenter(run_program, spec: KarpenterSpec, *, region="us-west-2", partition="aws", **extra):
+    """The component's recording for these arguments: run once per test process (the variants
+    repeat across tests) and copied for each caller (render_cache.cached_copy: run afresh when a
+    test has patched what the run reads, e.g. the mocks' spot role)."""
+
     def program():
         provider = k8s.Provider("k8s", kubeconfig="{}")
         # Stands for the system node group the chart's pods need (KarpenterArgs.depends_on).
@@ -61,7 +66,8 @@ def karpenter(run_program, spec: KarpenterSpec, *, region="us-west-2", partition
             ),
         )
 
-    return run_program(program, region=region, partition=partition)
+    key = ("karpenter.test_component", repr(spec), region, partition, repr(sorted(extra.items())))
+    return cached_copy(key, lambda: run_program(program, region=region, partition=partition))
 
 
 def find(recording, typ: str, name: str):

@@ -89,13 +89,20 @@ def test_a_failed_pool_delete_keeps_what_the_controller_needs(render_user_stack,
     no controller, network or permissions left to terminate them."""
     rec = render_user_stack(stack)
     resources = [r.to_json() for r in rec.resources]
+    needs = controller_needs(rec)
+    # kept_if_delete_fails is pure: computed once per Karpenter object, not once per pair.
+    kept = {
+        o.urn: kept_if_delete_fails(resources, o.urn)
+        for o in rec.resources
+        if is_karpenter_object(o)
+    }
     missing = sorted(
         {
             (n.type, n.name)
             for o in rec.resources
             if is_karpenter_object(o)
-            for n in controller_needs(rec)
-            if n.urn not in kept_if_delete_fails(resources, o.urn)
+            for n in needs
+            if n.urn not in kept[o.urn]
         }
     )
     assert missing == []
@@ -198,13 +205,10 @@ def test_every_kubernetes_resource_depends_on_every_admin_association(render_use
     if admins is not None:  # one entry and one association per admin of the shipped stacks
         assert len(access) == 2 * admins
     assert access and len(objects) > 10
+    # kept_if_delete_fails is pure: computed once per object, not once per pair.
+    kept = {o.urn: kept_if_delete_fails(resources, o.urn) for o in objects}
     missing = sorted(
-        {
-            (o.name, a.name)
-            for o in objects
-            for a in access
-            if a.urn not in kept_if_delete_fails(resources, o.urn)
-        }
+        {(o.name, a.name) for o in objects for a in access if a.urn not in kept[o.urn]}
     )
     assert missing == []
 
