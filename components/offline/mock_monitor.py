@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from .mocks import RecordingMocks
 
 AWS_PROVIDER = "pulumi:providers:aws"
+# What marks a value the SDK's serializer encodes specially, in a request's wire form: the key
+# of a secret, asset, archive, resource reference or output value, and the unknown value
+# (pulumi/runtime/rpc.py ``_special_sig_key`` and ``UNKNOWN``, 3.272.0). A request without
+# either holds plain JSON only (``RecordingMonitor._echo``).
+SPECIAL_MARKS = (rpc._special_sig_key.encode(), rpc.UNKNOWN.encode())
 
 
 class RecordingMonitor(_mocks.MockMonitor):
@@ -76,7 +81,7 @@ class RecordingMonitor(_mocks.MockMonitor):
         answering = getattr(self.mocks, "answering", None)
         if answering is not None:
             answering.inputs = None
-        response = super().RegisterResource(answered)
+        response = self._echo(answered) or super().RegisterResource(answered)
         if request.type == "pulumi:pulumi:Stack":
             return response
         registered = self.resources[response.urn]
@@ -117,6 +122,48 @@ class RecordingMonitor(_mocks.MockMonitor):
             retain_on_delete=bool(request.retainOnDelete),
         )
         return response
+
+    def _echo(self, request):
+        """The stock monitor's answer to a registration of plain JSON properties, made without
+        serializing again what the mocks echo; None for the stack and for properties with
+        ``SPECIAL_MARKS`` (the stock monitor answers them).
+
+        The stock monitor (pulumi/runtime/mocks.py ``MockMonitor.RegisterResource`` L308-334,
+        3.272.0) deserializes ``request.object``, asks the mocks, and serializes the state they
+        return into the response. When that state is the deserialized inputs, unchanged, and
+        the request holds plain JSON only (no ``SPECIAL_MARKS``), serializing it again gives
+        the request's properties less its nested nulls, which deserializing drops either way
+        (``deserialize_properties``: "values that deserialize to None as if they don't exist";
+        the SDK's ``resolve_outputs`` deserializes the response): the request's own ``object``
+        is then the same answer, and saves the serialization (one event-loop run per resource;
+        the mocks echo the inputs of Kubernetes objects, providers and local components).
+        Other states are serialized as the stock monitor does.
+        """
+        if request.type == "pulumi:pulumi:Stack":
+            return None
+        wire = request.object.SerializeToString()
+        if any(mark in wire for mark in SPECIAL_MARKS):
+            return None
+        urn = self.make_urn(request.parent, request.type, request.name)
+        inputs = rpc.deserialize_properties(request.object)
+        id_, state = self.mocks.new_resource(
+            _mocks.MockResourceArgs(
+                typ=request.type,
+                name=request.name,
+                inputs=inputs,
+                provider=request.provider,
+                resource_id=request.importId,
+                custom=request.custom or False,
+                transforms=_mocks._resolve_callbacks(request.transforms),
+            )
+        )
+        if state.keys() != inputs.keys() or any(state[k] is not inputs[k] for k in state):
+            # Outputs of their own (an AWS resource's ARN and id).
+            obj = _mocks._sync_await(rpc.serialize_properties(state, {}))
+        else:
+            obj = request.object
+        self.resources[urn] = _mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=obj)
 
     def RegisterResourceOutputs(self, request):
         reg = self.registrations.get(request.urn)
