@@ -5,7 +5,11 @@ registers), for the recording mocks (``mocks.run``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+import contextvars
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc
@@ -22,6 +26,57 @@ AWS_PROVIDER = "pulumi:providers:aws"
 # (pulumi/runtime/rpc.py ``_special_sig_key`` and ``UNKNOWN``, 3.272.0). A request without
 # either holds plain JSON only (``RecordingMonitor._echo``).
 SPECIAL_MARKS = (rpc._special_sig_key.encode(), rpc.UNKNOWN.encode())
+T = TypeVar("T")
+# The thread that runs the stock monitor's steps that need an event loop of their own, when the
+# monitor is called on the program's event-loop thread (``mocks.run`` runs the calls there).
+_OFF_LOOP = ThreadPoolExecutor(max_workers=1, thread_name_prefix="offline-monitor")
+
+
+def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)``, on a thread without a running event loop.
+
+    The stock monitor serializes with ``_sync_await`` (pulumi/runtime/mocks.py L250, L271,
+    L291, L330, 3.272.0), which, on a thread whose loop is running, pumps that loop from inside
+    the call (pulumi/runtime/sync_await.py L36-63): on the program's own thread it would run the
+    program's other steps in the middle of a registration. On the SDK's executor threads (its
+    ``run_in_executor`` calls) nothing runs a loop, and ``fn`` runs here directly; on the
+    program's thread it runs on ``_OFF_LOOP``, with the caller's context (the SDK's settings
+    are context variables), while the caller waits, as the SDK waits for its executor.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn(*args)
+    return _OFF_LOOP.submit(contextvars.copy_context().run, fn, *args).result()
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is JSON data only (what the serializer turns into a value without
+    awaiting anything)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def serialized(state: dict[str, Any]) -> Any:
+    """``rpc.serialize_properties(state, {})``, as the stock monitor makes it.
+
+    For JSON data the coroutine awaits nothing but its own sub-coroutines
+    (pulumi/runtime/rpc.py ``serialize_property``: only Outputs, resources, assets and
+    awaitables await futures), so it completes in one step on this thread; anything else runs
+    off the loop with ``_sync_await``, as the stock monitor runs it.
+    """
+    if _plain(state):
+        step = rpc.serialize_properties(state, {})
+        try:
+            step.send(None)
+        except StopIteration as done:
+            return done.value
+        step.close()
+        raise RuntimeError("offline mocks: serializing JSON data awaited a future")
+    return off_loop(lambda: _mocks._sync_await(rpc.serialize_properties(state, {})))
 
 
 class RecordingMonitor(_mocks.MockMonitor):
@@ -40,7 +95,7 @@ class RecordingMonitor(_mocks.MockMonitor):
 
     def ReadResource(self, request):
         self.reads.append((request.type, request.name, request.id))
-        return super().ReadResource(request)
+        return off_loop(super().ReadResource, request)
 
     def Invoke(self, request):
         """As the stock monitor, except that an identity lookup with no caller set is answered
@@ -52,7 +107,7 @@ class RecordingMonitor(_mocks.MockMonitor):
         ):
             self.mocks.calls.append((request.tok, {}))
             return resource_pb2.ResourceInvokeResponse(unknown=True)
-        return super().Invoke(request)
+        return off_loop(super().Invoke, request)
 
     def GetDeploymentInfo(self, request):
         info = super().GetDeploymentInfo(request)
@@ -81,7 +136,7 @@ class RecordingMonitor(_mocks.MockMonitor):
         answering = getattr(self.mocks, "answering", None)
         if answering is not None:
             answering.inputs = None
-        response = self._echo(answered) or super().RegisterResource(answered)
+        response = self._echo(answered) or off_loop(super().RegisterResource, answered)
         if request.type == "pulumi:pulumi:Stack":
             return response
         registered = self.resources[response.urn]
@@ -159,7 +214,7 @@ class RecordingMonitor(_mocks.MockMonitor):
         )
         if state.keys() != inputs.keys() or any(state[k] is not inputs[k] for k in state):
             # Outputs of their own (an AWS resource's ARN and id).
-            obj = _mocks._sync_await(rpc.serialize_properties(state, {}))
+            obj = serialized(state)
         else:
             obj = request.object
         self.resources[urn] = _mocks.MockMonitor.ResourceRegistration(urn, id_, state)

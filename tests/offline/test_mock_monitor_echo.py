@@ -1,8 +1,11 @@
 """The recording monitor answers a registration whose outputs are its inputs with the request's
 own properties (``RecordingMonitor._echo``): the program sees the same outputs as from the
 stock monitor's answer, which serializes them again, and only plain JSON takes the short cut.
+``mocks.run`` runs the monitor's calls on the program's thread, the stock monitor's steps that
+need an event loop of their own on a thread of their own (``mock_monitor.off_loop``).
 """
 
+import asyncio
 import threading
 
 import pulumi
@@ -52,19 +55,74 @@ def test_the_program_sees_the_stock_monitors_outputs(run_program, monkeypatch, s
 
 
 def test_plain_json_is_answered_without_serializing_it_again(run_program, monkeypatch):
-    # The stock monitor serializes the mocks' state with _sync_await on its worker thread
-    # (pulumi/runtime/mocks.py MockMonitor.RegisterResource, 3.272.0); the echo does not.
+    # The stock monitor serializes the mocks' state with _sync_await (pulumi/runtime/mocks.py
+    # MockMonitor.RegisterResource L330, 3.272.0); the echo does not.
     original = sdk_mocks._sync_await
-    off_main: list[str] = []
+    serialized: list[str] = []
 
     def recording(awaitable):
-        if threading.current_thread() is not threading.main_thread():
-            off_main.append(getattr(awaitable, "__qualname__", type(awaitable).__name__))
+        name = getattr(awaitable, "__qualname__", type(awaitable).__name__)
+        if name == "serialize_properties":
+            serialized.append(name)
         return original(awaitable)
 
     monkeypatch.setattr(sdk_mocks, "_sync_await", recording)
     outputs(run_program, PLAIN)
-    assert off_main == []
+    assert serialized == []
+
+
+def calls_on(monkeypatch, cls, method: str) -> list[tuple[str, str]]:
+    """(request type, thread name) of each call of ``cls.method`` while a program runs."""
+    calls: list[tuple[str, str]] = []
+    original = getattr(cls, method)
+
+    def recording(self, request):
+        calls.append((request.type, threading.current_thread().name))
+        return original(self, request)
+
+    monkeypatch.setattr(cls, method, recording)
+    return calls
+
+
+def test_the_monitor_answers_on_the_programs_thread(run_program, monkeypatch):
+    # The SDK hands each call to an executor thread (run_in_executor, pulumi/runtime/
+    # resource.py L1344-1346); for the run, the loop's executor calls run in place.
+    calls = calls_on(monkeypatch, RecordingMonitor, "RegisterResource")
+    outputs(run_program, PLAIN)
+    main = threading.main_thread().name
+    assert sorted(calls) == [
+        ("kubernetes:test.example/v1:Thing", main),
+        ("pulumi:pulumi:Stack", main),
+        ("test:index:Thing", main),
+    ]
+    # Nothing of the run is left on the loop.
+    assert "run_in_executor" not in vars(asyncio.get_event_loop())
+
+
+def test_the_stock_monitors_steps_run_off_the_programs_loop(run_program, monkeypatch):
+    # A secret takes the stock path, whose _sync_await would pump the program's own loop
+    # from inside the call (pulumi/runtime/sync_await.py L36-63) on the program's thread.
+    calls = calls_on(monkeypatch, sdk_mocks.MockMonitor, "RegisterResource")
+    seen, _ = outputs(run_program, PLAIN, secret=True)
+    assert sorted(calls) == [
+        ("kubernetes:test.example/v1:Thing", "offline-monitor_0"),
+        ("pulumi:pulumi:Stack", "offline-monitor_0"),
+    ]
+    assert seen["data"]["name"] == "cm"
+
+
+def test_an_error_of_the_mocks_fails_the_run_as_before(run_program):
+    # Strict mocks refuse an unmodelled type (RecordingMocks.new_resource): the error reaches
+    # the program's run, as from the SDK's executor.
+    def program():
+        pulumi.CustomResource("test:index:Unmodelled", "thing", {})
+
+    with pytest.raises(NotImplementedError) as raised:
+        run_program(program)
+    assert str(raised.value) == (
+        "offline mocks: resource type 'test:index:Unmodelled' ('thing') is not modelled "
+        "(strict mode); RecordingMocks(strict=False) renders it with generic outputs"
+    )
 
 
 def test_a_secret_takes_the_stock_monitors_path(run_program, monkeypatch):
