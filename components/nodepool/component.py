@@ -249,8 +249,25 @@ def _identity(value: Any) -> Any:
     return value
 
 
+def _json(value: Any) -> bool:
+    """Whether ``value`` is JSON data only: no Output, awaitable or input type inside."""
+    if isinstance(value, dict):
+        return all(_json(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_json(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
 def _after(check: pulumi.Output[Any], value: Any) -> pulumi.Output[Any]:
-    """``value``, once ``check`` has resolved (its failure fails ``value``)."""
+    """``value``, once ``check`` has resolved (its failure fails ``value``).
+
+    JSON data comes out of one apply on ``check``: ``Output.all`` would first lift it with
+    ``Output.from_input``, an Output per nested value (pulumi 3.272.0 output.py L447-523), to
+    the same value, known and not secret, with no resources of its own. Anything else is
+    lifted as before.
+    """
+    if _json(value):
+        return check.apply(lambda _: value)
     return pulumi.Output.all(check, value).apply(lambda a: a[1])
 
 
