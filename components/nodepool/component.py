@@ -249,8 +249,25 @@ def _identity(value: Any) -> Any:
     return value
 
 
+def _json(value: Any) -> bool:
+    """Whether ``value`` is JSON data only: no Output, awaitable or input type inside."""
+    if isinstance(value, dict):
+        return all(_json(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_json(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
 def _after(check: pulumi.Output[Any], value: Any) -> pulumi.Output[Any]:
-    """``value``, once ``check`` has resolved (its failure fails ``value``)."""
+    """``value``, once ``check`` has resolved (its failure fails ``value``).
+
+    JSON data comes out of one apply on ``check``: ``Output.all`` would first lift it with
+    ``Output.from_input``, an Output per nested value (pulumi 3.272.0 output.py L447-523), to
+    the same value, known and not secret, with no resources of its own. Anything else is
+    lifted as before.
+    """
+    if _json(value):
+        return check.apply(lambda _: value)
     return pulumi.Output.all(check, value).apply(lambda a: a[1])
 
 
@@ -298,9 +315,14 @@ class NodePool(pulumi.ComponentResource):
             )
             gate = functools.partial(_after, checked)
 
-        security_groups: pulumi.Output[list[str]] = pulumi.Output.from_input([])
-        placement_group: pulumi.Output[str | None] = pulumi.Output.from_input(None)
-        if spec.kind == "efa":
+        # What each EC2NodeClass waits for: the node role, and an EFA pool's security group and
+        # placement group; a pool without either (every other kind) has [] and None, with no
+        # Outputs of their own to wait for (one apply on the role, not an Output.all).
+        network: pulumi.Output[list[Any]]
+        if spec.kind != "efa":
+            network = pulumi.Output.from_input(args.node_role).apply(lambda r: [r, [], None])
+        else:
+            placement_group: pulumi.Output[str | None]
             if spec.placement_group is not None:
                 # An existing group (capacity reservations made in it serve only it).
                 placement_group = pulumi.Output.from_input(spec.placement_group)
@@ -336,6 +358,7 @@ class NodePool(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             security_groups = sg.id.apply(lambda i: [i])
+            network = pulumi.Output.all(args.node_role, security_groups, placement_group)
 
         # One NodePool for a GPU pool; one per EFA layout for an EFA pool (types with the same
         # networkInterfaces share it and its limit: Karpenter limits are per NodePool,
@@ -385,7 +408,8 @@ class NodePool(pulumi.ComponentResource):
         for resource_name, instance_types, gpu_limit in variants:
             suffix = resource_name.removeprefix(spec.name)
             layout = instance_types[0] if instance_types else None
-            node_class = pulumi.Output.all(args.node_role, security_groups, placement_group).apply(
+            # The spec of the manifest (whose metadata is its name only), in one apply.
+            class_spec = network.apply(
                 lambda a, n=resource_name, t=layout: resolve(
                     ec2nodeclass_manifest(
                         spec,
@@ -397,7 +421,7 @@ class NodePool(pulumi.ComponentResource):
                         placement_group=a[2],
                         instance_type=t,
                         subnet_selector=args.subnet_selector,
-                    )
+                    )["spec"]
                 )
             )
             klass = k8s.apiextensions.CustomResource(
@@ -405,7 +429,7 @@ class NodePool(pulumi.ComponentResource):
                 api_version=versions.EC2NODECLASS_API,
                 kind="EC2NodeClass",
                 metadata={"name": resource_name},
-                spec=gate(node_class.apply(lambda m: m["spec"])),
+                spec=gate(class_spec),
                 opts=class_opts,
             )
             manifest = nodepool_manifest(
@@ -432,8 +456,9 @@ class NodePool(pulumi.ComponentResource):
             )
             pools.append(pool)
             classes.append(klass)
+        # Each NodePool is named after its EC2NodeClass: one Output for both lists.
         self.node_pool_names = pulumi.Output.from_input([v[0] for v in variants])
-        self.node_class_names = pulumi.Output.from_input([v[0] for v in variants])
+        self.node_class_names = self.node_pool_names
         self.register_outputs(
             {"node_pool_names": self.node_pool_names, "node_class_names": self.node_class_names}
         )

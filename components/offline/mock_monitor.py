@@ -5,7 +5,11 @@ registers), for the recording mocks (``mocks.run``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+import contextvars
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc
@@ -17,6 +21,62 @@ if TYPE_CHECKING:
     from .mocks import RecordingMocks
 
 AWS_PROVIDER = "pulumi:providers:aws"
+# What marks a value the SDK's serializer encodes specially, in a request's wire form: the key
+# of a secret, asset, archive, resource reference or output value, and the unknown value
+# (pulumi/runtime/rpc.py ``_special_sig_key`` and ``UNKNOWN``, 3.272.0). A request without
+# either holds plain JSON only (``RecordingMonitor._echo``).
+SPECIAL_MARKS = (rpc._special_sig_key.encode(), rpc.UNKNOWN.encode())
+T = TypeVar("T")
+# The thread that runs the stock monitor's steps that need an event loop of their own, when the
+# monitor is called on the program's event-loop thread (``mocks.run`` runs the calls there).
+_OFF_LOOP = ThreadPoolExecutor(max_workers=1, thread_name_prefix="offline-monitor")
+
+
+def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)``, on a thread without a running event loop.
+
+    The stock monitor serializes with ``_sync_await`` (pulumi/runtime/mocks.py L250, L271,
+    L291, L330, 3.272.0), which, on a thread whose loop is running, pumps that loop from inside
+    the call (pulumi/runtime/sync_await.py L36-63): on the program's own thread it would run the
+    program's other steps in the middle of a registration. On the SDK's executor threads (its
+    ``run_in_executor`` calls) nothing runs a loop, and ``fn`` runs here directly; on the
+    program's thread it runs on ``_OFF_LOOP``, with the caller's context (the SDK's settings
+    are context variables), while the caller waits, as the SDK waits for its executor.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn(*args)
+    return _OFF_LOOP.submit(contextvars.copy_context().run, fn, *args).result()
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is JSON data only (what the serializer turns into a value without
+    awaiting anything)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def serialized(state: dict[str, Any]) -> Any:
+    """``rpc.serialize_properties(state, {})``, as the stock monitor makes it.
+
+    For JSON data the coroutine awaits nothing but its own sub-coroutines
+    (pulumi/runtime/rpc.py ``serialize_property``: only Outputs, resources, assets and
+    awaitables await futures), so it completes in one step on this thread; anything else runs
+    off the loop with ``_sync_await``, as the stock monitor runs it.
+    """
+    if _plain(state):
+        step = rpc.serialize_properties(state, {})
+        try:
+            step.send(None)
+        except StopIteration as done:
+            return done.value
+        step.close()
+        raise RuntimeError("offline mocks: serializing JSON data awaited a future")
+    return off_loop(lambda: _mocks._sync_await(rpc.serialize_properties(state, {})))
 
 
 class RecordingMonitor(_mocks.MockMonitor):
@@ -35,7 +95,7 @@ class RecordingMonitor(_mocks.MockMonitor):
 
     def ReadResource(self, request):
         self.reads.append((request.type, request.name, request.id))
-        return super().ReadResource(request)
+        return off_loop(super().ReadResource, request)
 
     def Invoke(self, request):
         """As the stock monitor, except that an identity lookup with no caller set is answered
@@ -47,7 +107,7 @@ class RecordingMonitor(_mocks.MockMonitor):
         ):
             self.mocks.calls.append((request.tok, {}))
             return resource_pb2.ResourceInvokeResponse(unknown=True)
-        return super().Invoke(request)
+        return off_loop(super().Invoke, request)
 
     def GetDeploymentInfo(self, request):
         info = super().GetDeploymentInfo(request)
@@ -76,7 +136,7 @@ class RecordingMonitor(_mocks.MockMonitor):
         answering = getattr(self.mocks, "answering", None)
         if answering is not None:
             answering.inputs = None
-        response = super().RegisterResource(answered)
+        response = self._echo(answered) or off_loop(super().RegisterResource, answered)
         if request.type == "pulumi:pulumi:Stack":
             return response
         registered = self.resources[response.urn]
@@ -117,6 +177,48 @@ class RecordingMonitor(_mocks.MockMonitor):
             retain_on_delete=bool(request.retainOnDelete),
         )
         return response
+
+    def _echo(self, request):
+        """The stock monitor's answer to a registration of plain JSON properties, made without
+        serializing again what the mocks echo; None for the stack and for properties with
+        ``SPECIAL_MARKS`` (the stock monitor answers them).
+
+        The stock monitor (pulumi/runtime/mocks.py ``MockMonitor.RegisterResource`` L308-334,
+        3.272.0) deserializes ``request.object``, asks the mocks, and serializes the state they
+        return into the response. When that state is the deserialized inputs, unchanged, and
+        the request holds plain JSON only (no ``SPECIAL_MARKS``), serializing it again gives
+        the request's properties less its nested nulls, which deserializing drops either way
+        (``deserialize_properties``: "values that deserialize to None as if they don't exist";
+        the SDK's ``resolve_outputs`` deserializes the response): the request's own ``object``
+        is then the same answer, and saves the serialization (one event-loop run per resource;
+        the mocks echo the inputs of Kubernetes objects, providers and local components).
+        Other states are serialized as the stock monitor does.
+        """
+        if request.type == "pulumi:pulumi:Stack":
+            return None
+        wire = request.object.SerializeToString()
+        if any(mark in wire for mark in SPECIAL_MARKS):
+            return None
+        urn = self.make_urn(request.parent, request.type, request.name)
+        inputs = rpc.deserialize_properties(request.object)
+        id_, state = self.mocks.new_resource(
+            _mocks.MockResourceArgs(
+                typ=request.type,
+                name=request.name,
+                inputs=inputs,
+                provider=request.provider,
+                resource_id=request.importId,
+                custom=request.custom or False,
+                transforms=_mocks._resolve_callbacks(request.transforms),
+            )
+        )
+        if state.keys() != inputs.keys() or any(state[k] is not inputs[k] for k in state):
+            # Outputs of their own (an AWS resource's ARN and id).
+            obj = serialized(state)
+        else:
+            obj = request.object
+        self.resources[urn] = _mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=obj)
 
     def RegisterResourceOutputs(self, request):
         reg = self.registrations.get(request.urn)

@@ -21,6 +21,7 @@ mock_invokes.py; the resource types' outputs: mock_outputs.py; the account: mock
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
@@ -32,6 +33,7 @@ import pulumi
 from pulumi.runtime import resource as _sdk_resource
 from pulumi.runtime import settings
 from pulumi.runtime.proto import source_pb2
+from pulumi.runtime.sync_await import _ensure_event_loop
 
 from ..cluster import access_wait
 from ..config import partition_for_region
@@ -266,11 +268,23 @@ def run(
     saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
     if saved_stack_trace is not None:
         _sdk_resource._get_stack_trace = _empty_stack_trace
+    # The SDK hands every call to the monitor to an executor thread (``run_in_executor`` on
+    # the running loop: pulumi/runtime/resource.py L1344-1346 registrations, L1458 their
+    # outputs, pulumi/runtime/invoke.py L346 and L523 invokes, 3.272.0), because a real
+    # engine's answer is a gRPC round trip. The recording monitor answers in memory, and on
+    # the loop's own thread (the loop the SDK's ``_sync_await`` runs: sync_await.py
+    # ``_ensure_event_loop``) its answer is ready at once: the hand-over, a thread switch
+    # each way, is most of what a call costs. For the run, that loop's executor calls run
+    # in place and return a finished future; the monitor's steps that need a loop of their
+    # own still run on a thread (mock_monitor.py ``off_loop``).
+    loop = _ensure_event_loop()
+    loop.run_in_executor = functools.partial(_run_in_place, loop)  # type: ignore[method-assign]
     # The mocks stand in for the API server the access wait calls (cluster/access_wait.py).
     saved_transport, access_wait.TRANSPORT = access_wait.TRANSPORT, mocks.access_transport()
     try:
         execute()
     finally:
+        del loop.run_in_executor
         access_wait.TRANSPORT = saved_transport
         logger.removeHandler(kept)
         if saved_stack_trace is not None:
@@ -299,6 +313,19 @@ class _KeptWarnings(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno == logging.WARNING:
             self.messages.append(record.getMessage())
+
+
+def _run_in_place(
+    loop: asyncio.AbstractEventLoop, executor: Any, func: Callable[..., Any], *args: Any
+) -> asyncio.Future:
+    """``loop.run_in_executor(executor, func, *args)``, run now on this thread: a future
+    holding what ``func`` returned or raised, as the executor's would."""
+    future = loop.create_future()
+    try:
+        future.set_result(func(*args))
+    except Exception as err:  # handed to the awaiting task, as an executor does
+        future.set_exception(err)
+    return future
 
 
 def _empty_stack_trace() -> source_pb2.StackTrace:
