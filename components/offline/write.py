@@ -20,6 +20,7 @@ from ..scheduler import WorkloadTemplate
 from . import mocks
 from .examples import example_workloads  # noqa: F401  (re-exported: render imports it from here)
 from .run import SECRET_PLACEHOLDER
+from .write_json import dumps_indented
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 
@@ -415,9 +416,7 @@ def write_state(
         resources = [_mask(r.to_json()) for r in sorted(recording.resources, key=lambda r: r.urn)]
         for resource in resources:
             resource["dependencies"] = sorted(resource["dependencies"])
-        (staging / "resources.json").write_text(
-            json.dumps(resources, indent=2, sort_keys=True) + "\n"
-        )
+        (staging / "resources.json").write_text(dumps_indented(resources) + "\n")
         outputs = {
             k: SECRET_PLACEHOLDER if k in recording.secret_outputs else _mask(v)
             for k, v in recording.outputs.items()
@@ -446,7 +445,7 @@ def write_state(
             path = staging / "iam" / f"{_slug(name)}.json"
             if path.exists():
                 raise ValueError(f"two IAM documents render to {path.name}; rename one resource")
-            path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+            path.write_text(dumps_indented(document) + "\n")
         (staging / "examples").mkdir()
         for name, template in (examples or {}).items():
             (staging / "examples" / f"{name}.yaml").write_text(template_text(template))
