@@ -3,7 +3,7 @@ render's JSON files (``resources.json``, ``iam/``), in one recursive pass.
 
 With ``indent`` the standard library encodes in pure Python through nested generators (the C
 encoder only serves ``indent=None``: CPython 3.11 Lib/json/encoder.py ``JSONEncoder.iterencode``
-L246-258); this writes the same text (``_make_iterencode``'s layout: ``",\\n" + indent`` between
+L247-257); this writes the same text (``_make_iterencode``'s layout: ``",\\n" + indent`` between
 items, ``"{}"``/``"[]"`` when empty, keys sorted, strings through the same C
 ``encode_basestring_ascii``, numbers by ``int.__repr__``/``float.__repr__`` and its
 ``NaN``/``Infinity`` spellings) at about a third of the cost. Anything outside plain JSON data
