@@ -8,6 +8,7 @@ cleanly; every problem of one run in one ``SpecError``.
 from __future__ import annotations
 
 import contextlib
+import json
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import MISSING, fields
@@ -31,6 +32,20 @@ from .spec import SpecError, camel, did_you_mean, load_value, show
 # (pulumi_eks) and kubernetes (pulumi_kubernetes): a key of any other namespace reaches nothing,
 # so ``eks-gpu-platfrom:vpc`` would be dropped silently and the default VPC rendered.
 PROVIDER_NAMESPACES = ("aws", "eks", "kubernetes", "pulumi")
+
+
+def stack_config_values(raw: dict[str, Any], project: str = PROJECT) -> dict[str, Any]:
+    """The project's keys (without the ``<project>:`` prefix), structured values decoded."""
+    values: dict[str, Any] = {}
+    prefix = f"{project}:"
+    for key, value in raw.items():
+        if not key.startswith(prefix):
+            continue
+        if isinstance(value, str) and value[:1] in ("{", "["):
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(value)
+        values[key[len(prefix) :]] = value
+    return values
 
 
 def namespace_problems(keys: Iterable[str], project: str = PROJECT) -> list[str]:

@@ -5,9 +5,7 @@ pools, the GPU Operator and the scheduler) from one validated ``PlatformConfig``
 reads the stack's configuration with ``read_stack_config`` and creates one ``GpuPlatform``.
 """
 
-import contextlib
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +17,8 @@ from .budget import capacity_of, capacity_warnings, needs_node_overlay, nodepool
 from .cluster import EksCluster, EksClusterArgs, system_node_label, system_tolerations
 from .cluster.component import refuse_placeholder_cidrs
 from .cluster.lifecycle import credential_problems
-from .config import PROJECT, PlatformConfig
+from .config import PlatformConfig
+from .config_load import stack_config_values
 from .dra_driver.component import DraDriver, DraDriverArgs
 from .efa import EfaDevicePlugin, EfaDevicePluginArgs
 from .gpu_operator import GpuOperator, GpuOperatorArgs, mig_ready_pools
@@ -64,20 +63,6 @@ def tenant_pools(config: PlatformConfig) -> list[PoolAccess]:
         )
         for pool in config.pools
     ]
-
-
-def stack_config_values(raw: dict[str, Any], project: str = PROJECT) -> dict[str, Any]:
-    """The project's keys (without the ``<project>:`` prefix), structured values decoded."""
-    values: dict[str, Any] = {}
-    prefix = f"{project}:"
-    for key, value in raw.items():
-        if not key.startswith(prefix):
-            continue
-        if isinstance(value, str) and value[:1] in ("{", "["):
-            with contextlib.suppress(json.JSONDecodeError):
-                value = json.loads(value)
-        values[key[len(prefix) :]] = value
-    return values
 
 
 def read_stack_config() -> PlatformConfig:

@@ -317,39 +317,47 @@ def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_p
         "print(e.__file__); "
         "print(u.find_spec('pulumi_policy'), u.find_spec('policies'))"
     )
-    out = subprocess.run(
+    # The probe runs while the console script renders (two processes that each import the
+    # SDKs: side by side, not one after the other).
+    probing = subprocess.Popen(
         [str(python), "-c", probe],
-        check=True,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
         cwd=tmp_path,
         env=env,
-    ).stdout.splitlines()
+    )
+    rendered = tmp_path / "consumer"
+    try:
+        result = subprocess.run(
+            [
+                str(env_dir / "bin" / "eks-gpu-platform-render"),
+                "--project-dir",
+                str(REPO / "examples" / "consumer"),
+                "--stack",
+                "dev",
+                "--out",
+                str(rendered),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+            env=env,
+        )
+        out, err = probing.communicate(timeout=120)
+    finally:
+        if probing.poll() is None:
+            probing.kill()
+            probing.wait()
+    assert probing.returncode == 0, err
     site = env_dir / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
-    assert out == [
+    assert out.splitlines() == [
         ",".join(PUBLIC),
         "True",
         str(site / "site-packages" / "eks_gpu_platform" / "__init__.py"),
         "None None",
     ]
-    rendered = tmp_path / "consumer"
-    result = subprocess.run(
-        [
-            str(env_dir / "bin" / "eks-gpu-platform-render"),
-            "--project-dir",
-            str(REPO / "examples" / "consumer"),
-            "--stack",
-            "dev",
-            "--out",
-            str(rendered),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        env=env,
-    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     # No violation; what `pulumi up` would still refuse (the example's deployer) follows the

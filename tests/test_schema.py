@@ -94,20 +94,29 @@ def served() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def schemas(served) -> dict[str, Any]:
+def schemas(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The stock and the served schema, each built in a fresh interpreter, as
     ``pulumi package get-schema`` builds it (it starts the plugin): the analyzer reads the
     property descriptions through ``inspect.getsource``, and a long-lived test worker's state
     has been seen to hide one of them now and then. The served one is the plugin's
-    (``served``); the stock one, a fresh interpreter's."""
-    out = subprocess.run(
+    (``served``); the stock one, a fresh interpreter's, which runs while the plugin starts and
+    answers (two processes that each import the SDKs: side by side, not one after the other)."""
+    fresh = subprocess.Popen(
         [sys.executable, "-c", _FRESH, str(Path(__file__).parent)],
-        check=True,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,
     )
-    return {"stock": json.loads(out.stdout), "served": served}
+    try:
+        served = request.getfixturevalue("served")
+        out, err = fresh.communicate(timeout=300)
+    finally:
+        if fresh.poll() is None:
+            fresh.kill()
+            fresh.wait()
+    assert fresh.returncode == 0, f"the stock schema's interpreter failed:\n{err}"
+    return {"stock": json.loads(out), "served": served}
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@
 - One Kubernetes provider, built from the cluster's kubeconfig, for every in-cluster resource.
 """
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from .access import ADMIN_POLICY, admin_policy_arn, admin_principal_arn
-from .args import EksClusterArgs
-from .component import EksCluster
-from .managed_addons import ADDONS_AFTER_COMPUTE, ADDONS_BEFORE_COMPUTE
 from .nodegroup import (
     SYSTEM_NODE_POLICIES,
     SYSTEM_TAINT_KEY,
@@ -25,6 +25,23 @@ from .nodegroup import (
     system_tolerations,
 )
 from .spec import ClusterSpec, SystemNodeGroupSpec
+
+if TYPE_CHECKING:
+    from .args import EksClusterArgs
+    from .component import EksCluster
+    from .managed_addons import ADDONS_AFTER_COMPUTE, ADDONS_BEFORE_COMPUTE
+
+# Loaded on first use: these load the Pulumi SDKs, which a reader of the specs (the stack's
+# validation) does not need (lazy.py).
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "EksClusterArgs": ".args",
+        "EksCluster": ".component",
+        "ADDONS_AFTER_COMPUTE": ".managed_addons",
+        "ADDONS_BEFORE_COMPUTE": ".managed_addons",
+    },
+)
 
 __all__ = [
     "ADDONS_AFTER_COMPUTE",

@@ -24,13 +24,9 @@ data in, dict out. Every values key exists in the chart's v26.7.0 defaults (or, 
 ``node-feature-discovery``, in the NFD subchart's defaults).
 """
 
-from .component import (
-    EFA_TOLERATION,
-    PRIVILEGED_NAMESPACE_LABELS,
-    GpuOperator,
-    GpuOperatorArgs,
-    mig_ready_pools,
-)
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from .mig import (
     MIG_80GB_BALANCED,
     MIG_80GB_PROFILES,
@@ -76,6 +72,28 @@ from .values import (
     gpu_operator_values,
     no_sharing_config,
     time_slicing_config,
+)
+
+if TYPE_CHECKING:
+    from .component import (
+        EFA_TOLERATION,
+        PRIVILEGED_NAMESPACE_LABELS,
+        GpuOperator,
+        GpuOperatorArgs,
+        mig_ready_pools,
+    )
+
+# Loaded on first use: these load the Pulumi SDKs, which a reader of the specs (the stack's
+# validation) does not need (lazy.py).
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "EFA_TOLERATION": ".component",
+        "PRIVILEGED_NAMESPACE_LABELS": ".component",
+        "GpuOperator": ".component",
+        "GpuOperatorArgs": ".component",
+        "mig_ready_pools": ".component",
+    },
 )
 
 __all__ = [

@@ -14,23 +14,14 @@ Builders (``controller_policies``, ``interruption_rules``, ``karpenter_values`` 
 plain data in, dict out; the component calls them inside ``Output.apply``.
 """
 
-from ..iam import compact_json
-from .component import Karpenter, KarpenterArgs
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from .events import (
     INTERRUPTION_EVENTS,
     QUEUE_RETENTION_SECONDS,
     QUEUE_TARGET_ID,
     interruption_rules,
-)
-from .iam import (
-    NODE_ROLE_POLICIES,
-    POLICY_GROUPS,
-    controller_policies,
-    irsa_trust_policy,
-    node_role_policies,
-    pod_identity_trust_policy,
-    policy_name,
-    queue_policy,
 )
 from .spec import (
     DEFAULT_KARPENTER_CPU,
@@ -44,6 +35,39 @@ from .spec import (
     version_tuple,
 )
 from .values import DEFAULT_FEATURE_GATES, karpenter_values
+
+if TYPE_CHECKING:
+    from ..iam import compact_json
+    from .component import Karpenter, KarpenterArgs
+    from .iam import (
+        NODE_ROLE_POLICIES,
+        POLICY_GROUPS,
+        controller_policies,
+        irsa_trust_policy,
+        node_role_policies,
+        pod_identity_trust_policy,
+        policy_name,
+        queue_policy,
+    )
+
+# Loaded on first use: these load the Pulumi SDKs, which a reader of the specs (the stack's
+# validation) does not need (lazy.py).
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "compact_json": "..iam",
+        "Karpenter": ".component",
+        "KarpenterArgs": ".component",
+        "NODE_ROLE_POLICIES": ".iam",
+        "POLICY_GROUPS": ".iam",
+        "controller_policies": ".iam",
+        "irsa_trust_policy": ".iam",
+        "node_role_policies": ".iam",
+        "pod_identity_trust_policy": ".iam",
+        "policy_name": ".iam",
+        "queue_policy": ".iam",
+    },
+)
 
 __all__ = [
     "DEFAULT_FEATURE_GATES",

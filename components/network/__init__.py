@@ -8,7 +8,9 @@ A new VPC's zones are chosen by name (``vpc_zone_names``: ``vpc.zones``, or the 
 ``azCount`` zones by name whatever their state), so they stay put across runs.
 """
 
-from .component import Network, NetworkArgs
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from .layout import (
     PRIVATE_SUBNET_SHIFT,
     PUBLIC_SUBNET_SHIFT,
@@ -17,6 +19,19 @@ from .layout import (
     vpc_zone_names,
 )
 from .spec import VpcSpec
+
+if TYPE_CHECKING:
+    from .component import Network, NetworkArgs
+
+# Loaded on first use: these load the Pulumi SDKs, which a reader of the specs (the stack's
+# validation) does not need (lazy.py).
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "Network": ".component",
+        "NetworkArgs": ".component",
+    },
+)
 
 __all__ = [
     "PRIVATE_SUBNET_SHIFT",

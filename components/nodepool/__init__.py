@@ -21,6 +21,8 @@ The package: ``constants`` (resources, taints, defaults, patterns), ``parts`` (t
 """
 
 # What a pool's nodes advertise and its budget's split live with the GPU budget (``budget``).
+from typing import TYPE_CHECKING
+
 from ..budget import (
     GPU_OVERLAY_WEIGHT,
     MIG_RESOURCE_PREFIX,
@@ -32,7 +34,7 @@ from ..budget import (
     pool_capacity,
     split_gpu_limit,
 )
-from .component import NodePool, NodePoolArgs, pool_specs
+from ..lazy import lazy_exports
 from .constants import (
     AMI_FAMILIES,
     AMI_SHIPS_NVIDIA_DRIVER,
@@ -109,6 +111,20 @@ from .parts import (
     article,
 )
 from .spec import NodePoolSpec, default_cpu_pool
+
+if TYPE_CHECKING:
+    from .component import NodePool, NodePoolArgs, pool_specs
+
+# Loaded on first use: these load the Pulumi SDKs, which a reader of the specs (the stack's
+# validation) does not need (lazy.py).
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "NodePool": ".component",
+        "NodePoolArgs": ".component",
+        "pool_specs": ".component",
+    },
+)
 
 __all__ = [
     "AMI_FAMILIES",

@@ -27,50 +27,113 @@ from __future__ import annotations
 import argparse
 import atexit
 import gc
+import importlib
 import json
 import os
 import sys
 import time
 import traceback
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import up_refusals
 from ..spec import SpecError
-from .capacity import capacity_document, capacity_markdown, write_capacity
-from .policies import check_policies, load_policy_pack
-from .run import (
+from .stackfile import (
     SECRET_PLACEHOLDER,
     ConfigFileError,
     StackFile,
     find_project,
     load_stack_file,
-    print_spec_error,
-    render,
-    reusing_validated,
-    spec_error,
-    spec_errors_made,
-    validate,
 )
-from .summary import (
-    component_counts,
-    markdown_summary,
-    node_pool_rows,
-    refusal_header,
-    summary,
-)
-from .write import (
-    HEAD_KEYS,
-    HELM_RELEASE,
-    IAM_DOCUMENT_INPUTS,
-    _dump_yaml,
-    example_workloads,
-    helm_releases,
-    iam_documents,
-    kubernetes_objects,
-    template_text,
-    write_state,
-)
+
+if TYPE_CHECKING:
+    from .capacity import capacity_document, capacity_markdown, write_capacity
+    from .policies import check_policies, load_policy_pack
+    from .run import (
+        print_spec_error,
+        render,
+        reusing_validated,
+        spec_error,
+        spec_errors_made,
+        validate,
+    )
+    from .summary import (
+        component_counts,
+        markdown_summary,
+        node_pool_rows,
+        refusal_header,
+        summary,
+    )
+    from .write import (
+        HEAD_KEYS,
+        HELM_RELEASE,
+        IAM_DOCUMENT_INPUTS,
+        _dump_yaml,
+        example_workloads,
+        helm_releases,
+        iam_documents,
+        kubernetes_objects,
+        template_text,
+        write_state,
+    )
+
+# The names this module re-exports from the render's steps, by module, in the order ``main``
+# needs them. They are imported on first use (PEP 562 module ``__getattr__``,
+# https://peps.python.org/pep-0562/), not with this module: the steps load the Pulumi SDKs
+# (a second of a process's time), and a command line that stops at its arguments or at the
+# stack's configuration (exit 2) needs none of them. ``main`` imports them (``_load``) once
+# the configuration is valid, the run's checks first.
+_LAZY = {
+    ".run": (
+        "print_spec_error",
+        "render",
+        "reusing_validated",
+        "spec_error",
+        "spec_errors_made",
+        "validate",
+    ),
+    ".capacity": ("capacity_document", "capacity_markdown", "write_capacity"),
+    ".policies": ("check_policies", "load_policy_pack"),
+    ".summary": (
+        "component_counts",
+        "markdown_summary",
+        "node_pool_rows",
+        "refusal_header",
+        "summary",
+    ),
+    ".write": (
+        "HEAD_KEYS",
+        "HELM_RELEASE",
+        "IAM_DOCUMENT_INPUTS",
+        "_dump_yaml",
+        "example_workloads",
+        "helm_releases",
+        "iam_documents",
+        "kubernetes_objects",
+        "template_text",
+        "write_state",
+    ),
+}
+_HOME = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def _load(*modules: str) -> None:
+    """Bind the names of ``modules`` (keys of ``_LAZY``) here, as the imports at the top of a
+    module would; a name bound already (a test's ``monkeypatch`` of ``render``) is kept."""
+    for module in modules:
+        loaded = importlib.import_module(module, __package__)
+        for name in _LAZY[module]:
+            globals().setdefault(name, getattr(loaded, name))
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __package__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EXIT_CONFIG",
@@ -161,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         project_dir = (args.project_dir or find_project(Path.cwd())).resolve()
         stack = load_stack_file(project_dir, args.stack, args.config_file)
+        _load(".run")
         config = validate(stack)
     except ConfigFileError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -168,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as err:
         print_spec_error(err, "invalid stack configuration:")
         return EXIT_CONFIG
+    _load(".capacity", ".policies", ".summary", ".write")
     out = args.out or default_out(project_dir, stack.name, args.config_file)
     try:
         pack = None if args.no_policy else load_policy_pack()

@@ -11,13 +11,11 @@ import runpy
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import PROJECT, PlatformConfig, partition_for_region
-from ..config_load import reusing
-from ..platform import stack_config_values
+from ..config_load import reusing, stack_config_values
 from ..spec import SpecError
-from . import mocks
 from .stackfile import (
     SECRET_PLACEHOLDER,
     ConfigFileError,
@@ -25,6 +23,9 @@ from .stackfile import (
     find_project,
     load_stack_file,
 )
+
+if TYPE_CHECKING:
+    from . import mocks
 
 __all__ = [
     "SECRET_PLACEHOLDER",
@@ -121,6 +122,10 @@ def render(project_dir: Path, stack: StackFile, *, validated: bool = False) -> m
     ``validated``: the caller has run ``validate(stack)`` already (the command line does), so
     the configuration is not parsed a second time before the program parses it.
     """
+    # Here, not at the top: loading and validating a stack file needs no Pulumi SDK (the command
+    # line exits 2 on a bad configuration before this module's caller imports one).
+    from . import mocks
+
     if not validated:
         validate(stack)
     program = project_dir / "__main__.py"

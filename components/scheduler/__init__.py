@@ -28,15 +28,14 @@ millicores, x1000), memory in GiB (rendered in MB = 10^6 bytes, x1073.741824), g
 """
 
 # Queue routing and the pools' budgets live with the GPU budget (``budget``).
+from typing import TYPE_CHECKING
+
 from ..budget import (
     PoolRouting,
     pool_gpu_limits,
     routing_problems,
 )
-from .component import (
-    KaiScheduler,
-    KaiSchedulerArgs,
-)
+from ..lazy import lazy_exports
 from .constants import (
     ADMISSION_API,
     APP_LABEL,
@@ -139,6 +138,22 @@ from .templates import (
 )
 from .values import (
     kai_values,
+)
+
+if TYPE_CHECKING:
+    from .component import (
+        KaiScheduler,
+        KaiSchedulerArgs,
+    )
+
+# Loaded on first use: these load the Pulumi SDKs, which a reader of the specs (the stack's
+# validation) does not need (lazy.py).
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "KaiScheduler": ".component",
+        "KaiSchedulerArgs": ".component",
+    },
 )
 
 __all__ = [

@@ -404,6 +404,34 @@ def test_module_entry_point_exit_code_for_bad_config(tmp_path):
     assert proc.stderr == f"error: stack file {REPO / 'Pulumi.nope.yaml'} does not exist\n"
 
 
+def test_a_bad_configuration_exits_before_any_pulumi_sdk_is_imported(tmp_path):
+    """The command line reads and validates the stack file with the pure modules and imports
+    the Pulumi SDKs (a second of the process's time) only to run the program: a configuration
+    error exits 2 without loading one (``render.py``'s lazy imports, ``lazy.py``)."""
+    stack = tmp_path / "Pulumi.bad.yaml"
+    stack.write_text(BAD_STACK)
+    program = (
+        "import sys\n"
+        "from eks_gpu_platform.offline.render import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith('pulumi')))\n"
+    )
+    args = ("--stack", "bad", "--config-file", str(stack), "--project-dir", str(REPO))
+    proc = subprocess.run(
+        [str(PYTHON), "-c", program, *args, "--out", str(tmp_path / "out")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.stdout == "2 []\n", proc.stderr
+    assert proc.stderr.splitlines()[:2] == [
+        "invalid stack configuration:",
+        "  cluster.kubernetesVersion: 1.3 is not a string (quote it in YAML)",
+    ]
+
+
 # --- strict mocks ------------------------------------------------------------------------------
 
 
