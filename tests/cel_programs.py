@@ -39,6 +39,7 @@ over (:data:`FAST_METHODS`).
 from __future__ import annotations
 
 import functools
+import sys
 import types
 
 import celpy
@@ -60,6 +61,18 @@ PASS_THROUGH = frozenset(
         "member",
     }
 )
+
+
+# ``tree.data`` (a lark ``Token``, one object per grammar rule) -> (its method passes a single
+# child's value on, the rule's name as an interned ``str``).
+_RULES: dict[str, tuple[bool, str]] = {}
+
+
+def _rule(data: str) -> tuple[bool, str]:
+    rule = _RULES.get(data)  # found by identity: no Token.__eq__ call
+    if rule is None:
+        rule = _RULES[data] = (data in PASS_THROUGH, sys.intern(str(data)))
+    return rule
 
 
 # The typing generics cel-python's evaluator methods subscript, only to pass to ``cast``.
@@ -123,12 +136,21 @@ class Evaluator(_CelpyEvaluator):
     methods that subscript typing generics taken over as :data:`FAST_METHODS`."""
 
     def _visit_tree(self, tree: lark.Tree):
-        while tree.data in PASS_THROUGH and len(tree.children) == 1:
+        pass_through, name = _rule(tree.data)
+        while pass_through and len(tree.children) == 1:
             child = tree.children[0]
             if not isinstance(child, lark.Tree):
                 return child  # lark's visit_children hands a token on as it is
             tree = child
-        return super()._visit_tree(tree)
+            pass_through, name = _rule(tree.data)
+        # lark 1.3.1 ``Interpreter._visit_tree`` (``lark/visitors.py`` L425-431) with the method
+        # looked up by the rule's name as a ``str``, not by ``tree.data`` itself, a lark
+        # ``Token``: the same attribute, without a ``Token.__eq__`` call per dictionary probe.
+        f = getattr(self, name)
+        wrapper = getattr(f, "visit_wrapper", None)
+        if wrapper is not None:
+            return f.visit_wrapper(f, tree.data, tree.children, tree.meta)
+        return f(tree)
 
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
         return Evaluator(ast, activation=self.activation)
