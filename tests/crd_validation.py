@@ -571,7 +571,7 @@ def _check_rules(
     """Evaluate the ``x-kubernetes-validations`` of ``schema`` and its children on ``value``."""
     rules = schema.get("x-kubernetes-validations", [])
     if rules:
-        cel_value = celpy.json_to_cel(value)
+        cel_value = _CelValue(value)
         key = json.dumps(value, sort_keys=True)
         for rule in rules:
             _check_rule(rule, cel_value, path, errors, key)
@@ -585,16 +585,28 @@ def _check_rules(
             _check_rules(schema["items"], item, (*path, index), errors)
 
 
+class _CelValue:
+    """A JSON value and its CEL value, converted when first needed: when every rule's outcome
+    on the value is already known (:data:`_OUTCOMES`), never."""
+
+    def __init__(self, value: Any) -> None:
+        self.json = value
+
+    @functools.cached_property
+    def cel(self) -> Any:
+        return celpy.json_to_cel(self.json)
+
+
 # Outcomes of evaluating an expression on a value (by its JSON text): a CEL expression is a pure
 # function of ``self``, and the suite validates the same rendered objects and parts many times.
 _OUTCOMES: dict[tuple[str, str], tuple[Any, Exception | None]] = {}
 
 
-def _evaluate_once(expression: str, value: Any, key: str) -> Any:
+def _evaluate_once(expression: str, value: _CelValue, key: str) -> Any:
     """``_evaluate``, computed once per expression and value."""
     if (expression, key) not in _OUTCOMES:
         try:
-            _OUTCOMES[expression, key] = (_evaluate(expression, value), None)
+            _OUTCOMES[expression, key] = (_evaluate(expression, value.cel), None)
         except (_EngineGap, celpy.CELEvalError) as exc:
             _OUTCOMES[expression, key] = (None, exc)
     result, exc = _OUTCOMES[expression, key]
@@ -605,13 +617,13 @@ def _evaluate_once(expression: str, value: Any, key: str) -> Any:
 
 def _check_rule(
     rule: dict[str, Any],
-    value: Any,
+    value: _CelValue,
     path: tuple[str | int, ...],
     errors: list[str],
     key: str,
 ) -> None:
-    """Evaluate one rule on ``value`` (a CEL value; ``key``: its JSON text), appending an error
-    if it fails."""
+    """Evaluate one rule on ``value`` (``key``: its JSON text), appending an error if it
+    fails."""
     expression = rule["rule"]
     if _engine_problem(rule) is not None:
         _UNEVALUABLE.add(expression)
@@ -630,7 +642,7 @@ def _check_rule(
     if not isinstance(result, celtypes.BoolType):
         _UNEVALUABLE.add(expression)  # the API server only accepts rules typed bool
     elif not result:
-        errors.append(f"{where}: {_failure_message(rule, value)}")
+        errors.append(f"{where}: {_failure_message(rule, value.cel)}")
 
 
 # --------------------------------------------------------------------------------------------
