@@ -147,3 +147,15 @@ def render_user_stack() -> Callable[[str], mocks.Recording]:
         return shared_render(REPO, user_stack(name))
 
     return get
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once the tests are collected, everything the process holds (the SDKs' modules and types,
+    the package, the test modules and their parametrizations) moves to the collector's
+    permanent generation (``gc.freeze``): the full passes that come later traverse only what
+    the tests allocate, not that heap again each time (the render-heavy files' summed CPU
+    time: 0.2 s to 2.5 s less of about 26 s, paired runs on a busy machine). Nothing frozen
+    is garbage the tests need collected: it is what collection left alive; a frozen object is
+    still freed when its last reference goes, only a cycle among frozen objects would stay
+    (https://docs.python.org/3.11/library/gc.html#gc.freeze)."""
+    gc.freeze()

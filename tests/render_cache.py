@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import pytest
 
 from eks_gpu_platform.offline import mocks
-from eks_gpu_platform.offline.render import StackFile, render
+from eks_gpu_platform.offline.render import StackFile, render, reusing_validated, validate
 
 T = TypeVar("T")
 PACKAGE = "eks_gpu_platform"
@@ -111,8 +111,28 @@ def _same(seen: list[tuple[Any, tuple, tuple]], environ: dict[str, str]) -> bool
     if {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} != environ:
         return False
     return all(
-        tuple(names) == keys and all(map(operator.is_, names.values(), values))
+        (tuple(names) == keys and all(map(operator.is_, names.values(), values)))
+        or _same_but_ours(names, keys, values)
         for names, keys, values in seen
+    )
+
+
+def _ours(value: Any) -> bool:
+    """A name ``_state`` leaves out: this module's (``cli_renders`` puts ``shared_render`` in
+    the command line's place)."""
+    return getattr(value, "__module__", None) == __name__
+
+
+def _same_but_ours(names: dict, keys: tuple, values: tuple) -> bool:
+    """Whether the module namespace ``names`` still binds the names ``keys`` to ``values``
+    where neither the value then nor the one now is this module's (which ``_state`` leaves out
+    of a module's names, not of a class's), and binds no other name: inside and outside
+    ``cli_renders`` the same namespaces."""
+    if not isinstance(names, dict) or len(names) != len(keys):  # a class's: a mappingproxy
+        return False
+    return all(
+        name in names and (names[name] is value or _ours(names[name]) or _ours(value))
+        for name, value in zip(keys, values, strict=True)
     )
 
 
@@ -128,8 +148,10 @@ def cached(key: tuple, compute: Callable[[], T]) -> T:
             _SEEN[key] = _namespaces()  # e.g. a name added since: found fast again next time
             return result
     then = _state()
+    before = _namespaces()
     result = compute()
-    if _unchanged(then):
+    # Nothing rebound while it ran (found fast), or nothing ``then`` holds (the full check).
+    if _same(before, then[("os.environ", "")]) or _unchanged(then):
         _CACHE[key] = (result, then)
         _SEEN[key] = _namespaces()  # a superset of ``then``'s names, all still the same
     return result
@@ -162,7 +184,17 @@ def shared_render(
         # Not ``validated``: it only skips validating the configuration again before the run
         # (the command line validates first), which a render of the same one passed already.
     )
-    return cached(key, lambda: render(project_dir, stack, validated=validated))
+    return cached(key, lambda: _render(project_dir, stack, validated))
+
+
+def _render(project_dir: Path, stack: StackFile, validated: bool) -> mocks.Recording:
+    """``render(project_dir, stack, validated=validated)``; not validated, as the command line
+    renders (offline/render.py ``main``): the configuration validated once, and the program's
+    load of it given that one (``reusing_validated``) instead of loading it a second time."""
+    if validated:
+        return render(project_dir, stack, validated=True)
+    with reusing_validated(stack, validate(stack)):
+        return render(project_dir, stack, validated=True)
 
 
 @contextlib.contextmanager
