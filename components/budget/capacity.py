@@ -10,13 +10,13 @@ How the three systems count a GPU node (see README, "Friction points"):
   strategy ``single`` (``internal/rm/rm.go`` L116-117), and ``nvidia.com/mig-<profile>`` per
   profile under ``mixed`` (``rm.go`` L140-146), MIG GPUs then not being ``nvidia.com/gpu``
   (``internal/rm/device_map.go`` L122-124).
-- Karpenter (kubernetes-sigs/karpenter v1.14.1) charges a NodePool with each initialized node's
+- Karpenter (kubernetes-sigs/karpenter v1.15.0) charges a NodePool with each initialized node's
   ``Node.Status.Capacity`` and, before initialization, the NodeClaim's capacity, which is the
-  instance type's with NodeOverlays applied (``pkg/controllers/state/statenode.go`` L359-375
-  ``Capacity()``; aws/karpenter-provider-aws v1.14.1 ``pkg/cloudprovider/cloudprovider.go``
-  L135-143, L449). It launches an instance type only while usage plus the type's capacity
+  instance type's with NodeOverlays applied (``pkg/controllers/state/statenode.go`` L458-474
+  ``Capacity()``; aws/karpenter-provider-aws v1.15.0 ``pkg/cloudprovider/cloudprovider.go``
+  L163-171, L541). It launches an instance type only while usage plus the type's capacity
   stays within every limited resource (``pkg/controllers/provisioning/scheduling/scheduler.go``
-  L708-727 and L1068-1085 ``filterByRemainingResources``).
+  L737-756 and L1097-1114 ``filterByRemainingResources``).
 - KAI (v0.16.8) charges a queue 1 GPU per ``nvidia.com/gpu`` and the g-count of the profile per
   ``nvidia.com/mig-<g>g.<mem>gb`` (``pkg/scheduler/api/common_info/resources/mig.go`` L13-15,
   ``resource_info/gpu_resource_requirment.go`` L184-192).
@@ -38,8 +38,8 @@ if TYPE_CHECKING:  # read by attribute: the budget imports no capability package
     from ..nodepool.spec import NodePoolSpec
 
 # Above the default weight (0) of any overlay a cluster admin adds: for the same resource the
-# higher weight wins (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeoverlay/store.go
-# L199-205); equal weights on the same resource conflict and neither applies (L212-235). The
+# higher weight wins (kubernetes-sigs/karpenter v1.15.0 pkg/controllers/nodeoverlay/store.go
+# L201-207); equal weights on the same resource conflict and neither applies (L214-237). The
 # platform's own overlays never overlap: each selects one pool and one instance type.
 GPU_OVERLAY_WEIGHT = 100
 
@@ -164,7 +164,7 @@ def uneven_density_problem(capacity: PoolCapacity) -> str | None:
 
     Its one NodePool limit per resource is ``gpus x per_gpu``, ``per_gpu`` the smallest count, and
     Karpenter launches a type only while usage plus its overlaid capacity stays within the limit
-    (kubernetes-sigs/karpenter v1.14.1 ``scheduler.go`` L1068-1085): the denser type gets only a
+    (kubernetes-sigs/karpenter v1.15.0 ``scheduler.go`` L1097-1114): the denser type gets only a
     share of the GPU budget, none when that is one node of it. Time-sliced and whole-GPU pools
     count the same per GPU on every type.
     """
@@ -202,7 +202,7 @@ def gpu_overlay_manifests(
     before initialization see the numbers the device plugin reports after it.
 
     Requirements select the pool (its label, which is a NodePool template label the overlay
-    controller matches: kubernetes-sigs/karpenter v1.14.1 ``pkg/controllers/nodeoverlay/
+    controller matches: kubernetes-sigs/karpenter v1.15.0 ``pkg/controllers/nodeoverlay/
     controller.go`` L231-245) and the instance type. Needs the ``NodeOverlay`` feature gate.
     """
     if not capacity.needs_overlay:

@@ -8,7 +8,7 @@ summary.md, plan.md and the validation's dry run show). One price table: ``price
 
 - **A pool at full budget**: per Karpenter NodePool of the pool, the most its GPU budget can buy
   per hour: the best sum of node prices whose GPUs stay within the budget (a node that would
-  exceed the remaining limit is not launched: kubernetes-sigs/karpenter v1.14.1
+  exceed the remaining limit is not launched: kubernetes-sigs/karpenter v1.15.0
   ``pkg/controllers/provisioning/scheduling/scheduler.go`` ``filterByRemainingResources``), so
   a 12-GPU budget of 8-GPU nodes buys one node. Physical GPUs: under time-slicing or MIG the
   limit and the nodes' capacity scale together (uneven densities are refused). A type whose

@@ -22,9 +22,9 @@ pool's zones in, plain data out.
      reserved offering (``pkg/providers/instance/instance.go`` L743-759 ``getCapacityType``:
      reserved, then spot, then on-demand); the core scheduler narrows a NodeClaim that holds a
      reserved offering to ``karpenter.sh/capacity-type: reserved`` and its reservation ids
-     (kubernetes-sigs/karpenter v1.14.1 ``pkg/controllers/provisioning/scheduling/nodeclaim.go``
-     L393-405) and ranks launch prices reserved, then spot, then on-demand
-     (``pkg/cloudprovider/types.go`` L584-598). So a gang pinned to the reservation's type
+     (kubernetes-sigs/karpenter v1.15.0 ``pkg/controllers/provisioning/scheduling/nodeclaim.go``
+     L447-459) and ranks launch prices reserved, then spot, then on-demand
+     (``pkg/cloudprovider/types.go`` L675-689). So a gang pinned to the reservation's type
      takes it, while a gang pinned to another type can only buy that type (spot or on-demand)
      and leaves the reservation idle;
   3. ``instanceTypes`` in the order written (the docs say: the reservation's type first);

@@ -4,7 +4,7 @@ An EFA pool renders one NodePool per EFA layout and splits its budget greedily
 (``nodepools.split_gpu_limit``): without ``typeShares`` the first layout takes it all and the
 next get ``limits: {nvidia.com/gpu: 0}``, a NodePool that can never launch a node (Karpenter
 launches only while the NodePool's usage plus the node stays within its limits:
-kubernetes-sigs/karpenter v1.14.1 ``scheduler.go`` ``filterByRemainingResources`` L1068-1085).
+kubernetes-sigs/karpenter v1.15.0 ``scheduler.go`` ``filterByRemainingResources`` L1097-1114).
 So the configuration refuses it, naming the pool, its layouts (with their types), the budget,
 and ``typeShares`` that give every layout whole nodes (``suggested_shares``).
 

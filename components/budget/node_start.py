@@ -4,8 +4,8 @@ What a pool's preemption delay is sized from (``budget.preemption``): from the m
 Karpenter sees a pending pod, the time until a node of the pool advertises its GPUs. Three
 legs:
 
-1. **Karpenter's batch window**: Karpenter v1.14.1 waits for pods to stop arriving, at most
-   ``BATCH_MAX_DURATION`` (default 10 s; ``pkg/operator/options/options.go`` L129, the chart's
+1. **Karpenter's batch window**: Karpenter v1.15.0 waits for pods to stop arriving, at most
+   ``BATCH_MAX_DURATION`` (default 10 s; ``pkg/operator/options/options.go`` L231, the chart's
    ``settings.batchMaxDuration``, which the project leaves at its default), before it launches.
    ``KARPENTER_BATCH_SECONDS`` below.
 2. **Launch to Ready** (``launch_to_ready``): EC2 launch, boot, nodeadm/Bottlerocket join, the
@@ -13,7 +13,7 @@ legs:
 3. **Ready to GPUs allocatable** (``gpu_ready``): with drivers from the AMI (docs/gpu-operator.md),
    the GPU Operator's operands on the node (container toolkit, device plugin, GFD) start and the
    device plugin advertises ``nvidia.com/gpu``; only then does Karpenter initialize the node
-   (kubernetes-sigs/karpenter v1.14.1 ``pkg/controllers/nodeclaim/lifecycle/initialization.go``)
+   (kubernetes-sigs/karpenter v1.15.0 ``pkg/controllers/nodeclaim/lifecycle/initialization.go``)
    and can KAI bind GPU pods there.
 
 **Every figure in the table is an estimate**, not a measurement on this project's nodes. The
@@ -26,8 +26,8 @@ figures they start from:
   boot within EC2" and types with local disks "a little longer": awslabs/amazon-eks-ami#1099
   (2022-12-15, the node-startup latency work).
 - Karpenter gives a node 5 minutes to launch and 15 minutes to register before it deletes the
-  NodeClaim and tries again (kubernetes-sigs/karpenter v1.14.1
-  ``pkg/controllers/nodeclaim/lifecycle/liveness.go`` L52 ``registrationTimeout``, L59
+  NodeClaim and tries again (kubernetes-sigs/karpenter v1.15.0
+  ``pkg/controllers/nodeclaim/lifecycle/liveness.go`` L54 ``registrationTimeout``, L62
   ``LaunchTimeout``); its maintainers name "longer startup times with GPUs" as the reason to
   revisit that bound (kubernetes-sigs/karpenter#357, 2025-07-24). So no estimate may exceed
   15 minutes (``MAX_NODE_START_SECONDS``).
@@ -55,9 +55,9 @@ from dataclasses import dataclass
 
 from .. import catalog
 
-# Karpenter v1.14.1 BATCH_MAX_DURATION default (pkg/operator/options/options.go L129).
+# Karpenter v1.15.0 BATCH_MAX_DURATION default (pkg/operator/options/options.go L231).
 KARPENTER_BATCH_SECONDS = 10
-# Karpenter v1.14.1 registrationTimeout (pkg/controllers/nodeclaim/lifecycle/liveness.go L52).
+# Karpenter v1.15.0 registrationTimeout (pkg/controllers/nodeclaim/lifecycle/liveness.go L54).
 MAX_NODE_START_SECONDS = 900
 
 

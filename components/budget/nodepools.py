@@ -3,8 +3,8 @@
 Pure: a pool spec (read by attribute) and its GPU budget in, plain data out; no Pulumi.
 
 Karpenter limits are per NodePool: no NodePool borrows another's budget
-(kubernetes-sigs/karpenter v1.14.1 ``pkg/controllers/provisioning/scheduling/scheduler.go``
-``filterByRemainingResources`` L1068-1085; the launch gate ``provisioner.go`` L471
+(kubernetes-sigs/karpenter v1.15.0 ``pkg/controllers/provisioning/scheduling/scheduler.go``
+``filterByRemainingResources`` L1097-1114; the launch gate ``provisioner.go`` L485
 ``ExceededBy``). So a pool renders as few NodePools as it can:
 
 - a GPU pool: one NodePool (``<pool>``) with the whole budget;

@@ -12,7 +12,7 @@ nodes, ``pool_gpu_limits``):
 - ``purchasableMax`` = sum over P of G_p x units per GPU: what Karpenter may buy when only this
   queue has pending pods (over-quota pods stay pending and still trigger scale-up; Karpenter
   launches while usage plus the candidate's capacity stays within the NodePool's limits,
-  kubernetes-sigs/karpenter v1.14.1 ``scheduler.go`` L1068-1085).
+  kubernetes-sigs/karpenter v1.15.0 ``scheduler.go`` L1097-1114).
 - ``purchasableMin`` = sum over P of max(0, G_p x units surely offered - the other queues'
   shares of p): what is left for it when every other queue uses its full share.
 - ``quotaReachable``: ``purchasableMin`` >= ``gpu.quota`` (a configuration error otherwise).

@@ -11,8 +11,8 @@ eviction trigger (``pkg/scheduler/actions/utils/input_jobs.go`` L75-80, for the 
 and consolidation actions: ``preempt.go`` L59, ``reclaim.go`` L59, ``consolidation.go`` L52)
 and the pod stays ``PodScheduled=False/Unschedulable`` (``pkg/scheduler/cache/status_updater/
 default_status_updater.go`` L249-262), which is what Karpenter provisions for whatever the
-scheduler (kubernetes-sigs/karpenter v1.14.1 ``pkg/utils/pod/scheduling.go`` L102-108,
-L125-132) - unless the pod has a ``nominatedNodeName`` (``IsPreempting``, L138-140). The window
+scheduler (kubernetes-sigs/karpenter v1.15.0 ``pkg/utils/pod/scheduling.go`` L103-109,
+L126-133) - unless the pod has a ``nominatedNodeName`` (``IsPreempting``, L139-141). The window
 counts from the PodGroup's creation (or its last eviction) (``pkg/scheduler/api/podgroup_info/
 job_info.go`` L204-222); plain allocation into free capacity is never delayed.
 

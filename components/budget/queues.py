@@ -8,7 +8,7 @@ Ancestors. KAI admits a job only within the ``gpu.limit`` of its queue and of ev
 L16-49, the loop over the queue's parents at L19); it marks the pods it refuses
 ``PodScheduled=False/Unschedulable`` (``pkg/scheduler/cache/status_updater/
 default_status_updater.go`` L240-256), and Karpenter provisions for any such pod, whatever its
-scheduler (kubernetes-sigs/karpenter v1.14.1 ``pkg/utils/pod/scheduling.go`` L96-132). So the
+scheduler (kubernetes-sigs/karpenter v1.15.0 ``pkg/utils/pod/scheduling.go`` L97-133). So the
 leaves' shares under an ancestor with a finite ``gpu.limit`` L are cut to L together
 (``capped_shares``, ``_cut_to_limit``), deepest ancestor first (after its quota rule, below):
 

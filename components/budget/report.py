@@ -83,7 +83,7 @@ def pool_entries(
         for group in groups:
             limits = limit[group.name]
             # A type fits while its advertised capacity stays within every limited resource
-            # (Karpenter v1.14.1 scheduler.go filterByRemainingResources): the smallest node
+            # (Karpenter v1.15.0 scheduler.go filterByRemainingResources): the smallest node
             # of the NodePool uses the least of the limit, so it launches the most nodes.
             per_node = [
                 min(limits[r] // t.advertised[r] for r in limits if t.advertised.get(r, 0) > 0)

@@ -76,8 +76,8 @@ def pool_routing(
 def needs_node_overlay(pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec) -> bool:
     """Whether any pool declares something to Karpenter with a NodeOverlay (EFA hugepages,
     advertised GPUs of a time-sliced or MIG pool): Karpenter then needs its ``nodeOverlay``
-    feature gate (off by default: kubernetes-sigs/karpenter v1.14.1
-    ``pkg/operator/options/options.go`` L134)."""
+    feature gate (off by default: kubernetes-sigs/karpenter v1.15.0
+    ``pkg/operator/options/options.go`` L109-115)."""
     return any(p.kind == "efa" or capacity_of(p, operator).needs_overlay for p in gpu_pools(pools))
 
 
@@ -114,7 +114,7 @@ def capacity_plan(
 def stranded_gpu_warnings(pools: Sequence[NodePoolSpec], operator: GpuOperatorSpec) -> list[str]:
     """GPU models a pool offers only on multi-GPU types (item 8): KAI charges a queue the GPUs a
     pod requests, Karpenter charges the NodePool the node's capacity (kubernetes-sigs/karpenter
-    v1.14.1 ``pkg/controllers/state/statenode.go`` L359-375 ``Capacity()``), so a 1-GPU pod of
+    v1.15.0 ``pkg/controllers/state/statenode.go`` L458-474 ``Capacity()``), so a 1-GPU pod of
     that model takes a whole node of the pool's limit. On a MIG or time-sliced pool a pod takes
     one MIG device or one slice (the device plugin advertises each as one resource: see
     ``capacity``), and the node it launches charges the limit all of its devices or slices."""
