@@ -362,7 +362,7 @@ class NodePool(pulumi.ComponentResource):
 
         # One NodePool for a GPU pool; one per EFA layout for an EFA pool (types with the same
         # networkInterfaces share it and its limit: Karpenter limits are per NodePool,
-        # kubernetes-sigs/karpenter v1.14.1 scheduler.go filterByRemainingResources L1068-1085).
+        # kubernetes-sigs/karpenter v1.15.0 scheduler.go filterByRemainingResources L1097-1114).
         # An EFA NodePool lists its types; its EC2NodeClass renders the layout they share.
         variants: list[tuple[str, tuple[str, ...] | None, int | None]] = [
             (g.name, g.instance_types if g.efa else None, g.gpus)

@@ -15,9 +15,9 @@ MIG_CONFIG_STATE_SUCCESS = "success"
 # The MIG profile without MIG (gpu_operator.spec.MIG_DISABLED; nodepool must not import it).
 MIG_DISABLED_PROFILE = "all-disabled"
 # A MIG pool's NodePool startup taint: Karpenter keeps the node uninitialized until every startup
-# taint is gone (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/
-# initialization.go L74-77, L114-127), charging meanwhile the NodeClaim's (overlaid) capacity only
-# for the resources the node reports as zero (pkg/controllers/state/statenode.go L359-368; hence
+# taint is gone (kubernetes-sigs/karpenter v1.15.0 pkg/controllers/nodeclaim/lifecycle/
+# initialization.go L81-84, L121-134), charging meanwhile the NodeClaim's (overlaid) capacity only
+# for the resources the node reports as zero (pkg/controllers/state/statenode.go L458-467; hence
 # DEVICE_PLUGIN_HELD below); pods need not tolerate it to get nodes provisioned
 # (pkg/apis/v1/nodeclaim.go L32-35). The MIG startup remover (gpu_operator/mig_ready.py) takes
 # it off once the layout is applied and advertised.
@@ -32,8 +32,8 @@ MIG_PENDING_TAINT = {"key": MIG_CONFIG_STATE_LABEL, "value": "pending", "effect"
 # only be 'false' if some external entity has forced it to this value", deployments/container/
 # reconfigure-mig.sh L243-265). The MIG startup remover sets it to "true" once the layout is in
 # place. Until then the node advertises no nvidia.com/gpu, so Karpenter charges the uninitialized
-# node its NodeClaim's overlaid capacity (kubernetes-sigs/karpenter v1.14.1
-# pkg/controllers/state/statenode.go L359-368: the NodeClaim's value where the node reports zero).
+# node its NodeClaim's overlaid capacity (kubernetes-sigs/karpenter v1.15.0
+# pkg/controllers/state/statenode.go L458-467: the NodeClaim's value where the node reports zero).
 DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 DEVICE_PLUGIN_HELD = "false"
 DEVICE_PLUGIN_RELEASED = "true"
@@ -51,10 +51,10 @@ DEFAULT_AMI_VERSION = {
 # GPU root volumes, sized by where containerd and the kubelet keep their data (issue 23, point 7):
 # - Every type of the pool has instance store: ``instanceStorePolicy: RAID0`` (manifests.py)
 #   stripes it and binds /var/lib/kubelet, /var/lib/containerd (and, on AL2023,
-#   /var/lib/soci-snapshotter-grpc) and /var/log/pods onto it (karpenter-provider-aws v1.14.1
-#   pkg/apis/v1/ec2nodeclass.go L536-540, "The containerd and kubelet state directories ... will
+#   /var/lib/soci-snapshotter-grpc) and /var/log/pods onto it (karpenter-provider-aws v1.15.0
+#   pkg/apis/v1/ec2nodeclass.go L491-495, "The containerd and kubelet state directories ... will
 #   then use the ephemeral storage"; pkg/providers/amifamily/bootstrap/nodeadm.go L87-88,
-#   bottlerocket.go L96-112; userdata.py's docstring). The root keeps the OS: the EKS AL2023 AMIs
+#   bottlerocket.go L99-115; userdata.py's docstring). The root keeps the OS: the EKS AL2023 AMIs
 #   are built on a 20 GiB root (awslabs/amazon-eks-ami v20260724 templates/al2023/template.json
 #   ``ami_block_device_mappings`` ``volume_size: 20``), and Karpenter's own default root is 20Gi
 #   (pkg/providers/amifamily/resolver.go L40-44, ``DefaultEBS``). 50 GiB leaves 30 GiB for the

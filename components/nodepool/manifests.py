@@ -54,9 +54,9 @@ def pool_labels(spec: NodePoolSpec, label_domain: str) -> dict[str, str]:
         # GPUs as nvidia.com/gpu under either strategy (NVIDIA/k8s-device-plugin v0.20.0
         # internal/rm/rm.go L111), and Karpenter would charge the node 8 instead of its overlay.
         # Karpenter puts NodePool template labels on the NodeClaim (kubernetes-sigs/karpenter
-        # v1.14.1 pkg/apis/v1/nodepool.go L272-277), which karpenter-provider-aws v1.14.1 passes
+        # v1.15.0 pkg/apis/v1/nodepool.go L276-281), which karpenter-provider-aws v1.15.0 passes
         # to the kubelet as --node-labels (pkg/providers/launchtemplate/launchtemplate.go
-        # L149-151, pkg/providers/amifamily/bootstrap/bootstrap.go L87-97): the node registers
+        # L149-151, pkg/providers/amifamily/bootstrap/bootstrap.go L90-100): the node registers
         # with it, before the operator can label it. The kubelet sets --node-labels only when it
         # creates the Node (kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go L127-133,
         # L353-358), and Karpenter syncs NodeClaim labels only until registration
@@ -132,8 +132,8 @@ def pool_requirements(
         # NodePool, or a pool of listed types, names its types): the fractional-GPU types (g6f,
         # gr6f: an L4 partition) carry the same GPU name, but EC2 reports their GPU ``Count`` as
         # 0 (DescribeInstanceTypes ``GpuInfo.Gpus[0].Count``, ``GpuPartitionSize`` 0.125-0.5),
-        # which Karpenter puts in this label (karpenter-provider-aws v1.14.1
-        # pkg/providers/instancetype/types.go L270-276), with no ``nvidia.com/gpu`` capacity.
+        # which Karpenter puts in this label (karpenter-provider-aws v1.15.0
+        # pkg/providers/instancetype/types.go L430-436), with no ``nvidia.com/gpu`` capacity.
         # Without it a pod that requests no GPU (KAI's fractional pods) lands on a g6f node whose
         # GPU KAI's reservation cannot use (found by the conformance suite's pool-shapes scenario).
         if (
@@ -202,7 +202,7 @@ def nodepool_manifest(
     ``gpu_limit`` is the pool's budget in physical GPUs; its ``limits`` carry it in the units
     the nodes advertise: ``per_gpu`` of each resource per GPU (``PoolCapacity.per_gpu``;
     default one ``nvidia.com/gpu``), because Karpenter charges initialized nodes with their
-    ``Node.Status.Capacity`` (kubernetes-sigs/karpenter v1.14.1 statenode.go ``Capacity()``).
+    ``Node.Status.Capacity`` (kubernetes-sigs/karpenter v1.15.0 statenode.go ``Capacity()``).
     """
     limits: dict[str, Any] = {}
     if spec.limits.cpu is not None:
@@ -297,8 +297,8 @@ def ec2nodeclass_manifest(
 
     ``subnet_selector``: the tags of the private subnets (``Network.subnet_selector``; default
     ``karpenter.sh/discovery`` = the cluster name). Selector terms are not in the EC2NodeClass
-    drift hash (``hash:"ignore"``, karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go
-    L40); a node drifts only when its subnet is no longer selected (``isSubnetDrifted``,
+    drift hash (``hash:"ignore"``, karpenter-provider-aws v1.15.0 pkg/apis/v1/ec2nodeclass.go
+    L41); a node drifts only when its subnet is no longer selected (``isSubnetDrifted``,
     pkg/cloudprovider/drift.go; website/content/en/docs/concepts/disruption.md L144-149)."""
     discovery = {"tags": {DISCOVERY_TAG: cluster_name}}
     subnets = {"tags": dict(subnet_selector)} if subnet_selector else discovery
@@ -336,7 +336,7 @@ def ec2nodeclass_manifest(
         pre_pull=spec.pre_pull_images,
     )
     if placement_group is not None:
-        # By id (pg-...) or by name (karpenter-provider-aws v1.14.1 EC2NodeClass CRD).
+        # By id (pg-...) or by name (karpenter-provider-aws v1.15.0 EC2NodeClass CRD).
         key = "id" if re.fullmatch(PLACEMENT_GROUP_ID, placement_group) else "name"
         node_spec["placementGroupSelector"] = {key: placement_group}
     if spec.capacity_reservations:

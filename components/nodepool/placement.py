@@ -14,8 +14,8 @@ def placement_group_problems(group: str | None, kind: str) -> list[Problem]:
     launched into that group, and cannot be moved out of it (EC2 User Guide, "Use Capacity
     Reservations with placement groups", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
     cr-cpg.html); Karpenter launches an EC2NodeClass's instances into the one group its
-    ``placementGroupSelector`` names (name, or ``pg-`` id: karpenter-provider-aws v1.14.1
-    ``pkg/apis/v1/ec2nodeclass.go`` L56-60 and the CRD's CEL rules). So an efa pool using such
+    ``placementGroupSelector`` names (name, or ``pg-`` id: karpenter-provider-aws v1.15.0
+    ``pkg/apis/v1/ec2nodeclass.go`` L57-61 and the CRD's CEL rules). So an efa pool using such
     reservations names their group, and the platform creates none.
     """
     if group is None:

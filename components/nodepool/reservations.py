@@ -4,9 +4,9 @@ can launch.
 
 An On-Demand Capacity Reservation or a Capacity Block is for one instance type in one
 availability zone (EC2 ``CapacityReservation.InstanceType`` and ``AvailabilityZone``), and
-Karpenter offers it only for that type and zone: karpenter-provider-aws v1.14.1
-``pkg/providers/instancetype/offering/reserved_capacity_resolver.go`` L69 (the type) and
-L90-98 (the offering's zone requirement; available only where the type is offered).
+Karpenter offers it only for that type and zone: karpenter-provider-aws v1.15.0
+``pkg/providers/instancetype/offering/reserved_capacity_resolver.go`` L71 (the type) and
+L92-105 (the offering's zone requirement; available only where the type is offered).
 """
 
 from typing import Any

@@ -22,11 +22,11 @@ Every EC2NodeClass gets user data that Karpenter merges with its own:
   (bottlerocket-os/bottlerocket-core-kit ``packages/kubernetes-1.31/kubelet-config`` line 140;
   there is no ``settings.kubernetes.serialize-image-pulls``), so its pulls are parallel already;
   ``settings.kubernetes.registry-qps`` and ``registry-burst`` raise the rate
-  (https://bottlerocket.dev/en/os/1.54.x/api/settings/kubernetes/; Karpenter v1.14.1 keeps both:
+  (https://bottlerocket.dev/en/os/1.54.x/api/settings/kubernetes/; Karpenter v1.15.0 keeps both:
   pkg/providers/amifamily/bootstrap/bottlerocketsettings.go lines 70-71).
   ``settings.kubernetes.max-parallel-image-pulls`` (Bottlerocket 1.51+) is not set: Karpenter
-  v1.14.1 rebuilds ``settings.kubernetes`` from its typed struct, which has no such field
-  (bottlerocketsettings.go line 181; "Unknown TOML fields will be ignored"), so it would never
+  v1.15.0 rebuilds ``settings.kubernetes`` from its typed struct, which has no such field
+  (bottlerocketsettings.go line 189; "Unknown TOML fields will be ignored"), so it would never
   reach the node.
 - **Hugepages for EFA** (EFA pools): a shell part (AL2023) or a sysctl setting (Bottlerocket).
 - **Pre-pulled images** (``prePullImages``, AL2023 only; see ``pre_pull_problems``).
