@@ -210,8 +210,8 @@ class Karpenter(pulumi.ComponentResource):
         # and NodeOverlay, which depend on the release) first. Their finalizers are removed by
         # the live controller only once it has terminated the instances (NodeClaim: Karpenter
         # pkg/controllers/nodeclaim/lifecycle/controller.go L198-263; EC2NodeClass:
-        # karpenter-provider-aws pkg/controllers/nodeclass/controller.go L214-247, both
-        # v1.14.1), and the engine deletes dependents first (pulumi/pulumi
+        # karpenter-provider-aws pkg/controllers/nodeclass/controller.go L217-250, both
+        # v1.15.0), and the engine deletes dependents first (pulumi/pulumi
         # pkg/resource/deploy/step_generator.go L2745-2793, ScheduleDeletes, v3.259.0).
         self.controller_needs: list[pulumi.Resource] = list(
             attach_managed_policies(

@@ -3,8 +3,8 @@
 Deleting a NodePool or an EC2NodeClass only returns once Karpenter has removed its finalizer:
 a NodeClaim's after its node is drained (at most the pool's ``terminationGracePeriod``) and its
 instance terminated (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/
-controller.go L198-263, v1.14.1); an EC2NodeClass's once no NodeClaim uses it, re-checked every
-10 minutes (karpenter-provider-aws pkg/controllers/nodeclass/controller.go L219-226, v1.14.1).
+controller.go L198-263, v1.15.0); an EC2NodeClass's once no NodeClaim uses it, re-checked every
+10 minutes (karpenter-provider-aws pkg/controllers/nodeclass/controller.go L222-229, v1.15.0).
 The Kubernetes provider waits 10 minutes by default, else the resource's
 ``customTimeouts.delete`` (pulumi-kubernetes provider/pkg/await/await.go L975-980, v4.32.0), and
 a delete that times out fails: the engine then keeps its dependencies but deletes everything
