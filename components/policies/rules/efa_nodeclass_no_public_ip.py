@@ -5,8 +5,8 @@ Two ways an EFA node ends up public, both refused:
 1. ``associatePublicIPAddress: true`` (``check``): EC2 refuses a public IP with several network
    interfaces (InvalidParameterCombination).
 2. A ``subnetSelectorTerms`` term that can match a public subnet (``subnet_findings``). Karpenter
-   v1.14.1 resolves the terms as follows (``pkg/providers/subnet/subnet.go`` ``getFilterSets``
-   L267-293, ``List`` L81-110; ``pkg/apis/v1/ec2nodeclass.go`` L33-40, L170-183):
+   v1.15.0 resolves the terms as follows (``pkg/providers/subnet/subnet.go`` ``getFilterSets``
+   L267-293, ``List`` L81-110; ``pkg/apis/v1/ec2nodeclass.go`` L34-41, L180-193):
 
    - the terms are ORed: each term is its own ``DescribeSubnets`` call, and the node class may
      use any subnet any term returns;

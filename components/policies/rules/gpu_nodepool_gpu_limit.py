@@ -15,7 +15,7 @@ budget could produce.
      and g per ``nvidia.com/mig-<g>g.<mem>gb`` (v0.16.8
      ``pkg/scheduler/api/common_info/resources/mig.go`` L13-15), so the routed queues' sum B
      caps ``nvidia.com/gpu`` at B and ``nvidia.com/mig-<g>g.*`` at B / g devices;
-   - Karpenter charges whole nodes (kubernetes-sigs/karpenter v1.14.1
+   - Karpenter charges whole nodes (kubernetes-sigs/karpenter v1.15.0
      ``pkg/controllers/state/statenode.go`` ``Capacity()``): each NodePool may round up by at
      most one node, its largest (the NodeOverlay's advertised count, else the catalogue's GPUs).
 

@@ -2,7 +2,7 @@
 Karpenter, the device plugin and KAI count them (issue 12).
 
 - Karpenter charges a NodePool with its nodes' advertised capacity (kubernetes-sigs/karpenter
-  v1.14.1 ``pkg/controllers/state/statenode.go`` ``Capacity()``), so a time-sliced or MIG pool's
+  v1.15.0 ``pkg/controllers/state/statenode.go`` ``Capacity()``), so a time-sliced or MIG pool's
   limits are in slices or MIG devices; the platform's NodeOverlays (one per pool and instance
   type) say how many each node advertises, and without one a node advertises its GPUs.
 - KAI charges a queue 1 per ``nvidia.com/gpu`` and the profile's g-count per
