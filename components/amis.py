@@ -2,17 +2,17 @@
 that each one exists for the cluster's Kubernetes minor (issue 21, point 4).
 
 Karpenter resolves an ``amiSelectorTerms`` alias with the cluster's current Kubernetes version
-(aws/karpenter-provider-aws v1.14.1 ``pkg/providers/amifamily/ami.go`` L83-104) through one SSM
+(aws/karpenter-provider-aws v1.15.0 ``pkg/providers/amifamily/ami.go`` L83-104) through one SSM
 parameter per architecture and variant:
 
 - AL2023: ``/aws/service/eks/optimized-ami/<minor>/amazon-linux-2023/<arch>/<variant>/
-  amazon-eks-node-al2023-<arch>-<variant>-<minor>-<version>/image_id`` (``al2023.go`` L39-80,
+  amazon-eks-node-al2023-<arch>-<variant>-<minor>-<version>/image_id`` (``al2023.go`` L48-89,
   ``resolvePath``; variants ``standard``, ``nvidia``, ``neuron``);
 - Bottlerocket: ``/aws/service/bottlerocket/aws-k8s-<minor>[-nvidia]/<arch>/<version without
   the v>/image_id`` (``bottlerocket.go`` L44-52).
 
 A parameter that does not exist is skipped; when none does, the alias fails ("failed to discover
-any AMIs for alias", al2023.go L59) and the EC2NodeClass goes ``AMIsReady=False``: no capacity.
+any AMIs for alias", al2023.go L68) and the EC2NodeClass goes ``AMIsReady=False``: no capacity.
 A pinned release that does not publish the cluster's minor therefore leaves the pools without
 nodes, so ``pulumi up`` looks the parameter each pool needs (its architectures; ``nvidia`` for a
 GPU pool, ``standard`` otherwise) up first and refuses a missing one, naming it. Pure, except

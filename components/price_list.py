@@ -5,7 +5,7 @@ figures (``budget.cost``), fed the Price List's prices instead of the dated tabl
 
 The lookup: ``aws:pricing/getProduct:getProduct`` (pulumi-aws 7.51.1
 ``pulumi_aws/pricing/get_product.py``), service code ``AmazonEC2``, one product per instance
-type with the filters Karpenter v1.14.1 uses for its on-demand prices (operatingSystem Linux,
+type with the filters Karpenter v1.15.0 uses for its on-demand prices (operatingSystem Linux,
 preInstalledSw NA, capacitystatus Used, marketoption OnDemand, tenancy Shared:
 aws/karpenter-provider-aws ``pkg/providers/pricing/pricing.go`` L210-222) and the stack's
 ``regionCode``. The data source answers ``result``, the one product's price list document (JSON)

@@ -7,11 +7,11 @@ ValidatingAdmissionPolicy and its binding, and a DaemonSet in the GPU Operator's
 running ``mig_ready_script.py``.
 
 - Why: Karpenter initializes a node once every requested resource is non-zero and from then on
-  charges ``Node.Status.Capacity`` (kubernetes-sigs/karpenter v1.14.1
-  pkg/controllers/nodeclaim/lifecycle/initialization.go L82-85, L130-140). The startup taint
-  keeps the node uninitialized (initialization.go L74-77) and KAI from binding pods to it; but
+  charges ``Node.Status.Capacity`` (kubernetes-sigs/karpenter v1.15.0
+  pkg/controllers/nodeclaim/lifecycle/initialization.go L89-92, L137-147). The startup taint
+  keeps the node uninitialized (initialization.go L81-84) and KAI from binding pods to it; but
   an uninitialized node is charged its NodeClaim's (overlaid) capacity only for the resources
-  the node reports as zero (pkg/controllers/state/statenode.go L359-368), and the device plugin,
+  the node reports as zero (pkg/controllers/state/statenode.go L458-467), and the device plugin,
   were it running, would advertise the whole GPUs as ``nvidia.com/gpu: 8`` before the MIG
   manager reconfigured (and rebooted) the node (NVIDIA/k8s-device-plugin v0.20.0
   internal/rm/rm.go L111). So the MIG pool's NodePool also labels its nodes
@@ -32,8 +32,8 @@ running ``mig_ready_script.py``.
   (NVIDIA/mig-parted v0.15.0 pkg/mig/reconfigure/reconfigure.go L142-145, L233-239). It
   tolerates the startup taint, ``nvidia.com/gpu`` and the GPU pools' other taints. Selecting
   on the pool label only, which the NodePool's template carries, it is now part of a new MIG
-  node's DaemonSet overhead for Karpenter (kubernetes-sigs/karpenter v1.14.1
-  pkg/controllers/provisioning/scheduling/scheduler.go L1020-1043, ``IsCompatible``): 10m CPU
+  node's DaemonSet overhead for Karpenter (kubernetes-sigs/karpenter v1.15.0
+  pkg/controllers/provisioning/scheduling/scheduler.go L1049-1072, ``IsCompatible``): 10m CPU
   and 32Mi more reserved on a node of 96 or more vCPUs.
 - Permissions: get and patch on nodes, cluster-wide. RBAC cannot narrow that to the pod's own
   node (``resourceNames`` are fixed names), so a ValidatingAdmissionPolicy

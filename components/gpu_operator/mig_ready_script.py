@@ -198,7 +198,7 @@ def give_up(
 
 def nodeclaim_of(node: Mapping[str, Any]) -> tuple[str, str] | None:
     """The name and uid of the NodeClaim that owns the node (Karpenter sets the reference at
-    registration: karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/registration.go L209)."""
+    registration: karpenter v1.15.0 pkg/controllers/nodeclaim/lifecycle/registration.go L210)."""
     for ref in node.get("metadata", {}).get("ownerReferences") or []:
         if ref.get("apiVersion") == NODECLAIM_API and ref.get("kind") == "NodeClaim":
             return ref["name"], ref["uid"]

@@ -95,8 +95,8 @@ def gang_notes(queue: str, choice: GangChoice) -> tuple[str, ...]:
 def gang_gpus(groups, instance_type: catalog.InstanceType, queue_gang: float | None) -> int | None:
     """The largest gang of ``instance_type`` nodes a queue can get on an EFA pool (GPUs): the
     budget of the pool's NodePool holding that type in whole nodes of it (Karpenter never
-    launches past a NodePool's ``limits``, kubernetes-sigs/karpenter v1.14.1 ``scheduler.go``
-    L1068-1085), at most the queue's largest gang (capacity.json ``largestGang``: the queue's
+    launches past a NodePool's ``limits``, kubernetes-sigs/karpenter v1.15.0 ``scheduler.go``
+    L1097-1114), at most the queue's largest gang (capacity.json ``largestGang``: the queue's
     and its ancestors' ``gpu.limit`` cap it too). None when that NodePool has no budget."""
     group = next((g for g in groups if instance_type in g.types), None)
     if group is None or group.gpus is None:

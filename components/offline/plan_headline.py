@@ -44,7 +44,7 @@ REQUIREMENTS_DRIFT_COST = (
     "(`RequirementsDrifted`); nodes that still satisfy them stay"
 )
 # A NodePool owns its NodeClaims (ownerReference with blockOwnerDeletion: kubernetes-sigs/
-# karpenter pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go L157-165, v1.14.1): the
+# karpenter pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go L157-165, v1.15.0): the
 # garbage collector deletes them with the pool and their termination drains the nodes.
 POOL_DELETE_COST = "its running nodes are drained and terminated, their pods evicted"
 # KAI gives a pod group whose queue does not exist a QueueDoesNotExist fit error and never

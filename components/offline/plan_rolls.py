@@ -27,10 +27,10 @@ def rolls_nodes(reg: mocks.Registration, old: mocks.Registration, changed: list[
         return "spec" in changed
     if reg.type == NODEPOOL:
         # Karpenter's static drift hashes spec.template without its requirements (kubernetes-
-        # sigs/karpenter v1.14.1 pkg/apis/v1/nodepool.go L234 `hash:"ignore"`, Hash L336-341;
-        # pkg/controllers/nodeclaim/disruption/drift.go areStaticFieldsDrifted L154-168): every
+        # sigs/karpenter v1.15.0 pkg/apis/v1/nodepool.go L238 `hash:"ignore"`, Hash L340-345;
+        # pkg/controllers/nodeclaim/disruption/drift.go areStaticFieldsDrifted L156-170): every
         # node of the pool drifts. A requirements change alone drifts only the nodes whose
-        # labels no longer satisfy them (areRequirementsDrifted L170-180): requirements_drift.
+        # labels no longer satisfy them (areRequirementsDrifted L172-182): requirements_drift.
         return _template(reg, drop_requirements=True) != _template(old, drop_requirements=True)
     if reg.type == "aws:eks/nodeGroup:NodeGroup":
         # A replaced group (any ForceNew input) brings new nodes as much as a new version does.

@@ -50,8 +50,8 @@ KAI_SCHEDULED_EXPRESSION = (
     f"has(object.spec.schedulerName) && object.spec.schedulerName == '{SCHEDULER_NAME}'"
 )
 # Never a node's own pods: a mirror pod (annotation, Node owner) or a DaemonSet's; Karpenter
-# lets either block a node's disruption (kubernetes-sigs/karpenter v1.14.1
-# pkg/controllers/state/statenode.go L244-255).
+# lets either block a node's disruption (kubernetes-sigs/karpenter v1.15.0
+# pkg/controllers/state/statenode.go L328-339).
 NOT_NODE_POD_EXPRESSION = (
     f"!(has(object.metadata.annotations) && '{MIRROR_POD_ANNOTATION}' in "
     "object.metadata.annotations) && !(has(object.metadata.ownerReferences) && "

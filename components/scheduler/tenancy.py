@@ -14,7 +14,7 @@ nodes may go at any time and the pools' budgets count its ``gpu.limit``, not its
 
 Which pools a queue reaches (``PoolAccess``): each pool's name (the node label ``<labelDomain>/
 pool``), its Karpenter NodePool names (``karpenter.sh/nodepool``, which Karpenter puts on every
-node: kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/labels.go NodePoolLabelKey) and its
+node: kubernetes-sigs/karpenter v1.15.0 pkg/apis/v1/labels.go NodePoolLabelKey) and its
 NoSchedule/NoExecute taints (``nodepool.manifests.pool_taints``); the queues routed to it come from
 ``scheduler.queues[].nodePools`` (the budget's routing). A pool routed to other queues only is
 *forbidden* to a queue; a pool routed to it, or to none (shared), is not.

@@ -102,7 +102,7 @@ def gang_placement(
 
     Why pin: Karpenter does not keep a self-affine gang together when each pod needs a node of
     its own. For a required pod affinity with no domain recorded yet, ``nextDomainAffinity`` may
-    offer two domains (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/
+    offer two domains (kubernetes-sigs/karpenter v1.15.0 pkg/controllers/provisioning/
     scheduling/topologygroup.go L365-386: both loops insert one), and ``Topology.Record`` records
     a pod's domain only once its requirements narrow to one value (topology.go L205-209), so each
     NodeClaim of the gang can bootstrap its own zone or type. Required node affinity with one

@@ -32,7 +32,7 @@ class Controller:
 
 def helm_fullname(release: str, chart: str, values: Mapping[str, Any]) -> str:
     """The ``<chart>.fullname`` helper of the Helm starter template, which the Karpenter, NFD
-    and EFA device plugin charts use unchanged (aws/karpenter-provider-aws v1.14.1
+    and EFA device plugin charts use unchanged (aws/karpenter-provider-aws v1.15.0
     charts/karpenter/templates/_helpers.tpl L13-24; NVIDIA/gpu-operator v26.7.0
     deployments/gpu-operator/charts/node-feature-discovery/templates/_helpers.tpl L14-25;
     aws/eks-charts stable/aws-efa-k8s-device-plugin/templates/_helpers.tpl L13-24 at chart

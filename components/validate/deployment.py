@@ -11,10 +11,10 @@ Checks, in order:
 - ``objects-match-render/<Kind>``: one check per kind; only the fields the render sets are
   compared (``drift.py``), so defaults and status the server adds are not drift.
 - ``ec2nodeclasses-ready``: condition ``Ready=True`` and a non-empty ``status.amis``
-  (aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass_status.go L160 ``amis``,
+  (aws/karpenter-provider-aws v1.15.0 pkg/apis/v1/ec2nodeclass_status.go L160 ``amis``,
   L168-181 the conditions ``Ready`` is made of; ``Ready`` is awslabs/operatorpkg
   status/condition.go L23).
-- ``nodepools-ready``: condition ``Ready=True`` (kubernetes-sigs/karpenter v1.14.1
+- ``nodepools-ready``: condition ``Ready=True`` (kubernetes-sigs/karpenter v1.15.0
   pkg/apis/v1/nodepool_status.go L58-63: ValidationSucceeded and NodeClassReady).
 
 The phase creates nothing: ``planned`` is empty, and it runs unchanged on the conformance

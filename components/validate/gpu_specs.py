@@ -45,15 +45,15 @@ MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 NVIDIA_RESOURCE_PREFIX = "nvidia.com/"
 JOB_CPU = "100m"
 JOB_MEMORY = "128Mi"
-# Karpenter's NodePool label on its NodeClaims and Nodes (sigs.k8s.io/karpenter v1.14.1
-# pkg/apis/v1/labels.go:41 NodePoolLabelKey, put on every NodeClaim it creates by
+# Karpenter's NodePool label on its NodeClaims and Nodes (sigs.k8s.io/karpenter v1.15.0
+# pkg/apis/v1/labels.go:46 NodePoolLabelKey, put on every NodeClaim it creates by
 # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go:79-82).
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 # The launched type's label on a NodeClaim, once launched: the AWS provider labels the NodeClaim
 # it returns with every single-valued requirement of the chosen instance type, the type's own
-# name included (aws/karpenter-provider-aws v1.14.1 pkg/cloudprovider/cloudprovider.go:423-434),
-# and the launch controller copies those labels onto the NodeClaim (sigs.k8s.io/karpenter v1.14.1
-# pkg/controllers/nodeclaim/lifecycle/launch.go:128-134 PopulateNodeClaimDetails).
+# name included (aws/karpenter-provider-aws v1.15.0 pkg/cloudprovider/cloudprovider.go:515-526),
+# and the launch controller copies those labels onto the NodeClaim (sigs.k8s.io/karpenter v1.15.0
+# pkg/controllers/nodeclaim/lifecycle/launch.go:164-170 PopulateNodeClaimDetails).
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # The label the Job controller puts on its pods (kubernetes v1.36.3 pkg/apis/batch/types.go:44
 # JobNameLabel).

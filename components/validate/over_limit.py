@@ -6,11 +6,11 @@ beyond what the queues can admit, up to whole-node rounding (and a shared pool, 
 warns about); it does not promise that Karpenter ignores a pod KAI keeps pending: KAI marks it
 ``PodScheduled=False/Unschedulable`` (kai-scheduler v0.16.8 pkg/scheduler/cache/status_updater/
 default_status_updater.go L242-248) and Karpenter provisions for such pods whatever the scheduler
-(kubernetes-sigs/karpenter v1.14.1 pkg/utils/pod/scheduling.go L96-132). So the check picks a
+(kubernetes-sigs/karpenter v1.15.0 pkg/utils/pod/scheduling.go L97-133). So the check picks a
 leaf queue for which the promise means "nothing": a single pod asking for ``effectiveLimit + 1``
 GPUs, where no instance type of the queue's NodePools can hold it within the NodePool's limit
 (Karpenter drops a type whose capacity exceeds the remaining limit: pkg/controllers/
-provisioning/scheduling/scheduler.go ``filterByRemainingResources`` L1068-1085). It passes when
+provisioning/scheduling/scheduler.go ``filterByRemainingResources`` L1097-1114). It passes when
 KAI keeps the pod Pending with its ``OverLimit`` reason (the PodGroup's
 ``status.schedulingConditions[].reasons[].reason``, pkg/apis/scheduling/v2alpha2/
 podgroup_types.go L357-358; capacity_policy/max_allowed_check.go L16-49) and, for
@@ -44,8 +44,8 @@ POLL_S = 10.0
 # ``--schedule-period``); two minutes is generous, and bounded by the time cap.
 KAI_MARK_TIMEOUT_S = 120.0
 # How long Karpenter is watched after KAI marked the pod Unschedulable: its provisioner batches
-# pending pods for at most BATCH_MAX_DURATION (default 10 s; karpenter v1.14.1
-# pkg/operator/options/options.go L129-130), then simulates and creates NodeClaims at once.
+# pending pods for at most BATCH_MAX_DURATION (default 10 s; karpenter v1.15.0
+# pkg/operator/options/options.go L231-232), then simulates and creates NodeClaims at once.
 # Six batch windows.
 OBSERVE_WINDOW_S = 60.0
 NODECLAIM_API = "karpenter.sh/v1"
@@ -221,7 +221,7 @@ def _watch_over_limit(
     before: set[str],
 ) -> Result:
     # Karpenter provisions only for a pod marked PodScheduled=False/Unschedulable (karpenter
-    # v1.14.1 pkg/utils/pod/scheduling.go L102-108, ``FailedToSchedule`` L125-132), which KAI
+    # v1.15.0 pkg/utils/pod/scheduling.go L103-109, ``FailedToSchedule`` L126-133), which KAI
     # does by default (markUnschedulable, pkg/scheduler/utils/pod_group_utils.go L16, L62-67;
     # default_status_updater.go L244-253): the window starts once both marks are there, or
     # "Karpenter launched nothing" would hold without Karpenter having been asked.

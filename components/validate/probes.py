@@ -203,8 +203,8 @@ def nodepool_tolerations(manifests: Sequence[dict], nodepools: Sequence[str]) ->
     """One ``Exists`` toleration per taint (key, effect) of the rendered NodePools named
     ``nodepools``, in render order: every GPU NodePool taints ``nvidia.com/gpu`` and an EFA one
     also ``vpc.amazonaws.com/efa`` (components/nodepool), and Karpenter launches a node only
-    for a pod that tolerates its NodePool's taints (kubernetes-sigs/karpenter v1.14.1
-    pkg/controllers/provisioning/scheduling/nodeclaim.go L125-128 ``CanAdd``), so a pod
+    for a pod that tolerates its NodePool's taints (kubernetes-sigs/karpenter v1.15.0
+    pkg/controllers/provisioning/scheduling/nodeclaim.go L132-135 ``CanAdd``), so a pod
     missing one is never placed there, whatever the limits."""
     out: list[dict] = []
     for manifest in manifests:

@@ -96,8 +96,8 @@ def resource_of(kind: str) -> str:
     ``-ies``, else ``+s``. apimachinery's guess (k8s.io/apimachinery v0.36.3
     ``pkg/api/meta/restmapper.go`` ``UnsafeGuessKindToResource`` L126-148) turns every final
     ``y`` into ``ies``, which is wrong for Karpenter's ``NodeOverlay``: its CRD declares
-    ``plural: nodeoverlays`` (karpenter-provider-aws v1.14.1
-    ``pkg/apis/crds/karpenter.sh_nodeoverlays.yaml`` L18). The served plurals of the render's
+    ``plural: nodeoverlays`` (karpenter-provider-aws v1.15.0
+    ``pkg/apis/crds/karpenter.sh_nodeoverlays.yaml`` L15). The served plurals of the render's
     kinds follow this rule; tests/validate/test_rbac.py holds them in a table of its own."""
     name = kind.lower()
     if name.endswith("s"):
