@@ -18,13 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pulumi.provider.experimental.analyzer import Analyzer
-from pulumi.provider.experimental.schema import generate_schema
 from ruamel.yaml import YAML
+from stock_schema import stock_schema
 
 from eks_gpu_platform import docs
 from eks_gpu_platform.offline.render import load_stack_file, render
-from eks_gpu_platform.platform import GpuPlatform, platform_config_from_args
+from eks_gpu_platform.platform import platform_config_from_args
 from eks_gpu_platform.policies.offline import evaluate, report
 from eks_gpu_platform.policies.rules import RULES
 
@@ -44,21 +43,8 @@ PUBLIC = (
 )
 
 
-def package_schema() -> dict:
-    result = Analyzer("eks-gpu-platform").analyze([GpuPlatform])
-    spec = generate_schema(
-        "eks-gpu-platform",
-        "0.1.0",
-        None,
-        result["component_definitions"],
-        result["type_definitions"],
-        list(result["dependencies"]),
-    )
-    return spec.to_json()
-
-
 def test_package_schema_publishes_the_platform_component() -> None:
-    schema = package_schema()
+    schema = stock_schema()
     resource = schema["resources"]["eks-gpu-platform:index:GpuPlatform"]
     assert resource["isComponent"] is True
     assert sorted(resource["inputProperties"]) == [
