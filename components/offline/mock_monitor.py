@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import provider_pb2, resource_pb2
 
 from .mock_types import Registration
 
@@ -107,7 +107,38 @@ class RecordingMonitor(_mocks.MockMonitor):
         ):
             self.mocks.calls.append((request.tok, {}))
             return resource_pb2.ResourceInvokeResponse(unknown=True)
-        return off_loop(super().Invoke, request)
+        return self._invoke_in_place(request) or off_loop(super().Invoke, request)
+
+    def _invoke_in_place(self, request):
+        """The stock monitor's answer to an invoke whose arguments are plain JSON, made on the
+        calling thread; None for ``pulumi:pulumi:getResource`` and for arguments with
+        ``SPECIAL_MARKS`` (the stock monitor answers them, off the loop).
+
+        The stock monitor (pulumi/runtime/mocks.py ``MockMonitor.Invoke`` L240-274, 3.272.0)
+        deserializes the arguments (an event loop is needed only to rehydrate resource
+        references, L241-242, which plain JSON has none of), asks the mocks, and serializes
+        their answer with ``_sync_await``, which is what needs a thread of its own here
+        (``off_loop``). ``serialized`` makes the same value: in one step for JSON data, off the
+        loop with ``_sync_await`` otherwise. The response is built as the stock monitor's.
+        """
+        if request.tok == "pulumi:pulumi:getResource":
+            return None
+        wire = request.args.SerializeToString()
+        if any(mark in wire for mark in SPECIAL_MARKS):
+            return None
+        args = rpc.deserialize_properties(request.args)
+        answer = self.mocks.call(
+            _mocks.MockCallArgs(token=request.tok, args=args, provider=request.provider)
+        )
+        if isinstance(answer, dict):
+            ret, failures = answer, None
+        else:
+            ret = answer[0]
+            failures = [
+                provider_pb2.CheckFailure(property=prop, reason=reason)
+                for prop, reason in answer[1]
+            ]
+        return resource_pb2.ResourceInvokeResponse(failures=failures, **{"return": serialized(ret)})
 
     def GetDeploymentInfo(self, request):
         info = super().GetDeploymentInfo(request)

@@ -21,15 +21,17 @@ mock_invokes.py; the resource types' outputs: mock_outputs.py; the account: mock
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+from pulumi import log as _sdk_log
 from pulumi.runtime import resource as _sdk_resource
 from pulumi.runtime import settings
 from pulumi.runtime.proto import source_pb2
@@ -230,79 +232,88 @@ def run(
     logger = logging.getLogger(f"{__name__}.program")
     kept = _KeptWarnings()
     logger.addHandler(kept)
-    pulumi.runtime.set_mocks(
-        mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger
-    )
-    pulumi.runtime.set_all_config(
-        {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
-        secret_keys or [],
-    )
-    outputs: dict[str, Any] = {}
-    secret: set[str] = set()
-
-    @pulumi.runtime.test
-    def execute() -> Any:
-        program()
-        root = settings.get_root_resource()
-        exported = dict(getattr(root, "outputs", {}) or {})
-
-        async def collect(name: str, value: Any) -> None:
-            output = pulumi.Output.from_input(value)
-            if await output.is_secret():
-                secret.add(name)
-            outputs[name] = await output.future()
-
-        return pulumi.Output.all(
-            *[
-                pulumi.Output.from_input(asyncio.ensure_future(collect(n, v)))
-                for n, v in exported.items()
-            ]
+    # The SDK logs a debug message at each step of every registration and invoke: ``log.debug``
+    # builds an ``engine_pb2.LogRequest`` (for a resource, on a task awaiting its URN) and hands
+    # it to the engine (pulumi/log.py ``debug`` L40-56 and ``_log``, 3.272.0), which for the
+    # mocks is ``MockEngine.Log``: ``logger.debug(request.message)`` (pulumi/runtime/mocks.py
+    # L398-400), on the logger given here. Where that logger drops debug records, the run
+    # drops the messages before they are built (the SDK's modules call ``log.debug`` through
+    # the module: ``from .. import log``), from ``set_mocks`` on (it registers the stack);
+    # a logger enabled for debug gets every one of them.
+    with _sdk_debug_for(logger):
+        pulumi.runtime.set_mocks(
+            mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger
         )
+        pulumi.runtime.set_all_config(
+            {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
+            secret_keys or [],
+        )
+        outputs: dict[str, Any] = {}
+        secret: set[str] = set()
 
-    # Every registration walks the whole Python stack for the request's source position and
-    # stack trace (pulumi/runtime/resource.py ``_get_stack_trace``, called from
-    # ``register_resource`` and ``read_resource``), which only the real engine reads: the mock
-    # monitor (pulumi/runtime/mocks.py ``MockMonitor.RegisterResource``) and the recording use
-    # neither. For the run, the SDK gets an empty trace, as it does itself when it finds no
-    # user frame; ``_get_source_position`` then answers None.
-    saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
-    if saved_stack_trace is not None:
-        _sdk_resource._get_stack_trace = _empty_stack_trace
-    # The SDK hands every call to the monitor to an executor thread (``run_in_executor`` on
-    # the running loop: pulumi/runtime/resource.py L1344-1346 registrations, L1458 their
-    # outputs, pulumi/runtime/invoke.py L346 and L523 invokes, 3.272.0), because a real
-    # engine's answer is a gRPC round trip. The recording monitor answers in memory, and on
-    # the loop's own thread (the loop the SDK's ``_sync_await`` runs: sync_await.py
-    # ``_ensure_event_loop``) its answer is ready at once: the hand-over, a thread switch
-    # each way, is most of what a call costs. For the run, that loop's executor calls run
-    # in place and return a finished future; the monitor's steps that need a loop of their
-    # own still run on a thread (mock_monitor.py ``off_loop``).
-    loop = _ensure_event_loop()
-    loop.run_in_executor = functools.partial(_run_in_place, loop)  # type: ignore[method-assign]
-    # The mocks stand in for the API server the access wait calls (cluster/access_wait.py).
-    saved_transport, access_wait.TRANSPORT = access_wait.TRANSPORT, mocks.access_transport()
-    try:
-        execute()
-    finally:
-        del loop.run_in_executor
-        access_wait.TRANSPORT = saved_transport
-        logger.removeHandler(kept)
+        @pulumi.runtime.test
+        def execute() -> Any:
+            program()
+            root = settings.get_root_resource()
+            exported = dict(getattr(root, "outputs", {}) or {})
+
+            async def collect(name: str, value: Any) -> None:
+                output = pulumi.Output.from_input(value)
+                if await output.is_secret():
+                    secret.add(name)
+                outputs[name] = await output.future()
+
+            return pulumi.Output.all(
+                *[
+                    pulumi.Output.from_input(asyncio.ensure_future(collect(n, v)))
+                    for n, v in exported.items()
+                ]
+            )
+
+        # Every registration walks the whole Python stack for the request's source position and
+        # stack trace (pulumi/runtime/resource.py ``_get_stack_trace``, called from
+        # ``register_resource`` and ``read_resource``), which only the real engine reads: the mock
+        # monitor (pulumi/runtime/mocks.py ``MockMonitor.RegisterResource``) and the recording use
+        # neither. For the run, the SDK gets an empty trace, as it does itself when it finds no
+        # user frame; ``_get_source_position`` then answers None.
+        saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
         if saved_stack_trace is not None:
-            _sdk_resource._get_stack_trace = saved_stack_trace
-        # Leave no state for the next run in this process (tests run many programs).
-        settings.reset_options()
-        _drain_loop()
-    return Recording(
-        resources=list(monitor.registrations.values()),
-        outputs=outputs,
-        secret_outputs=secret,
-        calls=mocks.calls,
-        unmodelled=dict(mocks.unmodelled),
-        remote_children=list(mocks.remote_children),
-        warnings=sorted(set(kept.messages)),
-        api_probes=list(getattr(mocks, "api_probes", [])),
-        reads=list(monitor.reads),
-    )
+            _sdk_resource._get_stack_trace = _empty_stack_trace
+        # The SDK hands every call to the monitor to an executor thread (``run_in_executor`` on
+        # the running loop: pulumi/runtime/resource.py L1344-1346 registrations, L1458 their
+        # outputs, pulumi/runtime/invoke.py L346 and L523 invokes, 3.272.0), because a real
+        # engine's answer is a gRPC round trip. The recording monitor answers in memory, and on
+        # the loop's own thread (the loop the SDK's ``_sync_await`` runs: sync_await.py
+        # ``_ensure_event_loop``) its answer is ready at once: the hand-over, a thread switch
+        # each way, is most of what a call costs. For the run, that loop's executor calls run
+        # in place and return a finished future; the monitor's steps that need a loop of their
+        # own still run on a thread (mock_monitor.py ``off_loop``).
+        loop = _ensure_event_loop()
+        loop.run_in_executor = functools.partial(_run_in_place, loop)  # type: ignore[method-assign]
+        # The mocks stand in for the API server the access wait calls (cluster/access_wait.py).
+        saved_transport, access_wait.TRANSPORT = access_wait.TRANSPORT, mocks.access_transport()
+        try:
+            execute()
+        finally:
+            del loop.run_in_executor
+            access_wait.TRANSPORT = saved_transport
+            logger.removeHandler(kept)
+            if saved_stack_trace is not None:
+                _sdk_resource._get_stack_trace = saved_stack_trace
+            # Leave no state for the next run in this process (tests run many programs).
+            settings.reset_options()
+            _drain_loop()
+        return Recording(
+            resources=list(monitor.registrations.values()),
+            outputs=outputs,
+            secret_outputs=secret,
+            calls=mocks.calls,
+            unmodelled=dict(mocks.unmodelled),
+            remote_children=list(mocks.remote_children),
+            warnings=sorted(set(kept.messages)),
+            api_probes=list(getattr(mocks, "api_probes", [])),
+            reads=list(monitor.reads),
+        )
 
 
 class _KeptWarnings(logging.Handler):
@@ -326,6 +337,25 @@ def _run_in_place(
     except Exception as err:  # handed to the awaiting task, as an executor does
         future.set_exception(err)
     return future
+
+
+@contextlib.contextmanager
+def _sdk_debug_for(logger: logging.Logger) -> Iterator[None]:
+    """The SDK's ``log.debug`` while the block runs: dropped unless ``logger`` keeps debug
+    records (the mock engine's logger), the SDK's own again after."""
+    saved = _sdk_log.debug
+    if not logger.isEnabledFor(logging.DEBUG):
+        _sdk_log.debug = _dropped_debug
+    try:
+        yield
+    finally:
+        _sdk_log.debug = saved
+
+
+def _dropped_debug(
+    msg: str, resource: Any = None, stream_id: Any = None, ephemeral: Any = None
+) -> None:
+    """``pulumi.log.debug`` for a run whose logger drops debug records."""
 
 
 def _empty_stack_trace() -> source_pb2.StackTrace:

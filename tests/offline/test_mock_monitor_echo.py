@@ -136,3 +136,176 @@ def test_a_secret_takes_the_stock_monitors_path(run_program, monkeypatch):
     monkeypatch.setattr(sdk_mocks.MockMonitor, "RegisterResource", recording)
     outputs(run_program, PLAIN, secret=True)
     assert stock_calls == ["pulumi:pulumi:Stack", "kubernetes:test.example/v1:Thing"]
+
+
+# -- invokes ------------------------------------------------------------------------------------
+
+
+def invoking(seen: dict):
+    """A program that invokes the partition, the zones (with an argument) and the identity."""
+
+    def run():
+        import pulumi_aws as aws
+
+        seen["partition"] = aws.get_partition()
+        seen["zones"] = aws.get_availability_zones(state="available")
+        seen["identity"] = aws.get_caller_identity()
+
+    return run
+
+
+def invoked(run_program) -> tuple[dict, list]:
+    seen: dict = {}
+    recording = run_program(invoking(seen))
+    answers = {
+        "partition": (seen["partition"].partition, seen["partition"].dns_suffix),
+        "zones": (seen["zones"].names, seen["zones"].zone_ids, seen["zones"].state),
+        "identity": (seen["identity"].account_id, seen["identity"].arn),
+    }
+    return answers, recording.calls
+
+
+def test_an_invoke_of_plain_json_gets_the_stock_monitors_answer_on_the_programs_thread(
+    run_program, monkeypatch
+):
+    calls = []
+    original = RecordingMonitor.Invoke
+
+    def recording(self, request):
+        calls.append((request.tok, threading.current_thread().name))
+        return original(self, request)
+
+    monkeypatch.setattr(RecordingMonitor, "Invoke", recording)
+    fast = invoked(run_program)
+    main = threading.main_thread().name
+    assert sorted(calls) == [
+        ("aws:index/getAvailabilityZones:getAvailabilityZones", main),
+        ("aws:index/getCallerIdentity:getCallerIdentity", main),
+        ("aws:index/getPartition:getPartition", main),
+    ]
+    # The stock monitor answers the same invokes (on its thread, pulumi/runtime/mocks.py
+    # MockMonitor.Invoke L240-274, 3.272.0) with the same values, asking the mocks the same.
+    stock_threads = calls_on_invoke(monkeypatch)
+    monkeypatch.setattr(RecordingMonitor, "_invoke_in_place", lambda self, request: None)
+    stock = invoked(run_program)
+    assert fast == stock
+    assert fast[0] == {
+        "partition": ("aws", "amazonaws.com"),
+        "zones": (
+            ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"],
+            ["usw2-az1", "usw2-az2", "usw2-az3", "usw2-az4"],
+            "available",
+        ),
+        "identity": ("123456789012", "arn:aws:iam::123456789012:user/offline-render"),
+    }
+    assert sorted(stock_threads) == [
+        "offline-monitor_0",
+        "offline-monitor_0",
+        "offline-monitor_0",
+    ]
+
+
+def calls_on_invoke(monkeypatch) -> list[str]:
+    """The thread of each call of the stock monitor's ``Invoke``."""
+    threads: list[str] = []
+    original = sdk_mocks.MockMonitor.Invoke
+
+    def recording(self, request):
+        threads.append(threading.current_thread().name)
+        return original(self, request)
+
+    monkeypatch.setattr(sdk_mocks.MockMonitor, "Invoke", recording)
+    return threads
+
+
+def test_an_invoke_the_mocks_refuse_fails_the_run_as_before(run_program, monkeypatch):
+    def refuse(self, args):
+        raise RuntimeError(f"refused {args.token}")
+
+    from eks_gpu_platform.offline.mocks import RecordingMocks
+
+    monkeypatch.setattr(RecordingMocks, "call", refuse)
+    with pytest.raises(RuntimeError) as fast:
+        run_program(invoking({}))
+    monkeypatch.setattr(RecordingMonitor, "_invoke_in_place", lambda self, request: None)
+    with pytest.raises(RuntimeError) as stock:
+        run_program(invoking({}))
+    assert str(fast.value) == str(stock.value) == "refused aws:index/getPartition:getPartition"
+
+
+def test_check_failures_of_the_mocks_reach_the_program_as_from_the_stock_monitor(
+    run_program, monkeypatch
+):
+    def failing(self, args):
+        return ({}, [("name", "no such region")])
+
+    from eks_gpu_platform.offline.mocks import RecordingMocks
+
+    monkeypatch.setattr(RecordingMocks, "call", failing)
+    with pytest.raises(Exception) as fast:
+        run_program(invoking({}))
+    monkeypatch.setattr(RecordingMonitor, "_invoke_in_place", lambda self, request: None)
+    with pytest.raises(Exception) as stock:
+        run_program(invoking({}))
+    assert type(fast.value) is type(stock.value)
+    assert str(fast.value) == str(stock.value)
+    assert "no such region" in str(fast.value)
+
+
+# -- the SDK's debug messages -------------------------------------------------------------------
+
+
+def test_the_sdks_debug_messages_reach_a_logger_enabled_for_them(run_program, caplog):
+    # MockEngine.Log hands them to the run's logger (pulumi/runtime/mocks.py L398-400); the
+    # messages are pulumi/runtime/resource.py's and stack.py's (3.272.0), from set_mocks's
+    # stack registration on.
+    with caplog.at_level("DEBUG", logger="eks_gpu_platform.offline.mocks.program"):
+        outputs(run_program, PLAIN)
+    debug = [r.getMessage() for r in caplog.records if r.levelname == "DEBUG"]
+    stack = "urn:pulumi:test::eks-gpu-platform::pulumi:pulumi:Stack"
+    assert sorted(set(debug)) == sorted(
+        {
+            "registering resource: ty=pulumi:pulumi:Stack, name=eks-gpu-platform-test, "
+            "custom=False, remote=False",
+            "registering resource: ty=kubernetes:test.example/v1:Thing, name=cm, custom=True, "
+            "remote=False",
+            "registering resource: ty=test:index:Thing, name=thing, custom=False, remote=False",
+            "beginning rpc register resource",
+            "beginning rpc register resource outputs",
+            "resource registration prepared: ty=pulumi:pulumi:Stack, name=eks-gpu-platform-test",
+            "resource registration prepared: ty=kubernetes:test.example/v1:Thing, name=cm",
+            "resource registration prepared: ty=test:index:Thing, name=thing",
+            f"resource registration successful: ty=pulumi:pulumi:Stack, urn={stack}::"
+            "eks-gpu-platform-test",
+            f"register resource outputs prepared: urn={stack}::eks-gpu-platform-test",
+            f"resource registration successful: urn={stack}::eks-gpu-platform-test",
+            "resource registration successful: ty=kubernetes:test.example/v1:Thing, "
+            f"urn={stack}$kubernetes:test.example/v1:Thing::cm",
+            f"resource registration successful: ty=test:index:Thing, urn={stack}$test:index:Thing"
+            "::thing",
+            "Waiting for outstanding RPCs to complete",
+            "RPCs successfully completed",
+            "All outstanding outputs completed.",
+            "run_pulumi_func completed",
+        }
+    )
+
+
+def test_without_a_debug_logger_no_debug_message_is_built(run_program, monkeypatch, caplog):
+    from pulumi.runtime.proto import engine_pb2
+
+    built: list[int] = []
+    original = engine_pb2.LogRequest
+
+    def counting(*args, **kwargs):
+        built.append(kwargs.get("severity"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(engine_pb2, "LogRequest", counting)
+    with caplog.at_level("INFO", logger="eks_gpu_platform.offline.mocks.program"):
+        outputs(run_program, PLAIN)
+    assert engine_pb2.DEBUG not in built
+    # Restored after the run: the SDK's own debug is in place again.
+    import pulumi.log
+
+    assert pulumi.log.debug.__module__ == "pulumi.log"
