@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import typing
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import MISSING, fields
 from typing import Any, Self
@@ -17,6 +16,7 @@ from typing import Any, Self
 from .budget import unknown_pool_problems
 from .cluster.spec import ClusterSpec
 from .config_checks import region_problem
+from .fields import field_hints
 from .naming import PROJECT
 from .nodepool import NodePoolSpec
 from .scheduler.spec import QueueSpec
@@ -124,7 +124,7 @@ class ConfigLoader:
             return config
         problems: list[str] = namespace_problems(stack_keys)
         sections: dict[str, Any] = {}
-        hints = typing.get_type_hints(cls)
+        hints = field_hints(cls)
         known = {camel(f.name): f for f in fields(cls) if f.name != "region"}
         for key in values:
             if key not in known:

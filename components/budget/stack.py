@@ -39,8 +39,27 @@ if TYPE_CHECKING:
     from ..scheduler.spec import SchedulerSpec
 
 
+# ``capacity_of``'s answers for the last pools and operators asked (specs are frozen): one
+# configuration's checks, plan and components ask it for each pool many times. The entries hold
+# the specs themselves, so an id is not reused while its entry stands.
+_CAPACITIES: dict[tuple[int, int], tuple[NodePoolSpec, GpuOperatorSpec, PoolCapacity]] = {}
+_CAPACITIES_KEPT = 256
+
+
 def capacity_of(pool: NodePoolSpec, operator: GpuOperatorSpec) -> PoolCapacity:
     """What the pool's nodes advertise under the operator's time-slicing and MIG settings."""
+    key = (id(pool), id(operator))
+    kept = _CAPACITIES.get(key)
+    if kept is not None and kept[0] is pool and kept[1] is operator:
+        return kept[2]
+    capacity = _capacity_of(pool, operator)
+    if len(_CAPACITIES) >= _CAPACITIES_KEPT:
+        _CAPACITIES.clear()
+    _CAPACITIES[key] = (pool, operator, capacity)
+    return capacity
+
+
+def _capacity_of(pool: NodePoolSpec, operator: GpuOperatorSpec) -> PoolCapacity:
     replicas = operator.time_slicing.get(pool.time_slicing) if pool.time_slicing else None
     layouts = None
     if pool.mig_profile and operator.mig_strategy in ("single", "mixed"):
