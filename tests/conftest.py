@@ -29,9 +29,9 @@ from ast_guard import affected, install
 # worker spent a third of its CPU time in the collector, most of it in ~50 full passes over a
 # heap that only grows (the SDK's modules and types, the renders the session caches): a
 # generation-0 pass every 10,000 net allocations instead of 700 makes every older pass 14 times
-# rarer. Cycles are still collected (the render's command line switches the collector off:
-# offline/__main__.py); the thresholds are gc.set_threshold's
-# (https://docs.python.org/3.11/library/gc.html#gc.set_threshold).
+# rarer. They hold while the tests are collected; the tests then run with the collector off
+# (``pytest_collection_finish``), as the render's command line does (offline/__main__.py). The
+# thresholds are gc.set_threshold's (https://docs.python.org/3.11/library/gc.html#gc.set_threshold).
 GC_THRESHOLDS = (10_000, 10, 10)
 gc.set_threshold(*GC_THRESHOLDS)
 
@@ -53,13 +53,15 @@ RunProgram = Callable[..., mocks.Recording]
 AST_GUARD = affected() and install()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The programs that failed on purpose (a SpecError in an Output, the tests of bad
     configuration) leave futures holding their exception, which the SDK never retrieves; each
     logs "Future exception was never retrieved" on the asyncio logger when it is collected
-    (asyncio/futures.py ``Future.__del__``). With the thresholds above, many are collected
-    only after the last test, outside pytest's log capture, where they printed hundreds of
-    tracebacks after a green run. Collected here, after the session, they log nothing."""
+    (asyncio/futures.py ``Future.__del__``). With the collector off during the tests
+    (``pytest_collection_finish``), they are collected only after the last test, outside
+    pytest's log capture, where they would print hundreds of tracebacks after a green run.
+    Collected here, first of the unconfigure hooks, they log nothing."""
     asyncio_logger = logging.getLogger("asyncio")
     level = asyncio_logger.level
     asyncio_logger.setLevel(logging.CRITICAL)
@@ -67,6 +69,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         gc.collect()
     finally:
         asyncio_logger.setLevel(level)
+    # pytest collects twice more after this hook (_pytest/unraisableexception.py
+    # ``pytest_unconfigure`` and ``cleanup``, ``gc_collect_harder``): what is left alive now
+    # is frozen, so those passes traverse only what pytest allocates after it (a full pass
+    # over a worker's heap takes 350-450 ms).
+    gc.freeze()
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -152,10 +159,17 @@ def render_user_stack() -> Callable[[str], mocks.Recording]:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Once the tests are collected, everything the process holds (the SDKs' modules and types,
     the package, the test modules and their parametrizations) moves to the collector's
-    permanent generation (``gc.freeze``): the full passes that come later traverse only what
-    the tests allocate, not that heap again each time (the render-heavy files' summed CPU
-    time: 0.2 s to 2.5 s less of about 26 s, paired runs on a busy machine). Nothing frozen
-    is garbage the tests need collected: it is what collection left alive; a frozen object is
-    still freed when its last reference goes, only a cycle among frozen objects would stay
-    (https://docs.python.org/3.11/library/gc.html#gc.freeze)."""
+    permanent generation (``gc.freeze``), and the cyclic collector stops for the tests
+    (``gc.disable``), as it does for the render's command line (offline/__main__.py).
+
+    Even at the thresholds above, a worker spent about 5 s of its CPU time in the collector
+    (``gc.callbacks``, whole suite, 2 workers: 450 generation-0 passes of 4 ms, 40
+    generation-1 passes of 50 ms, 3 full passes of 350 ms): a pass traverses every reference
+    of what the tests allocate (programs' futures and tasks, renders), which reference
+    counting frees anyway except for cycles. The cycles the tests leave are collected once,
+    after the session (``pytest_unconfigure``); a worker peaks at about 700 MB instead of
+    400 MB. Nothing frozen is garbage the tests need collected: it is what collection left
+    alive; a frozen object is still freed when its last reference goes
+    (https://docs.python.org/3.11/library/gc.html#gc.freeze, #gc.disable)."""
     gc.freeze()
+    gc.disable()
