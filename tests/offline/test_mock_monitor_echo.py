@@ -309,3 +309,48 @@ def test_without_a_debug_logger_no_debug_message_is_built(run_program, monkeypat
     import pulumi.log
 
     assert pulumi.log.debug.__module__ == "pulumi.log"
+
+
+# -- the run's tasks ----------------------------------------------------------------------------
+
+
+def test_a_task_the_run_leaves_pending_is_cancelled_and_the_loop_is_left_as_it_was(
+    run_program, monkeypatch
+):
+    # Without asking the loop for all its tasks (asyncio.all_tasks walks every task the
+    # process has not freed).
+    def refuse(loop=None):
+        raise AssertionError("asyncio.all_tasks called")
+
+    monkeypatch.setattr(asyncio, "all_tasks", refuse)
+    left: list[asyncio.Task] = []
+
+    def program():
+        k8s.apiextensions.CustomResource(
+            "cm", api_version="test.example/v1", kind="Thing", metadata={"name": "cm"}
+        )
+        left.append(asyncio.ensure_future(asyncio.sleep(3600)))
+
+    run_program(program)
+    loop = asyncio.get_event_loop()
+    assert loop.get_task_factory() is None
+    [task] = left
+    assert task.get_loop() is loop
+    # cancel() was called: the task ends cancelled at the loop's next step.
+    loop.run_until_complete(asyncio.sleep(0))
+    assert task.cancelled()
+
+
+def test_a_failed_run_leaves_no_task_pending(run_program):
+    left: list[asyncio.Task] = []
+
+    def program():
+        left.append(asyncio.ensure_future(asyncio.sleep(3600)))
+        raise RuntimeError("the program failed")
+
+    with pytest.raises(RuntimeError, match="the program failed"):
+        run_program(program)
+    loop = asyncio.get_event_loop()
+    assert loop.get_task_factory() is None
+    loop.run_until_complete(asyncio.sleep(0))
+    assert left[0].cancelled()
