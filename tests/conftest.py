@@ -15,7 +15,6 @@ settings before and after), so no state leaks from one program to the next.
 from __future__ import annotations
 
 import gc
-import logging
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -55,24 +54,22 @@ AST_GUARD = affected() and install()
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The programs that failed on purpose (a SpecError in an Output, the tests of bad
-    configuration) leave futures holding their exception, which the SDK never retrieves; each
-    logs "Future exception was never retrieved" on the asyncio logger when it is collected
-    (asyncio/futures.py ``Future.__del__``). With the collector off during the tests
-    (``pytest_collection_finish``), they are collected only after the last test, outside
-    pytest's log capture, where they would print hundreds of tracebacks after a green run.
-    Collected here, first of the unconfigure hooks, they log nothing."""
-    asyncio_logger = logging.getLogger("asyncio")
-    level = asyncio_logger.level
-    asyncio_logger.setLevel(logging.CRITICAL)
-    try:
-        gc.collect()
-    finally:
-        asyncio_logger.setLevel(level)
-    # pytest collects twice more after this hook (_pytest/unraisableexception.py
-    # ``pytest_unconfigure`` and ``cleanup``, ``gc_collect_harder``): what is left alive now
-    # is frozen, so those passes traverse only what pytest allocates after it (a full pass
-    # over a worker's heap takes 350-450 ms).
+    """What the tests left alive is frozen before pytest's own collector passes, and no pass
+    traverses it again: the process ends without collecting it, as the render's command line
+    does (offline/__main__.py).
+
+    pytest collects after the session (_pytest/unraisableexception.py ``pytest_unconfigure``
+    and ``cleanup``, ``gc_collect_harder``, one pass each on CPython), to report what the
+    finalizers of collected objects raise. With the collector off during the tests
+    (``pytest_collection_finish``), the first such pass would have every cycle of the
+    session to free: 2 to 3.6 s per worker, after its last test, where the other worker
+    cannot take over any work. What it would finalize are the SDK's futures of programs that
+    failed on purpose (a SpecError in an Output, the tests of bad configuration), each
+    logging "Future exception was never retrieved" outside pytest's log capture
+    (asyncio/futures.py ``Future.__del__``): hundreds of tracebacks after a green run. Frozen
+    (https://docs.python.org/3.11/library/gc.html#gc.freeze), they are neither traversed nor
+    finalized; what a test frees by reference counting is finalized during the test, and
+    pytest reports what that raises against the test, as before."""
     gc.freeze()
 
 
@@ -166,9 +163,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     (``gc.callbacks``, whole suite, 2 workers: 450 generation-0 passes of 4 ms, 40
     generation-1 passes of 50 ms, 3 full passes of 350 ms): a pass traverses every reference
     of what the tests allocate (programs' futures and tasks, renders), which reference
-    counting frees anyway except for cycles. The cycles the tests leave are collected once,
-    after the session (``pytest_unconfigure``); a worker peaks at about 700 MB instead of
-    400 MB. Nothing frozen is garbage the tests need collected: it is what collection left
+    counting frees anyway except for cycles. The cycles the tests leave are not collected
+    (``pytest_unconfigure``); a worker peaks at about 700 MB instead of 400 MB. Nothing frozen is garbage the tests need collected: it is what collection left
     alive; a frozen object is still freed when its last reference goes
     (https://docs.python.org/3.11/library/gc.html#gc.freeze, #gc.disable)."""
     gc.freeze()
