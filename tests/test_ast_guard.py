@@ -97,6 +97,9 @@ def test_guard_restores_gc_only_after_the_last_concurrent_parse():
 
     guard = _Guard(parse)
     enabled = gc.isenabled()
+    # The suite runs with the collector off (conftest.py): what the session left so far is
+    # frozen first, or the collector's first pass here would free every cycle of it.
+    gc.freeze()
     gc.enable()
     try:
         worker = threading.Thread(target=guard, args=("slow",))
