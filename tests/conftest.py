@@ -18,7 +18,7 @@ import gc
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from ast_guard import affected, install
@@ -34,19 +34,19 @@ from ast_guard import affected, install
 GC_THRESHOLDS = (10_000, 10, 10)
 gc.set_threshold(*GC_THRESHOLDS)
 
-from render_cache import shared_render  # noqa: E402
-from stack_files import fixture_stack, user_stack  # noqa: E402
+# The SDKs, the package and the render cache are imported where a fixture first needs them, not
+# here: pytest-xdist's controller loads this file too, before it starts the workers, and runs no
+# test (the import cost half a second of every run's start).
+if TYPE_CHECKING:
+    from eks_gpu_platform.offline import mocks
 
-from eks_gpu_platform.offline import mocks  # noqa: E402
+    RunProgram = Callable[..., mocks.Recording]
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = "eks-gpu-platform"
 STACK = "test"
 REGION = "us-west-2"
 PARTITION = "aws"
-ACCOUNT_ID = mocks.PLACEHOLDER_ACCOUNT_ID
-
-RunProgram = Callable[..., mocks.Recording]
 
 # CPython gh-106905 (3.11.0-3.11.7, 3.12.0-3.12.1): tests/ast_guard.py says why.
 AST_GUARD = affected() and install()
@@ -91,10 +91,13 @@ def run_program(
     stack: str = STACK,
     region: str = REGION,
     partition: str = PARTITION,
-    account_id: str = ACCOUNT_ID,
+    account_id: str | None = None,
     secret_keys: list[str] | None = None,
 ) -> mocks.Recording:
-    """Run ``program`` under fresh recording mocks with this suite's defaults."""
+    """Run ``program`` under fresh recording mocks with this suite's defaults (the mocks'
+    placeholder account unless ``account_id``)."""
+    from eks_gpu_platform.offline import mocks
+
     return mocks.run(
         program,
         project=project,
@@ -102,7 +105,7 @@ def run_program(
         config=dict(config or {}),
         region=region,
         partition=partition,
-        account_id=account_id,
+        account_id=account_id or mocks.PLACEHOLDER_ACCOUNT_ID,
         secret_keys=secret_keys,
     )
 
@@ -128,6 +131,8 @@ def run_program_fixture() -> RunProgram:
 def shared_render_fixture() -> Callable[..., mocks.Recording]:
     """``shared_render(project_dir, stack_file)``: ``offline.render.render``, shared
     (tests/render_cache.py)."""
+    from render_cache import shared_render
+
     return shared_render
 
 
@@ -135,6 +140,8 @@ def shared_render_fixture() -> Callable[..., mocks.Recording]:
 def render_stack() -> Callable[[str], mocks.Recording]:
     """``render_stack(name)``: the fixture stack's in-process offline render, run once per
     session (exact expectations)."""
+    from render_cache import shared_render
+    from stack_files import fixture_stack
 
     def get(name: str = "dev") -> mocks.Recording:
         return shared_render(REPO, fixture_stack(name))
@@ -146,6 +153,8 @@ def render_stack() -> Callable[[str], mocks.Recording]:
 def render_user_stack() -> Callable[[str], mocks.Recording]:
     """``render_user_stack(name)``: the user's stack's offline render, once per session
     (invariants only)."""
+    from render_cache import shared_render
+    from stack_files import user_stack
 
     def get(name: str) -> mocks.Recording:
         return shared_render(REPO, user_stack(name))
@@ -164,8 +173,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     generation-1 passes of 50 ms, 3 full passes of 350 ms): a pass traverses every reference
     of what the tests allocate (programs' futures and tasks, renders), which reference
     counting frees anyway except for cycles. The cycles the tests leave are not collected
-    (``pytest_unconfigure``); a worker peaks at about 700 MB instead of 400 MB. Nothing frozen is garbage the tests need collected: it is what collection left
-    alive; a frozen object is still freed when its last reference goes
+    (``pytest_unconfigure``); a worker peaks at about 700 MB instead of 400 MB. Nothing frozen
+    is garbage the tests need collected: it is what collection left alive; a frozen object is
+    still freed when its last reference goes
     (https://docs.python.org/3.11/library/gc.html#gc.freeze, #gc.disable)."""
     gc.freeze()
     gc.disable()
