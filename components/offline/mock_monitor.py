@@ -135,8 +135,8 @@ class RecordingMonitor(_mocks.MockMonitor):
         else:
             ret = answer[0]
             failures = [
-                provider_pb2.CheckFailure(property=prop, reason=reason)
-                for prop, reason in answer[1]
+                provider_pb2.CheckFailure(property=failure[0], reason=failure[1])
+                for failure in answer[1]
             ]
         return resource_pb2.ResourceInvokeResponse(failures=failures, **{"return": serialized(ret)})
 

@@ -237,9 +237,10 @@ def run(
     # it to the engine (pulumi/log.py ``debug`` L40-56 and ``_log``, 3.272.0), which for the
     # mocks is ``MockEngine.Log``: ``logger.debug(request.message)`` (pulumi/runtime/mocks.py
     # L398-400), on the logger given here. Where that logger drops debug records, the run
-    # drops the messages before they are built (the SDK's modules call ``log.debug`` through
-    # the module: ``from .. import log``), from ``set_mocks`` on (it registers the stack);
-    # a logger enabled for debug gets every one of them.
+    # drops the messages before their requests are built, and for a resource the task that
+    # awaits its URN (the SDK's modules call ``log.debug`` through the module: ``from .. import
+    # log``), from ``set_mocks`` on (it registers the stack); a logger enabled for debug when
+    # the run starts gets every one of them.
     with _run_scope(logger):
         pulumi.runtime.set_mocks(
             mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger
@@ -279,15 +280,15 @@ def run(
         saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
         if saved_stack_trace is not None:
             _sdk_resource._get_stack_trace = _empty_stack_trace
-        # The SDK hands every call to the monitor to an executor thread (``run_in_executor`` on
-        # the running loop: pulumi/runtime/resource.py L1344-1346 registrations, L1458 their
-        # outputs, pulumi/runtime/invoke.py L346 and L523 invokes, 3.272.0), because a real
-        # engine's answer is a gRPC round trip. The recording monitor answers in memory, and on
-        # the loop's own thread (the loop the SDK's ``_sync_await`` runs: sync_await.py
-        # ``_ensure_event_loop``) its answer is ready at once: the hand-over, a thread switch
-        # each way, is most of what a call costs. For the run, that loop's executor calls run
-        # in place and return a finished future; the monitor's steps that need a loop of their
-        # own still run on a thread (mock_monitor.py ``off_loop``).
+        # The SDK hands every call to the monitor to an executor thread (``run_in_executor`` on the
+        # running loop: pulumi/runtime/resource.py L1344-1346 registrations, L1458 their outputs,
+        # pulumi/runtime/invoke.py L346 invokes and L523 method calls, 3.272.0), because a real
+        # engine's answer is a gRPC round trip. The recording monitor answers in memory, and on the
+        # loop's own thread (the loop the SDK's ``_sync_await`` runs: sync_await.py
+        # ``_ensure_event_loop``) its answer is ready at once: the hand-over, a thread switch each
+        # way, is most of what a call costs. For the run, that loop's executor calls run in place
+        # and return a finished future; the monitor's steps that need a loop of their own still run
+        # on a thread (mock_monitor.py ``off_loop``).
         loop = _ensure_event_loop()
         loop.run_in_executor = functools.partial(_run_in_place, loop)  # type: ignore[method-assign]
         # The mocks stand in for the API server the access wait calls (cluster/access_wait.py).
