@@ -20,15 +20,17 @@ from typing import Any
 
 
 def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
-    """The module ``__getattr__`` of ``package``: ``exports`` maps each lazy name to the module
-    (relative to ``package``) that defines it."""
+    """The module ``__getattr__`` of ``package`` (a package's ``__init__``, or a module):
+    ``exports`` maps each lazy name to the module that defines it, relative to ``package``'s
+    own package (its ``__package__``, as its relative imports are)."""
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module, package), name)
-        setattr(sys.modules[package], name, value)
+        home = sys.modules[package]
+        value = getattr(importlib.import_module(module, home.__package__), name)
+        setattr(home, name, value)
         return value
 
     return __getattr__

@@ -34,9 +34,10 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..errors import up_refusals
+from ..lazy import lazy_exports
 from ..spec import SpecError
 from .stackfile import (
     SECRET_PLACEHOLDER,
@@ -114,7 +115,6 @@ _LAZY = {
         "write_state",
     ),
 }
-_HOME = {name: module for module, names in _LAZY.items() for name in names}
 
 
 def _load(*modules: str) -> None:
@@ -126,13 +126,7 @@ def _load(*modules: str) -> None:
             globals().setdefault(name, getattr(loaded, name))
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __package__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, {n: m for m, names in _LAZY.items() for n in names})
 
 
 __all__ = [
