@@ -218,19 +218,27 @@ def calls_on_invoke(monkeypatch) -> list[str]:
     return threads
 
 
+def failures_in_place_and_stock(run_program, monkeypatch, call) -> tuple:
+    """What the invoking program raises with the mocks' ``call`` replaced by ``call``: invokes
+    answered in place, then by the stock monitor."""
+    from eks_gpu_platform.offline.mocks import RecordingMocks
+
+    monkeypatch.setattr(RecordingMocks, "call", call)
+    with pytest.raises(Exception) as fast:
+        run_program(invoking({}))
+    monkeypatch.setattr(RecordingMonitor, "_invoke_in_place", lambda self, request: None)
+    with pytest.raises(Exception) as stock:
+        run_program(invoking({}))
+    return fast.value, stock.value
+
+
 def test_an_invoke_the_mocks_refuse_fails_the_run_as_before(run_program, monkeypatch):
     def refuse(self, args):
         raise RuntimeError(f"refused {args.token}")
 
-    from eks_gpu_platform.offline.mocks import RecordingMocks
-
-    monkeypatch.setattr(RecordingMocks, "call", refuse)
-    with pytest.raises(RuntimeError) as fast:
-        run_program(invoking({}))
-    monkeypatch.setattr(RecordingMonitor, "_invoke_in_place", lambda self, request: None)
-    with pytest.raises(RuntimeError) as stock:
-        run_program(invoking({}))
-    assert str(fast.value) == str(stock.value) == "refused aws:index/getPartition:getPartition"
+    fast, stock = failures_in_place_and_stock(run_program, monkeypatch, refuse)
+    assert type(fast) is type(stock) is RuntimeError
+    assert str(fast) == str(stock) == "refused aws:index/getPartition:getPartition"
 
 
 def test_check_failures_of_the_mocks_reach_the_program_as_from_the_stock_monitor(
@@ -239,17 +247,10 @@ def test_check_failures_of_the_mocks_reach_the_program_as_from_the_stock_monitor
     def failing(self, args):
         return ({}, [("name", "no such region")])
 
-    from eks_gpu_platform.offline.mocks import RecordingMocks
-
-    monkeypatch.setattr(RecordingMocks, "call", failing)
-    with pytest.raises(Exception) as fast:
-        run_program(invoking({}))
-    monkeypatch.setattr(RecordingMonitor, "_invoke_in_place", lambda self, request: None)
-    with pytest.raises(Exception) as stock:
-        run_program(invoking({}))
-    assert type(fast.value) is type(stock.value)
-    assert str(fast.value) == str(stock.value)
-    assert "no such region" in str(fast.value)
+    fast, stock = failures_in_place_and_stock(run_program, monkeypatch, failing)
+    assert type(fast) is type(stock)
+    assert str(fast) == str(stock)
+    assert "no such region" in str(fast)
 
 
 # -- the SDK's debug messages -------------------------------------------------------------------
