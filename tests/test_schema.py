@@ -62,11 +62,18 @@ def load_provider_module() -> Any:
     return module
 
 
+# As the render's command line runs (offline/__main__.py, render.cli): the collector off before
+# the SDKs' imports and no interpreter teardown after the schema is written (1.7 -> 1.2 s of CPU;
+# the teardown frees every module one by one). An exception still exits 1 with its traceback.
 _FRESH = """
-import json, sys
+import gc
+gc.disable()
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
 from stock_schema import stock_schema
 print(json.dumps(stock_schema()))
+sys.stdout.flush()
+os._exit(0)
 """
 
 
