@@ -297,14 +297,18 @@ def test_fresh_virtualenv_installs_the_wheel_and_renders_the_consumer_with_the_p
         timeout=600,
     )
     probe = (
-        "import importlib.util as u, importlib.resources as r, eks_gpu_platform as e; "
+        "import gc; gc.disable(); "
+        "import os, importlib.util as u, importlib.resources as r, eks_gpu_platform as e; "
         f"print(','.join(n for n in {PUBLIC!r} if hasattr(e, n))); "
         "print(r.files('eks_gpu_platform').joinpath('py.typed').is_file()); "
         "print(e.__file__); "
-        "print(u.find_spec('pulumi_policy'), u.find_spec('policies'))"
+        "print(u.find_spec('pulumi_policy'), u.find_spec('policies'), flush=True); "
+        "os._exit(0)"
     )
     # The probe runs while the console script renders (two processes that each import the
-    # SDKs: side by side, not one after the other).
+    # SDKs: side by side, not one after the other). ``hasattr`` loads the components and with
+    # them the SDKs: the probe runs as the render's command line does (collector off, no
+    # interpreter teardown; offline/__main__.py, render.cli).
     probing = subprocess.Popen(
         [str(python), "-c", probe],
         stdout=subprocess.PIPE,
