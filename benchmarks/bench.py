@@ -28,6 +28,13 @@ render waits on nothing but the CPU, so on a quiet machine the two agree). The w
 and slope are printed beside them. Each render runs in its own process (``python -m
 eks_gpu_platform.offline``), so both include interpreter start, imports and exit. ``--write``
 rewrites the benchmark table and the verdict in ``docs/benchmarks.md``.
+
+The targets hold on a quiet machine. How quiet this one was is measured, not assumed: a fixed
+piece of pure-Python CPU work (``CALIBRATION``, in a process of its own) runs in every round
+beside the cases, and again just before and just after the test suite. Its CPU time does not
+depend on the project; how far it moves over the run (the slowest over the fastest) is printed
+and written with the verdict, and a spread over ``QUIET_SPREAD`` is reported as a machine that
+was not quiet. It changes no verdict: a target missed on a noisy machine is still missed.
 """
 
 from __future__ import annotations
@@ -48,6 +55,18 @@ REPO = Path(__file__).resolve().parents[1]
 POOL_COUNTS = (1, 100, 500)
 GPU_CLASSES = (["l4"], ["l40s"], ["a10g"], ["a100"], ["h100"], ["l4", "l40s"])
 TARGETS = {"ratio": 1.25, "per_pool_ms": 8.0, "pools500_mb": 400.0, "suite_s": 30.0}
+# Fixed CPU work, independent of the project: about half a second of pure Python (loops,
+# integer arithmetic, dict and list operations, as the render does). Its own process, like a
+# case.
+CALIBRATION = (
+    "d = {}\n"
+    "for i in range(1_500_000):\n"
+    "    d[i % 1000] = d.get(i % 1000, 0) + i * 3 % 7\n"
+    "    [i, i + 1].append(i)\n"
+)
+CALIBRATION_CASE = "calibration (fixed CPU work, information)"
+# The calibration's slowest run over its fastest, above which the machine was not quiet.
+QUIET_SPREAD = 1.10
 SDK_ALIASES = {"aws": "pulumi_aws", "k8s": "pulumi_kubernetes", "eks": "pulumi_eks"}
 SDK_USE = re.compile(r"\b(aws|k8s|eks)((?:\.[a-z_0-9]+)*)\.([A-Z][A-Za-z0-9]+)\b")
 SDK_IMPORT = re.compile(r"^\s*import (pulumi_aws|pulumi_kubernetes|pulumi_eks) as (\w+)$", re.M)
@@ -134,13 +153,19 @@ def render_args(out: Path, *, stack: str | None = None, config_file: Path | None
     return args
 
 
-def alternate(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float, float]]:
+def alternate(
+    cases: dict[str, list[str]], runs: int, samples: dict[str, list[float]] | None = None
+) -> dict[str, tuple[float, float, float]]:
     """Run the cases in turn, ``runs`` rounds; per case the median wall time, the peak RSS and
-    the median CPU time (which other load on the machine disturbs less than wall time)."""
+    the median CPU time (which other load on the machine disturbs less than wall time).
+    ``samples``, when given, gets every run's CPU time per case."""
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases}
     for _ in range(runs):
         for name, args in cases.items():
             results[name].append(measure(args))
+    if samples is not None:
+        for name, rs in results.items():
+            samples.setdefault(name, []).extend(r[2] for r in rs)
     return {
         name: (
             statistics.median(r[0] for r in rs),
@@ -194,6 +219,23 @@ def per_pool_ms(results: dict[str, tuple[float, float, float]]) -> tuple[float, 
     first, last = results[pools_label(POOL_COUNTS[0])], results[pools_label(POOL_COUNTS[-1])]
     span = POOL_COUNTS[-1] - POOL_COUNTS[0]
     return (last[0] - first[0]) / span * 1000, (last[2] - first[2]) / span * 1000
+
+
+def calibration_args() -> list[str]:
+    return [sys.executable, "-c", CALIBRATION]
+
+
+def machine_note(calibration: list[float]) -> str:
+    """The calibration's CPU times over the run, and whether the machine was quiet."""
+    fastest, slowest = min(calibration), max(calibration)
+    spread = slowest / fastest
+    line = (
+        f"calibration CPU {fastest:.2f} to {slowest:.2f} s over {len(calibration)} runs "
+        f"(slowest / fastest {spread:.2f})"
+    )
+    if spread > QUIET_SPREAD:
+        return f"{line}: the machine was not quiet (over {QUIET_SPREAD:.2f})"
+    return f"{line}: quiet (at most {QUIET_SPREAD:.2f})"
 
 
 def judge(
@@ -272,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         floor_like = tmpdir / "floor_like_render.py"
         floor_like.write_text(floor_program(like_render=True))
         cases = {
+            CALIBRATION_CASE: calibration_args(),
             PLAIN_FLOOR: [sys.executable, str(floor)],
             FLOOR: [sys.executable, str(floor_like)],
         }
@@ -282,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
             path = tmpdir / f"pools{pools}.yaml"
             path.write_text(yaml.safe_dump(generated_stack(pools)))
             cases[pools_label(pools)] = render_args(tmpdir / path.stem, config_file=path)
-        results = alternate(cases, args.runs)
+        samples: dict[str, list[float]] = {}
+        results = alternate(cases, args.runs, samples)
+    calibration = samples.get(CALIBRATION_CASE, [])
     rows = [
         (name, f"{wall:.2f}", f"{mem:.0f}", f"{cpu:.2f}")
         for name, (wall, mem, cpu) in results.items()
@@ -301,7 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     suite = summary = None
     if not args.skip_tests:
+        calibration.append(measure(calibration_args())[2])
         suite, summary = suite_wall()
+        calibration.append(measure(calibration_args())[2])
         counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|error)", summary)}
         tests = f" ({sum(counts.values()):,} tests" if counts else ""
         tests += f", {counts['failed']} failed)" if counts.get("failed") else ")" if counts else ""
@@ -314,11 +361,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"target {target:<58} {figure:>9}  {'met' if ok else 'MISSED'}")
     missed = [target for target, _, ok in verdict if not ok]
     machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, medians of {args.runs}"
+    quiet = machine_note(calibration) if calibration else "no calibration runs"
     print(f"machine: {machine}")
+    print(f"machine: {quiet}")
     print(f"verdict: missed: {'; '.join(missed)}" if missed else "verdict: every target met")
     if args.write:
         write_page(
-            table(rows) + f"\n\nMachine: {machine} alternating runs.\n\n" + verdict_table(verdict)
+            table(rows)
+            + f"\n\nMachine: {machine} alternating runs; {quiet}.\n\n"
+            + verdict_table(verdict)
         )
     return 1 if missed else 0
 

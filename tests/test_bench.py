@@ -133,12 +133,43 @@ def test_make_bench_fails_and_writes_the_verdict_when_a_target_is_missed(
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
     (tmp_path / "Pulumi.prod.yaml").write_text("config: {}\n")
     monkeypatch.setattr(bench, "REPO", tmp_path)
-    monkeypatch.setattr(bench, "alternate", lambda cases, runs: RESULTS)
+    seen: list[list[str]] = []
+
+    def alternate(cases, runs, samples):
+        seen.append(list(cases))
+        samples[bench.CALIBRATION_CASE] = [0.50, 0.58, 0.52]
+        return RESULTS
+
+    monkeypatch.setattr(bench, "alternate", alternate)
     assert bench.main(["--skip-tests", "--write", "--runs", "3"]) == 1
+    # The calibration runs in the rounds, first, beside the floors and the renders.
+    assert seen == [
+        [
+            "calibration (fixed CPU work, information)",
+            "SDK-import floor",
+            "floor, same settings",
+            "stack dev",
+            "stack prod",
+            "1 node pool",
+            "100 node pools",
+            "500 node pools",
+        ]
+    ]
     out = capsys.readouterr().out
     assert "verdict: missed: prod / floor, same settings <= 1.25 (CPU time)\n" in out
     assert "prod / SDK-import floor (information, no target)" in out
+    assert (
+        "machine: calibration CPU 0.50 to 0.58 s over 3 runs (slowest / fastest 1.16): "
+        "the machine was not quiet (over 1.10)\n"
+    ) in out
     written = page.read_text()
+    assert (
+        "Machine: 2 cores, Python 3.11.7, medians of 3 alternating runs; calibration CPU 0.50 "
+        "to 0.58 s over 3 runs (slowest / fastest 1.16): the machine was not quiet (over "
+        "1.10).\n\n"
+    ).replace("2 cores", f"{bench.os.cpu_count()} cores").replace(
+        "3.11.7", bench.sys.version.split()[0]
+    ) in written
     assert (
         "| Target | Measured | Verdict |\n|---|---:|---|\n"
         "| prod / floor, same settings <= 1.25 (CPU time) | 1.50x | **missed** |\n"
@@ -146,7 +177,50 @@ def test_make_bench_fails_and_writes_the_verdict_when_a_target_is_missed(
         "| 500 pools < 400 MB (peak RSS) | 244 MB | met |\n<!-- END BENCH -->\ntail\n"
     ) in written
     monkeypatch.setattr(
-        bench, "alternate", lambda cases, runs: {**RESULTS, "stack prod": (1.2, 136.0, 0.96)}
+        bench,
+        "alternate",
+        lambda cases, runs, samples: {**RESULTS, "stack prod": (1.2, 136.0, 0.96)},
     )
     assert bench.main(["--skip-tests"]) == 0
     assert capsys.readouterr().out.endswith("verdict: every target met\n")
+
+
+def test_the_calibration_says_whether_the_machine_was_quiet():
+    assert bench.machine_note([0.50, 0.55, 0.52]) == (
+        "calibration CPU 0.50 to 0.55 s over 3 runs (slowest / fastest 1.10): quiet (at most 1.10)"
+    )
+    assert bench.machine_note([0.92, 1.38]) == (
+        "calibration CPU 0.92 to 1.38 s over 2 runs (slowest / fastest 1.50): the machine was "
+        "not quiet (over 1.10)"
+    )
+
+
+def test_alternate_keeps_every_runs_cpu_time_and_the_calibration_runs_before_and_after_the_suite(
+    monkeypatch, capsys
+):
+    times = iter([0.4, 0.6, 0.5, 0.7])
+    monkeypatch.setattr(bench, "measure", lambda args: (1.0, 10.0, next(times)))
+    samples: dict[str, list[float]] = {}
+    medians = bench.alternate({"a": ["x"], "b": ["y"]}, 2, samples)
+    assert samples == {"a": [0.4, 0.5], "b": [0.6, 0.7]}
+    assert medians == {"a": (1.0, 10.0, pytest.approx(0.45)), "b": (1.0, 10.0, pytest.approx(0.65))}
+    # main: the calibration once before and once after the suite, into the same figures.
+    calls: list[str] = []
+    monkeypatch.setattr(
+        bench,
+        "alternate",
+        lambda cases, runs, samples: samples.update({bench.CALIBRATION_CASE: [0.5]}) or RESULTS,
+    )
+    monkeypatch.setattr(
+        bench,
+        "measure",
+        lambda args: calls.append("calibration") or (0.5, 10.0, 0.5 if len(calls) == 1 else 0.6),
+    )
+    monkeypatch.setattr(
+        bench, "suite_wall", lambda: calls.append("suite") or (29.0, "4000 passed in 29.00s")
+    )
+    assert bench.main([]) == 1  # the ratio of RESULTS is missed
+    assert calls == ["calibration", "suite", "calibration"]
+    assert "machine: calibration CPU 0.50 to 0.60 s over 3 runs (slowest / fastest 1.20)" in (
+        capsys.readouterr().out
+    )
