@@ -40,7 +40,9 @@ def test_after_the_session_what_the_tests_left_is_frozen_not_collected(request, 
     left[0].append(left)
     conftest.pytest_unconfigure(request.config)
     # Frozen: in none of the three generations (each holds only what was allocated since the
-    # freeze, so the walks are short; gc.get_freeze_count() would walk the whole session's heap).
+    # freeze, so the walks are short; gc.get_freeze_count() would walk the whole session's
+    # heap). gc.get_objects(generation=) lists one generation, gc.freeze moves all three to the
+    # permanent one (https://docs.python.org/3.11/library/gc.html#gc.get_objects, #gc.freeze).
     assert gc.is_tracked(left) and collected == []
     for generation in (0, 1, 2):
         assert not any(o is left for o in gc.get_objects(generation=generation)), generation
