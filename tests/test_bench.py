@@ -196,8 +196,10 @@ def test_the_calibration_says_whether_the_machine_was_quiet():
 
 
 def test_alternate_keeps_every_runs_cpu_time_and_the_calibration_runs_before_and_after_the_suite(
-    monkeypatch, capsys
+    tmp_path, monkeypatch, capsys
 ):
+    (tmp_path / "Pulumi.prod.yaml").write_text("config: {}\n")
+    monkeypatch.setattr(bench, "REPO", tmp_path)
     times = iter([0.4, 0.6, 0.5, 0.7])
     monkeypatch.setattr(bench, "measure", lambda args: (1.0, 10.0, next(times)))
     samples: dict[str, list[float]] = {}
