@@ -27,6 +27,15 @@ AWS_PROVIDER = "pulumi:providers:aws"
 # either holds plain JSON only (``RecordingMonitor._echo``).
 SPECIAL_MARKS = (rpc._special_sig_key.encode(), rpc.UNKNOWN.encode())
 T = TypeVar("T")
+
+
+def plain_json(properties: Any) -> bool:
+    """Whether a request's ``Struct`` of properties holds plain JSON only (no
+    ``SPECIAL_MARKS`` in its wire form)."""
+    wire = properties.SerializeToString()
+    return not any(mark in wire for mark in SPECIAL_MARKS)
+
+
 # The thread that runs the stock monitor's steps that need an event loop of their own, when the
 # monitor is called on the program's event-loop thread (``mocks.run`` runs the calls there).
 _OFF_LOOP = ThreadPoolExecutor(max_workers=1, thread_name_prefix="offline-monitor")
@@ -123,8 +132,7 @@ class RecordingMonitor(_mocks.MockMonitor):
         """
         if request.tok == "pulumi:pulumi:getResource":
             return None
-        wire = request.args.SerializeToString()
-        if any(mark in wire for mark in SPECIAL_MARKS):
+        if not plain_json(request.args):
             return None
         args = rpc.deserialize_properties(request.args)
         answer = self.mocks.call(
@@ -227,8 +235,7 @@ class RecordingMonitor(_mocks.MockMonitor):
         """
         if request.type == "pulumi:pulumi:Stack":
             return None
-        wire = request.object.SerializeToString()
-        if any(mark in wire for mark in SPECIAL_MARKS):
+        if not plain_json(request.object):
             return None
         urn = self.make_urn(request.parent, request.type, request.name)
         inputs = rpc.deserialize_properties(request.object)
