@@ -271,36 +271,13 @@ def run(
                 ]
             )
 
-        # Every registration walks the whole Python stack for the request's source position and
-        # stack trace (pulumi/runtime/resource.py ``_get_stack_trace``, called from
-        # ``register_resource`` and ``read_resource``), which only the real engine reads: the mock
-        # monitor (pulumi/runtime/mocks.py ``MockMonitor.RegisterResource``) and the recording use
-        # neither. For the run, the SDK gets an empty trace, as it does itself when it finds no
-        # user frame; ``_get_source_position`` then answers None.
-        saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
-        if saved_stack_trace is not None:
-            _sdk_resource._get_stack_trace = _empty_stack_trace
-        # The SDK hands every call to the monitor to an executor thread (``run_in_executor`` on the
-        # running loop: pulumi/runtime/resource.py L1344-1346 registrations, L1458 their outputs,
-        # pulumi/runtime/invoke.py L346 invokes and L523 method calls, 3.272.0), because a real
-        # engine's answer is a gRPC round trip. The recording monitor answers in memory, and on the
-        # loop's own thread (the loop the SDK's ``_sync_await`` runs: sync_await.py
-        # ``_ensure_event_loop``) its answer is ready at once: the hand-over, a thread switch each
-        # way, is most of what a call costs. For the run, that loop's executor calls run in place
-        # and return a finished future; the monitor's steps that need a loop of their own still run
-        # on a thread (mock_monitor.py ``off_loop``).
-        loop = _ensure_event_loop()
-        loop.run_in_executor = functools.partial(_run_in_place, loop)  # type: ignore[method-assign]
         # The mocks stand in for the API server the access wait calls (cluster/access_wait.py).
         saved_transport, access_wait.TRANSPORT = access_wait.TRANSPORT, mocks.access_transport()
         try:
             execute()
         finally:
-            del loop.run_in_executor
             access_wait.TRANSPORT = saved_transport
             logger.removeHandler(kept)
-            if saved_stack_trace is not None:
-                _sdk_resource._get_stack_trace = saved_stack_trace
             # Leave no state for the next run in this process (tests run many programs).
             settings.reset_options()
         return Recording(
@@ -345,6 +322,22 @@ def _run_scope(logger: logging.Logger) -> Iterator[None]:
 
     - The SDK's ``log.debug``: dropped unless ``logger`` keeps debug records (the mock
       engine's logger).
+    - The SDK's stack trace of a registration: empty. Every registration walks the whole
+      Python stack for the request's source position and stack trace
+      (pulumi/runtime/resource.py ``_get_stack_trace``, called from ``register_resource`` and
+      ``read_resource``), which only the real engine reads: the mock monitor
+      (pulumi/runtime/mocks.py ``MockMonitor.RegisterResource``) and the recording use
+      neither. The SDK gets an empty trace, as it does itself when it finds no user frame;
+      ``_get_source_position`` then answers None.
+    - The loop's executor calls run in place. The SDK hands every call to the monitor to an
+      executor thread (``run_in_executor`` on the running loop: pulumi/runtime/resource.py
+      L1344-1346 registrations, L1458 their outputs, pulumi/runtime/invoke.py L346 invokes and
+      L523 method calls, 3.272.0), because a real engine's answer is a gRPC round trip. The
+      recording monitor answers in memory, and on the loop's own thread (the loop the SDK's
+      ``_sync_await`` runs: sync_await.py ``_ensure_event_loop``) its answer is ready at once:
+      the hand-over, a thread switch each way, is most of what a call costs. The executor
+      calls of that loop run in place and return a finished future; the monitor's steps that
+      need a loop of their own still run on a thread (mock_monitor.py ``off_loop``).
     - The loop's task factory records each task the run creates (the SDK's ``ensure_future``
       calls and the program's), and the run's tasks still pending after it are cancelled: none
       runs in the next run on this loop (tests run many programs in one process). A task of
@@ -356,7 +349,11 @@ def _run_scope(logger: logging.Logger) -> Iterator[None]:
     saved_debug = _sdk_log.debug
     if not logger.isEnabledFor(logging.DEBUG):
         _sdk_log.debug = _dropped_debug
+    saved_stack_trace = getattr(_sdk_resource, "_get_stack_trace", None)
+    if saved_stack_trace is not None:
+        _sdk_resource._get_stack_trace = _empty_stack_trace
     loop = _ensure_event_loop()
+    loop.run_in_executor = functools.partial(_run_in_place, loop)  # type: ignore[method-assign]
     factory = loop.get_task_factory()
     tasks: list[asyncio.Task] = []
     loop.set_task_factory(functools.partial(_tracked_task, tasks, factory))
@@ -364,6 +361,9 @@ def _run_scope(logger: logging.Logger) -> Iterator[None]:
         yield
     finally:
         loop.set_task_factory(factory)
+        del loop.run_in_executor
+        if saved_stack_trace is not None:
+            _sdk_resource._get_stack_trace = saved_stack_trace
         _sdk_log.debug = saved_debug
         if not loop.is_closed() and not loop.is_running():
             for task in tasks:
