@@ -128,7 +128,7 @@ def cost_log(
 ) -> tuple[list[str], list[str]]:
     """The info lines (each GPU pool, the system node group, the stack) and the warnings."""
     region = config.region
-    day = (today or datetime.datetime.now(datetime.UTC).date()).isoformat()
+    day = (today or _today()).isoformat()
     types = _types(config)
     found: dict[str, float] = {}
     warnings: list[str] = []

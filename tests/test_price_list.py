@@ -26,7 +26,8 @@ TABLE = (
 )
 NOT_COUNTED = "CPU pools, the EKS control plane, NAT gateways, EBS volumes and data transfer"
 SPOT = " (spot and reserved capacity priced at on-demand, their upper bound)"
-DAY = datetime.date(2026, 11, 27)
+# A day that is never the day of a run: a line dated by the clock, not by ``_today``, fails.
+DAY = datetime.date(2024, 2, 29)
 
 
 def product(usd: str, reserved: str = "0.5") -> str:
@@ -112,7 +113,7 @@ def test_the_pools_and_the_stack_from_the_price_list():
         return {"result": product(LIVE[name])}
 
     lines, warnings = cost_log(config("ap-south-1"), invoke, DAY)
-    live = "AWS Price List API, ap-south-1, 2026-11-27"
+    live = "AWS Price List API, ap-south-1, 2024-02-29"
     # mixed: 6 GPUs: 5.0 (4-GPU) + 2 x 1.0 = 7.0 (six 1-GPU nodes: 6.0); big: 2 x 60.0 = 120.0;
     # system: 3 x 0.1 = 0.3; the stack: 127.3.
     assert lines == [
@@ -246,7 +247,7 @@ def test_the_preview_logs_each_pool_and_the_stack_from_the_price_list(monkeypatc
     system 3 x 0.25 = 0.75; the stack 17.25."""
     prices = {("us-east-1", "g6.xlarge"): 1.5, ("us-east-1", "m7i.large"): 0.25}
     rec, lines = preview_us_east_1(monkeypatch, caplog, price_list=prices)
-    live = "AWS Price List API, us-east-1, 2026-11-27"
+    live = "AWS Price List API, us-east-1, 2024-02-29"
     assert lines == [
         f"Hourly cost of GPU pool gpu-spot at full budget: at most $9.0000/h{SPOT} ({live})",
         f"Hourly cost of GPU pool inference at full budget: at most $6.0000/h ({live})",
