@@ -1,4 +1,4 @@
-"""A model of Karpenter v1.14.1 launching GPU nodes, fed ONLY what Karpenter sees.
+"""A model of Karpenter v1.15.0 launching GPU nodes, fed ONLY what Karpenter sees.
 
 Inputs: a render (``build/<stack>/``: ``manifests/*.yaml`` NodePools, EC2NodeClasses,
 NodeOverlays, Queues and ``helm/gpu-operator.yaml``, the device plugin's and MIG manager's
@@ -7,47 +7,47 @@ moto, Karpenter's static prices, the operator's default mig-parted config; tests
 and the system pods of a real node (``tests/fixtures/system-pods/``). Nothing is imported from
 ``eks_gpu_platform`` (tests/test_karpenter_model.py checks that on the AST).
 
-Every rule cites kubernetes-sigs/karpenter v1.14.1 (``K``) or aws/karpenter-provider-aws v1.14.1
-(``A``):
+Every rule cites kubernetes-sigs/karpenter v1.15.0 (``K``) or aws/karpenter-provider-aws v1.15.0
+(``A``), the modules of the chart's 1.15.1 (tests/upstream_modules.py):
 
 - Instance types of a NodePool: the table's types whose labels intersect the NodePool's
-  requirements (K ``scheduling/requirements.go`` ``Intersects`` L254-274) and that have an
+  requirements (K ``scheduling/requirements.go`` ``Intersects`` L256-276) and that have an
   available offering (a price, a zone of the region, a capacity type the pool allows: A
   ``offering/base_resolver.go`` L110-135). Reserved offerings need capacity reservations, which a
   render does not hold: not modelled.
-- Capacity (A ``instancetype/types.go`` ``computeCapacity`` L332-350): cpu = vCPUs; memory = MiB
-  less the VM overhead (7.5 %, L356-367); pods = ENI-limited (L485-505; efa-only interfaces on
-  card 0 take an ENI); ``nvidia.com/gpu`` = NVIDIA GPUs (L416-426); ``vpc.amazonaws.com/efa``
-  (L472-483). Allocatable = capacity - kube-reserved (cpu by range, memory 11 x pods + 255 Mi:
-  L522-552) - eviction threshold (100 Mi: L554-573) - hugepages from memory (K
-  ``cloudprovider/types.go`` L282-292).
+- Capacity (A ``instancetype/types.go`` ``computeCapacity`` L492-510): cpu = vCPUs; memory = MiB
+  less the VM overhead (7.5 %, L516-527); pods = ENI-limited (L645-665; efa-only interfaces on
+  card 0 take an ENI); ``nvidia.com/gpu`` = NVIDIA GPUs (L576-586); ``vpc.amazonaws.com/efa``
+  (L632-643). Allocatable = capacity - kube-reserved (cpu by range, memory 11 x pods + 255 Mi:
+  L682-712) - eviction threshold (100 Mi: L714-733) - hugepages from memory (K
+  ``cloudprovider/types.go`` L342-352).
 - NodeOverlays (K ``controllers/nodeoverlay``): ordered by weight, then name descending
-  (``apis/v1alpha1/nodeoverlay.go`` L130-139); one matches a NodePool's type when the NodePool's
+  (``apis/v1alpha1/nodeoverlay.go`` L127-136); one matches a NodePool's type when the NodePool's
   labels and the type's requirements are compatible with its requirements (``controller.go``
   L226-245, operators In/NotIn/Exists/DoesNotExist/Gt/Lt/Gte/Lte as ``requirement.go``
-  L48-110); per resource the first overlay wins (``store.go`` L190-210); an overlay setting a
-  resource the last applied overlay of the same weight set conflicts (``store.go`` L212-236) and
+  L50-117); per resource the first overlay wins (``store.go`` L192-212); an overlay setting a
+  resource the last applied overlay of the same weight set conflicts (``store.go`` L214-238) and
   is then rejected for EVERY NodePool (``controller.go`` L163-181); its capacity replaces the
   type's (K ``cloudprovider/types.go`` ``ApplyCapacityOverlay`` ``lo.Assign``).
 - Scheduling (K ``controllers/provisioning/scheduling/scheduler.go``): pods largest first
   (``queue.go`` L72-102); a pod goes to an existing node, else to the in-flight NodeClaim with
-  the fewest pods that can take it (L593-603), else to a new NodeClaim of the first NodePool by
+  the fewest pods that can take it (L627-637), else to a new NodeClaim of the first NodePool by
   weight then name descending (``utils/nodepool/nodepool.go`` L161-171) whose types, filtered by
-  the remaining limits (``filterByRemainingResources`` L1068-1085), fit the pod plus the
-  DaemonSet overhead (``nodeclaim.go`` L541-630; overhead of the DaemonSet pods compatible with
-  the template, L1020-1043). A NodeClaim keeps every viable type; the NodePool's remaining
-  resources lose the largest capacity of its options (``subtractMax`` L786, L1045-1066).
-- Launch: the cheapest option (``OrderByPrice``, K ``cloudprovider/types.go`` L336-355; A
+  the remaining limits (``filterByRemainingResources`` L1097-1114), fit the pod plus the
+  DaemonSet overhead (``nodeclaim.go`` L598-687; overhead of the DaemonSet pods compatible with
+  the template, L1049-1072). A NodeClaim keeps every viable type; the NodePool's remaining
+  resources lose the largest capacity of its options (``subtractMax`` L815, L1074-1095).
+- Launch: the cheapest option (``OrderByPrice``, K ``cloudprovider/types.go`` L396-415; A
   ``instance/types.go`` L234-244 lowest-price on-demand; for spot AWS's price-capacity-optimized
   may pick another option: assumed cheapest). Prices: Karpenter's static on-demand table, which
   spot uses until the pricing API answers (A ``pricing/pricing.go`` L452-464); ties by name.
 - Accounting: a NodePool's usage is the sum of its nodes' capacity, the NodeClaim's (overlaid)
-  until initialized, then ``Node.Status.Capacity`` (K ``state/statenode.go`` L359-375); nodes
-  marked for deletion count zero (``state/cluster.go`` L794-803). What the node advertises is the
+  until initialized, then ``Node.Status.Capacity`` (K ``state/statenode.go`` L458-474); nodes
+  marked for deletion count zero (``state/cluster.go`` L866-875). What the node advertises is the
   device plugin's (below), never the overlay.
 - Disruption: a node is a graceful-disruption candidate only if no pod on it, DaemonSet and
   mirror pods included, has ``karpenter.sh/do-not-disrupt: "true"`` (K ``state/statenode.go``
-  L244-255; ``disruption/types.go`` ``NewCandidate`` L188-196); it is empty when only DaemonSet
+  L328-339; ``disruption/types.go`` ``NewCandidate`` L194-211); it is empty when only DaemonSet
   pods remain (``disruption/emptiness.go``).
 
 What a node advertises (NVIDIA/k8s-device-plugin v0.20.0, as bundled by gpu-operator v26.7.0):
@@ -140,7 +140,7 @@ def resources_of(raw: Mapping[str, Any] | None) -> Resources:
 
 @dataclass(frozen=True)
 class Requirement:
-    """K ``scheduling/requirement.go`` L36-110: a value set or its complement, and integer
+    """K ``scheduling/requirement.go`` L37-117: a value set or its complement, and integer
     bounds (Gt N is Gte N+1, Lt N is Lte N-1)."""
 
     key: str
@@ -171,12 +171,12 @@ class Requirement:
         raise ValueError(f"operator {operator!r}")
 
     @property
-    def operator(self) -> str:  # L290-300 (bounded complements count as Exists)
+    def operator(self) -> str:  # L305-315 (bounded complements count as Exists)
         if self.complement:
             return "NotIn" if self.values else "Exists"
         return "In" if self.values else "DoesNotExist"
 
-    def _within(self, value: str, gte: int | None, lte: int | None) -> bool:  # L334-350
+    def _within(self, value: str, gte: int | None, lte: int | None) -> bool:  # L404-420
         if gte is None and lte is None:
             return True
         try:
@@ -185,13 +185,13 @@ class Requirement:
             return False
         return (gte is None or number >= gte) and (lte is None or number <= lte)
 
-    def has(self, value: str) -> bool:  # L275-280
+    def has(self, value: str) -> bool:  # L289-294
         inside = value in self.values
         return (not inside if self.complement else inside) and self._within(
             value, self.gte, self.lte
         )
 
-    def intersects(self, other: Requirement) -> bool:  # HasIntersection L220-254
+    def intersects(self, other: Requirement) -> bool:  # HasIntersection L234-268
         gte = max((b for b in (self.gte, other.gte) if b is not None), default=None)
         lte = min((b for b in (self.lte, other.lte) if b is not None), default=None)
         if gte is not None and lte is not None and gte > lte:
@@ -229,7 +229,7 @@ def label_requirements(labels: Mapping[str, str]) -> Requirements:
 
 
 def _failed_keys(left: Requirements, right: Requirements) -> bool:
-    """``Intersects`` (requirements.go L254-274): every shared key intersects, or both sides
+    """``Intersects`` (requirements.go L256-276): every shared key intersects, or both sides
     are NotIn/DoesNotExist."""
     for key in left.keys() & right.keys():
         a, b = left[key], right[key]
@@ -256,7 +256,7 @@ WELL_KNOWN = {
 
 
 def compatible(left: Requirements, right: Requirements, allow_undefined: set[str]) -> bool:
-    """``Compatible`` (requirements.go L180-197): a key of ``right`` that ``left`` does not
+    """``Compatible`` (requirements.go L181-198): a key of ``right`` that ``left`` does not
     define fails unless it is allowed undefined or ``right`` says NotIn/DoesNotExist."""
     for key, req in right.items():
         if key in allow_undefined or key in left or req.operator in ("NotIn", "DoesNotExist"):
@@ -275,7 +275,7 @@ def table() -> dict[str, Any]:
 
 def type_labels(name: str, row: Mapping[str, Any]) -> dict[str, str]:
     """The instance type's requirements that a NodePool can select on (A ``types.go``
-    ``computeRequirements`` L163-311)."""
+    ``computeRequirements`` L323-471)."""
     family, size = name.split(".", 1)
     gpu = row["gpu"]
     return {
@@ -296,28 +296,28 @@ def type_labels(name: str, row: Mapping[str, Any]) -> dict[str, str]:
 def type_capacity(
     row: Mapping[str, Any], network_interfaces: Sequence[Mapping] | None
 ) -> Resources:
-    """A ``types.go`` ``computeCapacity`` L332-350 (AL2023 and Bottlerocket: ENI-limited pods)."""
+    """A ``types.go`` ``computeCapacity`` L492-510 (AL2023 and Bottlerocket: ENI-limited pods)."""
     mem = row["memoryMiB"] * MI
-    if row["arch"] == "arm64":  # L358-360
+    if row["arch"] == "arm64":  # L518-520
         mem -= 64 * MI
-    mem -= math.ceil(mem * table()["vmMemoryOverheadPercent"] / MI) * MI  # L364
+    mem -= math.ceil(mem * table()["vmMemoryOverheadPercent"] / MI) * MI  # L524
     efa_only_card0 = sum(
         1
         for n in network_interfaces or ()
         if n.get("networkCardIndex", 0) == 0 and n.get("interfaceType") == "efa-only"
     )
-    usable = max(row["defaultCardInterfaces"] - efa_only_card0, 0)  # L485-505
+    usable = max(row["defaultCardInterfaces"] - efa_only_card0, 0)  # L645-665
     pods = usable * (row["ipv4PerInterface"] - 1) + 2 if usable else 0
     efa = (
         sum(1 for n in network_interfaces if n.get("interfaceType") == "efa-only")
         if network_interfaces is not None
         else row["efa"]
-    )  # L472-483
+    )  # L632-643
     return {CPU: row["vcpu"] * 1000, MEMORY: mem, PODS: pods, GPU: row["gpu"]["count"], EFA: efa}
 
 
 def overhead(capacity: Mapping[str, int]) -> Resources:
-    """kube-reserved + eviction threshold (A ``types.go`` L522-573, no kubelet overrides)."""
+    """kube-reserved + eviction threshold (A ``types.go`` L682-733, no kubelet overrides)."""
     cpu = capacity[CPU]
     reserved = 0
     for start, end, pct in ((0, 1000, 0.06), (1000, 2000, 0.01), (2000, 4000, 0.005),
@@ -331,7 +331,7 @@ def allocatable(capacity: Mapping[str, int]) -> Resources:
     out = {k: v for k, v in capacity.items()}
     for k, v in overhead(capacity).items():
         out[k] = out.get(k, 0) - v
-    for k, v in capacity.items():  # hugepages come out of memory (K cloudprovider/types.go L282)
+    for k, v in capacity.items():  # hugepages come out of memory (K cloudprovider/types.go L342)
         if k.startswith("hugepages-"):
             out[MEMORY] = max(out[MEMORY] - v, 0)
     return out
@@ -653,7 +653,7 @@ class Karpenter:
     @cache  # noqa: B019 (the model lives for one test)
     def daemon_overhead(self, nodepool: str, type_name: str) -> Resources:
         """Requests of the DaemonSet pods compatible with the template (scheduler.go
-        L1020-1043): they tolerate its taints, and their node requirements are compatible with
+        L1049-1072): they tolerate its taints, and their node requirements are compatible with
         the template's (undefined well-known labels allowed) and intersect the type's."""
         it = self.types[nodepool][type_name]
         manifest = self.render.nodepools[nodepool]
@@ -767,7 +767,7 @@ class Karpenter:
             shape = pod.shape()
             if shape in refused:
                 continue
-            for claim in sorted(claims, key=lambda c: len(c.pods)):  # scheduler.go L598
+            for claim in sorted(claims, key=lambda c: len(c.pods)):  # scheduler.go L632
                 if claim.try_add(pod):
                     break
             else:
@@ -896,7 +896,7 @@ class Node:
 
     @property
     def counted(self) -> Resources:
-        """StateNode.Capacity (statenode.go L359-375)."""
+        """StateNode.Capacity (statenode.go L458-474)."""
         return self.advertised if self.initialized else self.claim_capacity
 
     def bind(self, pod: Pod) -> None:

@@ -1,5 +1,5 @@
 """The AMI alias of every pool against the cluster's Kubernetes minor (issue 21, point 4): the
-exact SSM parameters Karpenter v1.14.1 reads (al2023.go ``resolvePath``, bottlerocket.go
+exact SSM parameters Karpenter v1.15.0 reads (al2023.go ``resolvePath``, bottlerocket.go
 ``DescribeImageQuery``), looked up by `pulumi up`, which refuses a missing one."""
 
 import pytest

@@ -4,12 +4,12 @@ The ``moto`` wheel (5.2.5, pinned in requirements-dev.txt) carries a copy of EC2
 DescribeInstanceTypes output (``moto/ec2/resources/instance_types.json.gz``, AWS's PascalCase
 shape); it is read as a file, through ``importlib.util.find_spec`` (moto is never imported). The
 catalog cites Karpenter's generated instance-type docs and the VPC CNI's limits table; this is an
-independent source for the same figures, compared the way Karpenter v1.14.1 derives them from that
-shape (aws/karpenter-provider-aws v1.14.1 ``pkg/providers/instancetype/types.go``):
+independent source for the same figures, compared the way Karpenter v1.15.0 derives them from that
+shape (aws/karpenter-provider-aws v1.15.0 ``pkg/providers/instancetype/types.go``):
 
-- GPU count: ``nvidia.com/gpu`` is the sum of ``GpuInfo.Gpus[].Count`` of NVIDIA GPUs (L416-426);
+- GPU count: ``nvidia.com/gpu`` is the sum of ``GpuInfo.Gpus[].Count`` of NVIDIA GPUs (L576-586);
 - GPU name and memory: the labels ``instance-gpu-name`` = ``lowerKabobCase(Gpus[0].Name)``
-  (L273, L593-595) and ``instance-gpu-memory`` = ``Gpus[0].MemoryInfo.SizeInMiB`` (L276), set when
+  (L433, L753-755) and ``instance-gpu-memory`` = ``Gpus[0].MemoryInfo.SizeInMiB`` (L436), set when
   the type has exactly one GPU entry;
 - EFA: ``vpc.amazonaws.com/efa`` = ``NetworkInfo.EfaInfo.MaximumEfaInterfaces``;
 - network cards: ``NetworkInfo.MaximumNetworkCards``.
@@ -54,7 +54,7 @@ def _kabob(s: str) -> str:
 
 
 def aws_view(name: str) -> dict:
-    """The figures Karpenter v1.14.1 derives from AWS's answer for one type."""
+    """The figures Karpenter v1.15.0 derives from AWS's answer for one type."""
     info = MOTO[name]
     gpus = info.get("GpuInfo", {}).get("Gpus", [])
     network = info["NetworkInfo"]

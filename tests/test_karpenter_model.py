@@ -47,7 +47,7 @@ def test_the_models_import_nothing_of_the_project(module):
 
 def test_the_table_holds_ec2s_numbers():
     """p5.48xlarge as DescribeInstanceTypes has it, and max pods as Karpenter's AWS provider
-    computes it (types.go L485-505: 2 interfaces on card 0 x (50 - 1) + 2)."""
+    computes it (types.go L645-665: 2 interfaces on card 0 x (50 - 1) + 2)."""
     row = table()["instanceTypes"]["p5.48xlarge"]
     assert (row["vcpu"], row["memoryMiB"], row["maxPods"], row["efa"]) == (192, 2097152, 100, 32)
     assert row["gpu"] == {
@@ -114,7 +114,7 @@ def test_the_tables_prices_are_karpenters_static_prices():
     ],
 )
 def test_requirement_operators(operator, values, count, matches):
-    """requirement.go L48-110 (Gt N is Gte N+1, Lt N is Lte N-1; Gte/Lte since v1.9)."""
+    """requirement.go L50-117 (Gt N is Gte N+1, Lt N is Lte N-1; Gte/Lte since v1.9)."""
     label = Requirement.of("karpenter.k8s.aws/instance-gpu-count", "In", [str(count)])
     req = Requirement.of("karpenter.k8s.aws/instance-gpu-count", operator, values)
     assert label.intersects(req) is matches
@@ -140,8 +140,8 @@ G6 = {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g
 
 
 def test_equal_weight_overlays_apply_in_descending_name_order():
-    """nodeoverlay.go L130-139: at equal weight the later name comes first and wins; the other
-    sets the same key and is rejected (store.go L212-236)."""
+    """nodeoverlay.go L127-136: at equal weight the later name comes first and wins; the other
+    sets the same key and is rejected (store.go L214-238)."""
     model = Karpenter(_with(stack_render("dev"), _overlay("aa", "9", G6), _overlay("zz", "5", G6)))
     assert model.types["gpu-spot"]["g6.xlarge"].capacity[GPU] == 5
     assert model.rejected_overlays == ["aa"]
@@ -175,7 +175,7 @@ def test_each_model_of_a_render_has_its_own_instance_types():
 
 
 def test_a_nodeclaim_keeps_every_viable_type_and_subtracts_the_largest():
-    """scheduler.go L709-716, L786, L1045-1066: gpu-spot's limit is 6 GPUs (dev's research
+    """scheduler.go L738-745, L815, L1074-1095: gpu-spot's limit is 6 GPUs (dev's research
     limit 12 less its serving 4 and notebooks 2: issue 19, branch capacity), so the 8-GPU types
     are filtered out and the first pod's NodeClaim may become any l4/l40s type of 1 or 4 GPUs
     (16 of the 18); the largest, 4, is subtracted, leaving 2 for the round. A 4-GPU pod pinned
@@ -200,7 +200,7 @@ def test_a_nodeclaim_keeps_every_viable_type_and_subtracts_the_largest():
 def test_pending_pods_pack_onto_the_in_flight_nodeclaim():
     """Eight one-GPU pods under gpu-spot's limit of 6: the first four pack onto one NodeClaim
     whose options narrow to the 4-GPU types (the 8-GPU ones exceed the limit: scheduler.go
-    L709-716), the cheapest (Karpenter's static prices) is launched; its largest option (4) is
+    L738-745), the cheapest (Karpenter's static prices) is launched; its largest option (4) is
     subtracted, so the next two get a 1-GPU NodeClaim each and the last two stay pending: 6 GPUs
     bought, the limit."""
     model = Karpenter(stack_render("dev"))
@@ -242,7 +242,7 @@ def test_pods_another_pool_refuses_do_not_hold_up_the_next_pools_pods():
 
 
 def test_an_empty_gpu_node_with_its_daemonsets_is_a_candidate_and_do_not_disrupt_blocks_it():
-    """statenode.go L244-255, disruption/types.go L188-196: DaemonSet pods count too."""
+    """statenode.go L328-339, disruption/types.go L194-211: DaemonSet pods count too."""
     assert system_pods(), "tests/fixtures/system-pods"
     model = Karpenter(stack_render("dev"))
     model.provision([Pod({GPU: 1, "pods": 1}, {POOL_LABEL: "inference"})])

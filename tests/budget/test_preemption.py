@@ -5,7 +5,7 @@ override ``scheduler.queues[].preemptionDelaySeconds``.
 Expected values are worked out by hand from the fixture stacks and the estimate table's figures
 (written here again, not read from the module): g6/gr6/g4dn/g5/g5g/g6f 120+60 s, g6e/g7e
 150+90 s, p4d/p4de 300+120 s, p5/p5e/p5en/p6-b200/p6-b300 360+120 s, plus Karpenter's 10 s
-batch window (karpenter v1.14.1 options.go L129).
+batch window (karpenter v1.15.0 options.go L231).
 """
 
 import copy

@@ -1,7 +1,7 @@
 """The stranded-GPU warning (issue 19 item 8) on MIG and time-sliced pools: a pod there takes
 one MIG device or one slice, not a GPU, and the node it launches charges the pool's limit all
-of its devices (kubernetes-sigs/karpenter v1.14.1 ``pkg/controllers/state/statenode.go``
-L359-375: the node's capacity, which the device plugin reports per MIG device or slice)."""
+of its devices (kubernetes-sigs/karpenter v1.15.0 ``pkg/controllers/state/statenode.go``
+L458-474: the node's capacity, which the device plugin reports per MIG device or slice)."""
 
 from typing import Any
 

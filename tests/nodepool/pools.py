@@ -1,5 +1,5 @@
 """The pools the nodepool tests build, the expected pieces they share, and every manifest
-built from them (``MANIFESTS``, each also validated against the Karpenter v1.14.1 CRDs).
+built from them (``MANIFESTS``, each also validated against the Karpenter v1.15.0 CRDs).
 """
 
 from collections.abc import Callable

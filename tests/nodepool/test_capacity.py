@@ -1,6 +1,6 @@
 """What a GPU node advertises and how Karpenter counts it (issue 12): ``budget.capacity``, the
 GPU NodeOverlays, the NodePool limits in advertised units, and the component that registers
-them. The Karpenter side is tests/karpenter_model.py (kubernetes-sigs/karpenter v1.14.1)."""
+them. The Karpenter side is tests/karpenter_model.py (kubernetes-sigs/karpenter v1.15.0)."""
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -130,7 +130,7 @@ UNEVEN = (
 def test_mig_pool_of_uneven_densities_is_refused(strategy, resource):
     """Review S3: A100 40GB (p4d) takes 4 1g.10gb devices per GPU, A100 80GB (p4de) 7 (the
     operator's default mig-parted config, gpu_operator/mig.py). The limit follows the smallest:
-    a budget of 8 GPUs gives 32, and a p4de node (56) never fits (scheduler.go L1068-1085)."""
+    a budget of 8 GPUs gives 32, and a p4de node (56) never fits (scheduler.go L1097-1114)."""
     raw = {**A100S, "migProfile": "all-1g.10gb"}
     capacity = pool_capacity(
         spec(raw), mig_strategy=strategy, mig_layouts=layouts("all-1g.10gb", "p4d", "p4de")
@@ -244,8 +244,8 @@ def test_overlays_do_nothing_without_the_feature_gate():
 
 
 def test_equal_weight_overlays_on_the_same_resource_conflict():
-    """Same weight: name descending first (nodeoverlay.go L130-139), so 'zz-admin' applies and
-    ours, setting the same key at the same weight, is rejected (store.go L212-236); at a lower
+    """Same weight: name descending first (nodeoverlay.go L127-136), so 'zz-admin' applies and
+    ours, setting the same key at the same weight, is rejected (store.go L214-238); at a lower
     weight theirs loses to ours."""
     capacity = pool_capacity(spec(SLICED), replicas=4)
     (ours, _) = gpu_overlay_manifests(spec(SLICED), capacity, label_domain=DOMAIN)

@@ -1,4 +1,4 @@
-"""Every manifest the tests build passes the upstream Karpenter v1.14.1 CRDs (schema and CEL);
+"""Every manifest the tests build passes the upstream Karpenter v1.15.0 CRDs (schema and CEL);
 broken ones fail with the CRD's exact message.
 """
 

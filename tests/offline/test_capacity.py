@@ -1,5 +1,5 @@
 """The capacity plan (issue 12): capacity.json, and the invariant proved against a model of
-Karpenter v1.14.1 (tests/karpenter_model.py) fed only the offline render, with a model of KAI's
+Karpenter v1.15.0 (tests/karpenter_model.py) fed only the offline render, with a model of KAI's
 admission in front (tests/kai_model.py), over dev, prod and generated stack configurations.
 
 The invariant, for every leaf queue: its quota is reachable (else a configuration error naming
@@ -73,7 +73,7 @@ CONFIGS = (
     + [(f"user-{s}", ("user", s)) for s in USER_STACKS]
 )
 # p5e.48xlarge (H200) has no offering in us-east-1 in EC2's data (moto 5.2.5: tests/data/
-# advertised.yaml, zones) and no static price in Karpenter v1.14.1 (zz_generated.pricing_aws.go),
+# advertised.yaml, zones) and no static price in Karpenter v1.15.0 (zz_generated.pricing_aws.go),
 # so a NodePool that only p5e can serve (the H200 MIG layouts all-1g.18gb, all-3g.71gb...) can
 # launch nothing there, while the plan counts its whole budget. A real finding, not fixed in the
 # product yet: asserted exactly where it holds (the generated stacks below).

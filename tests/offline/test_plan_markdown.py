@@ -396,7 +396,7 @@ def test_a_new_vpc_cidr_in_a_real_render(tmp_path):
 
 def test_a_requirements_change_rolls_only_the_nodes_outside_them():
     """Karpenter hashes a NodePool's template without its requirements (kubernetes-sigs/
-    karpenter v1.14.1 pkg/apis/v1/nodepool.go `hash:"ignore"`); a requirements change drifts
+    karpenter v1.15.0 pkg/apis/v1/nodepool.go L238 `hash:"ignore"`); a requirements change drifts
     only the nodes whose labels no longer satisfy them (disruption/drift.go
     areRequirementsDrifted). Fails on the old code, which said every node of the pool rolls."""
     req = {"key": "karpenter.k8s.aws/instance-family", "operator": "In"}

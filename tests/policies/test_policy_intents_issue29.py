@@ -2,9 +2,9 @@
 still missed, and messages that stay on one line whatever a user named things. One case per
 mutation of the compliant stack, with the exact message; the compliant baseline stays clean.
 
-Subnet selection as Karpenter v1.14.1 does it (``pkg/providers/subnet/subnet.go``
+Subnet selection as Karpenter v1.15.0 does it (``pkg/providers/subnet/subnet.go``
 ``getFilterSets`` L267-293: an ``id`` term selects by id alone, tags ANDed, ``*`` any value, an
-empty tags map no filter; terms ORed: ``pkg/apis/v1/ec2nodeclass.go`` L34). A public subnet routes
+empty tags map no filter; terms ORed: ``pkg/apis/v1/ec2nodeclass.go`` L35). A public subnet routes
 to an internet gateway (https://docs.aws.amazon.com/vpc/latest/userguide/configure-subnets.html).
 """
 

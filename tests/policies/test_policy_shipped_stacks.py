@@ -58,7 +58,7 @@ def test_prod_efa_pool_is_one_nodepool_that_holds_a_64_gpu_gang(rendered_stack_r
     """Issue 19 blocker 3: p5.48xlarge and p5e.48xlarge have the same EFA layout, so prod's
     train-efa pool is ONE NodePool with one limit of 64: llm-training's 64-GPU gang (8 p5 nodes,
     one instance type) fits it. Before, two NodePools of 32 each could never hold it (limits
-    are per NodePool: karpenter v1.14.1 scheduler.go filterByRemainingResources)."""
+    are per NodePool: karpenter v1.15.0 scheduler.go filterByRemainingResources)."""
     pools = [
         r.inputs
         for r in rendered_stack_resources("prod")

@@ -360,8 +360,8 @@ def test_a_bad_duration_names_the_value():
 
 
 def test_the_margin_is_karpenters_delays_plus_the_poll():
-    # disruption pollingPeriod 10 s (controller.go:71) + commandValidationDelay 15 s
-    # (consolidation.go:45) + this check's 5 s poll (sigs.k8s.io/karpenter v1.14.1)
+    # disruption pollingPeriod 10 s (controller.go:72) + commandValidationDelay 15 s
+    # (consolidation.go:45) + this check's 5 s poll (sigs.k8s.io/karpenter v1.15.0)
     assert capacity.CONSOLIDATION_MARGIN_S == 30.0
 
 

@@ -329,7 +329,7 @@ def test_gang_passes_with_exact_objects(prices, render_dir):
 
 def test_gang_pods_tolerate_every_taint_of_the_pools_nodepools(prices, render_dir):
     # An EFA pool's NodePool taints vpc.amazonaws.com/efa too: without its toleration Karpenter
-    # never launches for the gang (karpenter v1.14.1 scheduling/nodeclaim.go L125-128).
+    # never launches for the gang (karpenter v1.15.0 scheduling/nodeclaim.go L132-135).
     kube = FakeKube([node("n1"), node("n2")])
     placing(kube, ["n1", "n2"])
     seen = []
