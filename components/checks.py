@@ -120,13 +120,13 @@ def check_label_value(value: str) -> str | None:
 
 # --- cron ---------------------------------------------------------------------------------------
 # Karpenter parses a disruption budget's schedule with robfig/cron v3 ``ParseStandard`` in UTC
-# (kubernetes-sigs/karpenter v1.14 pkg/apis/v1/nodepool.go line 417): 5 fields, minute 0-59,
+# (kubernetes-sigs/karpenter v1.15.0 pkg/apis/v1/nodepool.go line 420): 5 fields, minute 0-59,
 # hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, day of week 0-6 or SUN-SAT (names in any
 # case), each '*', '?', a value, a range 'a-b', a step '/n', or a comma-separated list of those;
 # or a macro (@yearly ... @hourly). robfig also parses '@every <duration>', but the API server
 # refuses it first: the NodePool CRD pattern on spec.disruption.budgets[].schedule (nodepool.go
-# line 143; v1.15.0 line 144, aws/karpenter-provider-aws v1.15.0
-# pkg/apis/crds/karpenter.sh_nodepools.yaml line 135) is
+# line 144, aws/karpenter-provider-aws v1.15.0 pkg/apis/crds/karpenter.sh_nodepools.yaml
+# line 135) is
 #   ^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$
 # which '@every 6h' matches neither way (no listed macro, fewer than five fields).
 
@@ -178,7 +178,7 @@ def check_cron(schedule: str) -> str | None:
     if schedule.startswith("@every"):
         return (
             f"{show(schedule)}: '@every <duration>' is refused by the NodePool CRD's schedule "
-            f"pattern (Karpenter v1.14.1); use one of {', '.join(CRON_MACROS)} or a 5-field cron "
+            f"pattern (Karpenter v1.15.0); use one of {', '.join(CRON_MACROS)} or a 5-field cron "
             "schedule such as '0 */6 * * *'"
         )
     if schedule.startswith("@"):

@@ -138,7 +138,7 @@ def test_cron_macro_and_field_count():
 # pkg/apis/crds/karpenter.sh_nodepools.yaml L135, read from the Go module) admits only the listed
 # macros or five whitespace-separated fields: '@every' never.
 EVERY = (
-    "'@every <duration>' is refused by the NodePool CRD's schedule pattern (Karpenter v1.14.1); "
+    "'@every <duration>' is refused by the NodePool CRD's schedule pattern (Karpenter v1.15.0); "
     "use one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or a 5-field "
     "cron schedule such as '0 */6 * * *'"
 )

@@ -14,19 +14,26 @@ pool's zones in, plain data out.
 
   1. ``gangInstanceType`` when set (refused when the pool cannot launch it, ``override_problems``);
   2. *reserved capacity*: the ``instanceType`` of the pool's ``capacityReservations`` (a pool with
-     ``reserved`` in ``capacityTypes``). Karpenter v1.14.1 prefers reserved offerings: the
+     ``reserved`` in ``capacityTypes``). Karpenter v1.15.0 prefers reserved offerings: the
      AWS provider offers a reservation only for its type and zone and prices it at the
-     on-demand price / 10,000,000 (karpenter-provider-aws v1.14.1
-     ``pkg/providers/instancetype/offering/reserved_capacity_resolver.go`` L69, L74-80,
-     L90-98), launches a NodeClaim as ``reserved`` whenever one of its types has an available
-     reserved offering (``pkg/providers/instance/instance.go`` L743-759 ``getCapacityType``:
-     reserved, then spot, then on-demand); the core scheduler narrows a NodeClaim that holds a
-     reserved offering to ``karpenter.sh/capacity-type: reserved`` and its reservation ids
-     (kubernetes-sigs/karpenter v1.15.0 ``pkg/controllers/provisioning/scheduling/nodeclaim.go``
-     L447-459) and ranks launch prices reserved, then spot, then on-demand
-     (``pkg/cloudprovider/types.go`` L675-689). So a gang pinned to the reservation's type
-     takes it, while a gang pinned to another type can only buy that type (spot or on-demand)
-     and leaves the reservation idle;
+     on-demand price / 10,000,000 (karpenter-provider-aws v1.15.0
+     ``pkg/providers/instancetype/offering/reserved_capacity_resolver.go`` L71, L76-82,
+     L92-106), launches a NodeClaim as ``reserved`` whenever one of its types has a launchable
+     reserved offering, one with room left (``pkg/providers/instance/instance.go`` L810-828
+     ``getCapacityType``: reserved, then spot, then on-demand); the core scheduler narrows a
+     NodeClaim that holds a reserved offering to ``karpenter.sh/capacity-type: reserved`` and
+     its reservation ids (kubernetes-sigs/karpenter v1.15.0
+     ``pkg/controllers/provisioning/scheduling/nodeclaim.go`` L447-459) and ranks launch prices
+     reserved, then spot, then on-demand (``pkg/cloudprovider/types.go`` L675-689). So a gang
+     pinned to the reservation's type takes it while it has room, while a gang pinned to another
+     type can only buy that type (spot or on-demand) and leaves the reservation idle. A full
+     reservation stays offered (available, with capacity 0: the resolver's L100-106) but is not
+     launchable (core ``types.go`` L618-633): the gang's NodeClaims are not narrowed to it and
+     launch spot or on-demand when the pool lists either (core ``nodeclaim.go`` L349-362,
+     ``instance.go`` L819-824); a pool listing only ``reserved`` keeps the pods pending until a
+     slot frees, and does not let them fall through to a lower-weight NodePool (provisioning is
+     strict: core ``provisioner.go`` L406-407, ``nodeclaim.go`` L373-396, ``scheduler.go``
+     L762-780);
   3. ``instanceTypes`` in the order written (the docs say: the reservation's type first);
   4. the pool's other types (selected by ``gpus`` or ``instanceFamilies``): the fewest GPUs,
      then the smallest size, then by name.

@@ -32,19 +32,22 @@ L133-160, L207-236; its loop then waits for the next change of ``nvidia.com/mig.
 cmd/nvidia-mig-manager/main.go L436-446) or when the node is
 older than ``DEADLINE_SECONDS`` with the taint still on (a stuck ``pending``, reconfigure.go
 L170-172, L230-232; a lost GPU; a count that never matches): it records a Warning Event
-``MIGNodeStuck`` on the node and deletes the node's NodeClaim (its owner, karpenter v1.14.1
-pkg/utils/nodeclaim/nodeclaim.go L271-285), with the NodeClaim's uid as a precondition. Karpenter
-then counts the node as deleting (pkg/controllers/state/statenode.go L438-449), schedules pending
-pods on active nodes only (pkg/controllers/provisioning/provisioner.go L364-366, L403), so it
+``MIGNodeStuck`` on the node and deletes the node's NodeClaim (its owner, karpenter v1.15.0
+pkg/utils/nodeclaim/nodeclaim.go L305-319), with the NodeClaim's uid as a precondition. Karpenter
+then counts the node as deleting (pkg/controllers/state/statenode.go L536-547), schedules pending
+pods on active nodes only (pkg/controllers/provisioning/provisioner.go L378-381, L417), so it
 launches a replacement, and its termination finalizer deletes the Node and the instance
 (pkg/controllers/nodeclaim/lifecycle/controller.go L198-240). Without the remover the node would
-stay tainted, uninitialized (initialization.go L74-77) and never a disruption candidate
-(statenode.go L218-221) until ``expireAfter``.
+stay tainted, uninitialized (initialization.go L81-84) and no candidate of emptiness, drift or
+consolidation (statenode.go L301-308) until ``expireAfter``: only Repair ignores the node's
+NodeUninitializedError (pkg/controllers/disruption/types.go L163-169), and it runs only under the
+nodeRepair feature gate (off by default: karpenter/values.py), for a node condition matching a
+repair policy (disruption/repair.go L78-92).
 
-Until step 4 the node is uninitialized for Karpenter (kubernetes-sigs/karpenter v1.14.1
-pkg/controllers/nodeclaim/lifecycle/initialization.go L74-77) and, its GPU resources being zero
+Until step 4 the node is uninitialized for Karpenter (kubernetes-sigs/karpenter v1.15.0
+pkg/controllers/nodeclaim/lifecycle/initialization.go L81-84) and, its GPU resources being zero
 until step 3, charged its NodeClaim's overlaid capacity (pkg/controllers/state/statenode.go
-L359-368); from then on Karpenter charges the node's ``status.capacity``, now the MIG devices.
+L458-467); from then on Karpenter charges the node's ``status.capacity``, now the MIG devices.
 
 Not ``kubectl taint``: the ``registry.k8s.io/kubectl`` image is distroless (kubernetes v1.36.3
 build/common.sh L113, L133: a statically linked binary on ``go-runner``), so it cannot run a

@@ -5,19 +5,23 @@ ValidatingAdmissionPolicy to the NodeClaim of the node its pod runs on, in a MIG
 Pure builders, plain data in, manifests out.
 
 - Why the NodeClaim: a node that keeps a startup taint is never initialized (kubernetes-sigs/
-  karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/initialization.go L74-77), so never a
-  disruption candidate (pkg/controllers/state/statenode.go L218-221), and Karpenter drops the
-  startup taint from its view of it (L311-336): pending pods "fit" it and nothing else is
-  launched until ``expireAfter``. Deleting the NodeClaim marks it deleting (statenode.go
-  L438-449); the provisioner schedules on active nodes only (pkg/controllers/provisioning/
-  provisioner.go L364-366, L403), so it launches a replacement for the pending pods, and the
-  NodeClaim's termination finalizer deletes the Node, then the instance
+  karpenter v1.15.0 pkg/controllers/nodeclaim/lifecycle/initialization.go L81-84), so never a
+  candidate of emptiness, drift or consolidation (pkg/controllers/state/statenode.go L301-308);
+  only Repair takes a registered uninitialized node (it ignores that NodeUninitializedError:
+  pkg/controllers/disruption/types.go L163-169), under the nodeRepair feature gate (off by
+  default: karpenter/values.py) and for a node condition matching a repair policy
+  (disruption/repair.go L78-92). Karpenter drops the startup taint from its view of the node
+  (statenode.go L416-436): pending pods "fit" it and nothing else is launched until
+  ``expireAfter``. Deleting the NodeClaim marks it deleting (statenode.go L536-547); the
+  provisioner schedules on active nodes only (pkg/controllers/provisioning/provisioner.go
+  L378-381, L417), so it launches a replacement for the pending pods, and the NodeClaim's
+  termination finalizer deletes the Node, then the instance
   (pkg/controllers/nodeclaim/lifecycle/controller.go L198-240).
 - Events: a Role in ``default``, where Events about cluster-scoped objects go, ``create`` only.
 - The policy: a DELETE of a NodeClaim by the remover's ServiceAccount must name the NodeClaim
   whose ``status.nodeName`` is the node the pod runs on (the token's node-name extra, as in
   ``mig_ready_admission``) and which carries a MIG pool's ``<domain>/pool`` label (the NodePool's
-  template labels are on its NodeClaims: pkg/apis/v1/nodepool.go L272-277). ``oldObject`` is the
+  template labels are on its NodeClaims: pkg/apis/v1/nodepool.go L275-280). ``oldObject`` is the
   object deleted (admissionregistration.k8s.io/v1 ``ValidatingAdmissionPolicy``: "oldObject - The
   existing object. The value is null for CREATE requests").
 """

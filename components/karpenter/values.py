@@ -6,9 +6,10 @@ from typing import Any
 
 from .spec import SERVICE_ACCOUNT, KarpenterSpec
 
-# Karpenter's feature gates as the v1.14.1 chart defaults them; the v1.15.1 chart adds three
-# alpha gates (terminateFirstDrift, terminateFirstRepair, podDeletionCostManagement), all off,
-# left to the chart.
+# Karpenter's feature gates as the chart defaults them (aws/karpenter-provider-aws v1.15.0
+# charts/karpenter/values.yaml L243-261, the six gates of the 1.14 chart); the chart's three
+# alpha gates new in 1.15 (terminateFirstDrift, terminateFirstRepair, podDeletionCostManagement,
+# L262-270), all off, are left to the chart.
 DEFAULT_FEATURE_GATES = {
     "nodeRepair": False,
     "nodeOverlay": False,

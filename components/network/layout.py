@@ -54,7 +54,8 @@ def subnet_selector(cluster_name: str, *, create: bool, subnet_tagging: str) -> 
     value ``ResourceLifecycleShared = "shared"``: "shared between multiple clusters, and should
     not be destroyed if the cluster is destroyed" (pkg/providers/v1/tags.go).
     Karpenter selects the subnets carrying every tag of a term ("Terms are ORed; within a term,
-    the fields are ANDed", karpenter-provider-aws v1.14.1 website/content/en/docs/concepts/
+    the fields are ANDed": karpenter-provider-aws v1.15.0 pkg/providers/subnet/subnet.go
+    getFilterSets L267-293, and the v1.15 docs, website/content/en/v1.15/concepts/
     nodeclasses.md, subnetSelectorTerms)."""
     if not create and subnet_tagging == "shared":
         return {cluster_subnet_tag(cluster_name): "shared"}

@@ -5,12 +5,16 @@ Every EC2NodeClass gets user data that Karpenter merges with its own:
 - **Parallel image pulls, registry QPS and burst.** AL2023: a ``NodeConfig`` part whose
   ``spec.kubelet.config`` nodeadm merges into the kubelet's configuration (nodeadm API
   ``KubeletOptions.Config``, awslabs/amazon-eks-ami ``nodeadm/api/v1alpha1/nodeconfig_types.go``;
-  https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/). Karpenter v1.14.1 keeps the
+  https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/). Karpenter v1.15.0 keeps the
   user's parts and appends its own NodeConfig after them (pkg/providers/amifamily/bootstrap/
-  nodeadm.go ``Script``); its values win only for the fields it sets itself (cluster, taints,
-  labels, ``spec.kubelet``: website/content/en/docs/concepts/nodeclasses.md, "AL2023" under
-  UserData), and the pull settings are not among them (EC2NodeClass ``spec.kubelet`` has no
-  such fields; its generated NodeConfig sets none of them). The kubelet
+  nodeadm.go ``Script`` L40-58); its values win only for the fields it sets itself (cluster,
+  taints, labels, ``spec.kubelet``: the v1.15 docs, website/content/en/v1.15/concepts/
+  nodeclasses.md, "AL2023" under UserData), and the pull settings are not among them: its
+  kubelet config is ``spec.kubelet`` copied key by key plus ``registerWithTaints`` (nodeadm.go
+  ``generateInlineKubeletConfiguration`` L103-117), and ``spec.kubelet``, a free-form map
+  (pkg/apis/v1/ec2nodeclass.go L283-289) that could carry them, holds only what these
+  EC2NodeClasses write: ``maxPods``, ``systemReserved``, ``kubeReserved`` (parts.py
+  ``KubeletSpec``). The kubelet
   fields are ``serializeImagePulls``, ``maxParallelImagePulls`` ("cannot be set if
   SerializeImagePulls is true"; nil = no limit), ``registryPullQPS`` (default 5) and
   ``registryBurst`` (default 10): https://kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1/

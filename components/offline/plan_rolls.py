@@ -1,14 +1,15 @@
 """Which changes roll nodes, and why, in the plan.
 
 Karpenter objects whose change drifts nodes are marked as rolling them: any EC2NodeClass spec
-change (its static fields are hashed, its selectors resolved: karpenter-provider-aws
-pkg/apis/v1/ec2nodeclass.go L591-611, pkg/cloudprovider/drift.go L181-195, v1.14.1), every
-EC2NodeClass selecting its AMI by alias when the cluster's Kubernetes minor changes (the alias
-resolves with the cluster's current version: pkg/providers/amifamily/ami.go L83-104, al2023.go
-L39-80, bottlerocket.go L44-52; "If you upgrade your Kubernetes cluster while using this alias
-type, Karpenter *will* automatically drift your nodes", website/content/en/docs/tasks/
-managing-amis.md), and a NodePool's ``spec.template``; and the system nodes roll when their
-launch template or the node group's version changes.
+change (its static fields are hashed, ``spec.kubelet`` as its JSON, its selectors resolved:
+karpenter-provider-aws v1.15.0 pkg/apis/v1/ec2nodeclass.go L546-567, kubeletconfiguration.go
+L86-91, pkg/cloudprovider/drift.go L181-195), every EC2NodeClass selecting its AMI by alias when
+the cluster's Kubernetes minor changes (the alias resolves with the cluster's current version:
+v1.15.0 pkg/providers/amifamily/ami.go L83-104, al2023.go L48-89, bottlerocket.go L44-52; "If
+you upgrade your Kubernetes cluster while using this alias type, Karpenter *will* automatically
+drift your nodes", website/content/en/docs/tasks/managing-amis.md), and a NodePool's
+``spec.template``; and the system nodes roll when their launch template or the node group's
+version changes.
 """
 
 from __future__ import annotations

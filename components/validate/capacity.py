@@ -21,7 +21,7 @@ NO_GPU_CHECK = "gpu"  # the one check of a render without a GPU pool (a skip)
 NODECLAIM_API = "karpenter.sh/v1"
 POLL_S = 5.0
 # How long after the pod is gone Karpenter may take, beyond the NodePool's consolidateAfter, to
-# start removing the empty node (sigs.k8s.io/karpenter v1.14.1):
+# start removing the empty node (sigs.k8s.io/karpenter v1.15.0):
 # - consolidateAfter counts from the NodeClaim's lastPodEventTime, and the NodeClaim is marked
 #   Consolidatable by a reconcile requeued for exactly that instant
 #   (pkg/controllers/nodeclaim/disruption/consolidation.go:63-76). lastPodEventTime is written at
@@ -29,11 +29,13 @@ POLL_S = 5.0
 #   an event within 10 s of the last write is dropped, so the window can only start earlier than
 #   the pod's deletion, never later; it adds nothing to the margin;
 # - the disruption controller looks for candidates every 10 s, Emptiness first
-#   (pkg/controllers/disruption/controller.go:71 pollingPeriod, L182; NewMethods L101-114);
+#   (pkg/controllers/disruption/controller.go:72 pollingPeriod, L192; NewMethods L102-123:
+#   Repair precedes it only under the nodeRepair feature gate, off by default: karpenter/values.py);
 # - an emptiness command is re-validated 15 s after it is computed before it is executed
 #   (pkg/controllers/disruption/consolidation.go:45 commandValidationDelay, emptiness.go:101,
 #   validation.go:134-141); with no replacement the queue then deletes the NodeClaim at once
-#   (queue.go:229-236);
+#   (queue.go:231-261; the deadline step L236-255 is for candidates with a drain bound, which
+#   only Repair sets, repair.go:159);
 # - plus this check's own polling interval (POLL_S).
 # Not in the margin: the disruption loop runs its methods one after another, so an iteration
 # busy with multi- or single-node consolidation of other nodes (timeouts of 1 min and 3 min,
@@ -46,7 +48,7 @@ KARPENTER_VALIDATION_S = 15.0
 CONSOLIDATION_MARGIN_S = KARPENTER_POLL_S + KARPENTER_VALIDATION_S + POLL_S
 BUSY_LOOP_NOTE = (
     "Karpenter's disruption loop runs Emptiness after the multi- and single-node consolidation "
-    "of its previous pass (up to 1 min and 3 min, karpenter v1.14.1 disruption/"
+    "of its previous pass (up to 1 min and 3 min, karpenter v1.15.0 disruption/"
     "multinodeconsolidation.go:35, singlenodeconsolidation.go:33): on a cluster with other "
     "consolidation candidates the empty node can be removed later than this bound"
 )

@@ -103,7 +103,7 @@ def _karpenter(release: str, spec: Mapping[str, Any]) -> list[Controller]:
             spec["namespace"],
             helm_fullname(release, "karpenter", values),
             release,
-            "aws/karpenter-provider-aws v1.14.1 charts/karpenter/templates/deployment.yaml L2-5 "
+            "aws/karpenter-provider-aws v1.15.0 charts/karpenter/templates/deployment.yaml L3-6 "
             "(karpenter.fullname)",
         )
     ]

@@ -249,7 +249,7 @@ def test_a_node_not_consolidated_within_consolidate_after_plus_margin_fails():
     assert res.details[-2:] == (
         "consolidation: not started after 330 s (bound 330 s = consolidateAfter 5m + margin 30 s)",
         "Karpenter's disruption loop runs Emptiness after the multi- and single-node consolidation "
-        "of its previous pass (up to 1 min and 3 min, karpenter v1.14.1 disruption/"
+        "of its previous pass (up to 1 min and 3 min, karpenter v1.15.0 disruption/"
         "multinodeconsolidation.go:35, singlenodeconsolidation.go:33): on a cluster with other "
         "consolidation candidates the empty node can be removed later than this bound",
     )
