@@ -2,12 +2,12 @@ package karpenter
 
 // The gang template on a pool with reserved capacity uses the reservation (issue 30, point 3).
 //
-// Karpenter v1.14.1 buys a reservation only for the NodeClaims whose requirements admit the
+// Karpenter v1.15.0 buys a reservation only for the NodeClaims whose requirements admit the
 // reservation's instance type and zone: the AWS provider offers it for that type and zone only
-// (karpenter-provider-aws v1.14.1 pkg/providers/instancetype/offering/reserved_capacity_resolver.go
-// L69, L90-98) and launches reserved whenever an admitted type has an available reserved
-// offering (pkg/providers/instance/instance.go L743-759, getCapacityType: reserved, then spot,
-// then on-demand). A gang template pins one zone and one type by required node affinity, so it
+// (karpenter-provider-aws v1.15.0 pkg/providers/instancetype/offering/reserved_capacity_resolver.go
+// L71, L92-106) and launches reserved whenever an admitted type has a launchable reserved
+// offering, one with room left (pkg/providers/instance/instance.go L810-828, getCapacityType:
+// reserved, then spot, then on-demand). A gang template pins one zone and one type by required node affinity, so it
 // uses the reservation only if it pins the reservation's own. The suite seeds each reservation as
 // the user buys it for the pool (reservations_test.go seedCapacityReservations: the NodePool's
 // first instance type EC2 offers in its zone, as docs/friction-points.md tells users to list it),

@@ -48,6 +48,15 @@ var scenarios = []Scenario{
 		Run:    scenarioReservations,
 	},
 	{
+		Name: "reserved-only",
+		// docs/node-pools.md "Capacity types": a reserved-only pool keeps its pods pending while
+		// its reservation is full; it does not hand them to a lower-weight pool
+		// (reservedonly_test.go).
+		Claim:  "pods of a reserved-only NodePool whose reservation is full stay pending, even with a lower-weight NodePool that could take them",
+		Stacks: func(r *Render) bool { return len(reservedNodePools(r)) > 0 },
+		Run:    scenarioReservedOnly,
+	},
+	{
 		Name: "gang-reservation",
 		// docs/friction-points.md 4: a gang template pins a reservation's type first (issue 30,
 		// point 3; gangreservation_test.go).
