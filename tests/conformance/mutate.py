@@ -14,7 +14,8 @@ run each scenario on these and expect its specific failure (``CONFORMANCE_BAD``)
 - ``psa-privileged``: the namespace of the first ``restricted`` workload template enforces
   ``privileged`` instead (in every file that declares it).
 - ``nodepool-invalid``: the first NodePool's ``expireAfter`` is ``30d``, outside the CRD's
-  pattern ``^(([0-9]+(s|m|h))+|Never)$`` (karpenter.sh_nodepools.yaml v1.14.1).
+  pattern ``^(([0-9]+(s|m|h))+|Never)$`` (karpenter-provider-aws v1.15.0
+  pkg/apis/crds/karpenter.sh_nodepools.yaml L246).
 
 A mutation is a function of the copied render directory that changes it in place and returns
 False when it does not apply to that render (the copy is then removed). Add one by writing the

@@ -15,7 +15,7 @@ import (
 )
 
 // DoNotDisrupt is the annotation that keeps Karpenter from disrupting a pod's node
-// (kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/labels.go DoNotDisruptAnnotationKey).
+// (kubernetes-sigs/karpenter v1.15.0 pkg/apis/v1/labels.go L55 DoNotDisruptAnnotationKey).
 const DoNotDisrupt = "karpenter.sh/do-not-disrupt"
 
 // PolicyTimeout bounds the wait for the API server's policy informer to see a policy created or

@@ -1,7 +1,7 @@
 package karpenter
 
 // The AMI releases AWS published (testdata/ami-releases.yaml, each with its evidence) as the fake
-// SSM's only parameters, named the way Karpenter v1.14.1 builds them, so an alias naming a
+// SSM's only parameters, named the way Karpenter v1.15.0 builds them, so an alias naming a
 // release nobody published cannot resolve (review M1: the suite used to publish whatever release
 // the alias named).
 
@@ -72,8 +72,8 @@ func (a *amiReleases) published(family, release, minor string) bool {
 // amiParameter is one SSM parameter and the image it names.
 type amiParameter struct{ Path, ImageID, Name, Arch string }
 
-// parameters: every SSM parameter of the recorded releases, named as Karpenter v1.14.1 resolves
-// an alias (pkg/providers/amifamily/al2023.go L41-45 the architectures and variants, L74-80
+// parameters: every SSM parameter of the recorded releases, named as Karpenter v1.15.0 resolves
+// an alias (pkg/providers/amifamily/al2023.go L50-54 the architectures and variants, L83-89
 // resolvePath; bottlerocket.go L45-53, the release without its leading v).
 func (a *amiReleases) parameters() []amiParameter {
 	var out []amiParameter
@@ -110,7 +110,7 @@ func (a *amiReleases) parameters() []amiParameter {
 }
 
 // seedRecordedAMIs replaces the fake SSM parameters and images with the recorded releases only:
-// the fake SSM errors on any other name (karpenter-provider-aws v1.14.1 pkg/fake/ssmapi.go
+// the fake SSM errors on any other name (karpenter-provider-aws v1.15.0 pkg/fake/ssmapi.go
 // GetParameter), so Karpenter's lookup of an unpublished release finds nothing.
 func (h *Harness) seedRecordedAMIs(a *amiReleases) {
 	params := map[string]string{}
@@ -131,7 +131,7 @@ func (h *Harness) seedRecordedAMIs(a *amiReleases) {
 }
 
 // setClusterMinor makes the version provider answer minor (EKS DescribeCluster, with
-// eksControlPlane, as karpenter-provider-aws v1.14.1 pkg/providers/version/version.go does on
+// eksControlPlane, as karpenter-provider-aws v1.15.0 pkg/providers/version/version.go does on
 // EKS) and returns the context that carries the option.
 func (h *Harness) setClusterMinor(minor string) (context.Context, error) {
 	ctx := awsoptions.ToContext(h.Ctx, awstest.Options(awstest.OptionsFields{

@@ -29,8 +29,8 @@ const doNotDisrupt = karpv1.DoNotDisruptAnnotationKey
 // scenarioDisruption: with the render's admission policies active in the real API server, the
 // DaemonSet and mirror pods of tests/fixtures/system-pods (as their controllers create them) are
 // created on an empty GPU node of the render's first GPU pool; Karpenter's NewCandidate
-// (karpenter v1.14.1 pkg/controllers/disruption/types.go L160-205; statenode.go
-// ValidatePodsDisruptable L244-255: DaemonSet and mirror pods with do-not-disrupt block) must
+// (karpenter v1.15.0 pkg/controllers/disruption/types.go L150-219; statenode.go
+// ValidatePodsDisruptable L328-339: DaemonSet and mirror pods with do-not-disrupt block) must
 // accept the node for graceful disruption (emptiness, consolidation), and must refuse it once a
 // pod annotated karpenter.sh/do-not-disrupt runs there.
 func scenarioDisruption(r *Render, d *InstanceData) []error {
@@ -128,7 +128,7 @@ func scenarioDisruption(r *Render, d *InstanceData) []error {
 }
 
 // initialize marks the node Ready and initialized as the node lifecycle controller would once the
-// kubelet reports (karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/initialization.go).
+// kubelet reports (karpenter v1.15.0 pkg/controllers/nodeclaim/lifecycle/initialization.go).
 func (h *Harness) initialize(l Launched) error {
 	node := &corev1.Node{}
 	if err := h.Client.Get(h.Ctx, client.ObjectKeyFromObject(l.Node), node); err != nil {

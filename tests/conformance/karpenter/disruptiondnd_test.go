@@ -2,12 +2,12 @@ package karpenter
 
 // do-not-disrupt and the eventual disruption class on a non-preemptible pool.
 //
-// Karpenter v1.14.1: graceful methods (emptiness, consolidation) refuse a candidate running a
+// Karpenter v1.15.0: graceful methods (emptiness, consolidation) refuse a candidate running a
 // karpenter.sh/do-not-disrupt pod (pkg/controllers/state/statenode.go ValidatePodsDisruptable;
-// pkg/controllers/disruption/types.go L186-196). Drift is the eventual class
-// (pkg/controllers/disruption/drift.go L114-116), and an eventual candidate whose NodeClaim has a
-// terminationGracePeriod ignores do-not-disrupt and PDBs (types.go L50, L192; upstream
-// suite_test.go L1034 "should consider candidates that have do-not-disrupt pods scheduled with a
+// pkg/controllers/disruption/types.go L192-211). Drift is the eventual class
+// (pkg/controllers/disruption/drift.go L127-129), and an eventual candidate whose NodeClaim has a
+// terminationGracePeriod ignores do-not-disrupt and PDBs (types.go L52, L204; upstream
+// suite_test.go L1169 "should consider candidates that have do-not-disrupt pods scheduled with a
 // terminationGracePeriod set for eventual disruption"). Expiration deletes the NodeClaim once
 // expireAfter has passed, whatever runs on it (pkg/controllers/nodeclaim/expiration/
 // controller.go). The terminationGracePeriod then bounds how long the drain may wait for such a

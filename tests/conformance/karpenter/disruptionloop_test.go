@@ -1,7 +1,7 @@
 package karpenter
 
-// The real disruption machinery of Karpenter v1.14.1 on the harness, driven the way upstream's
-// own suite drives it (karpenter v1.14.1 pkg/controllers/disruption/suite_test.go L95-140): the
+// The real disruption machinery of Karpenter v1.15.0 on the harness, driven the way upstream's
+// own suite drives it (karpenter v1.15.0 pkg/controllers/disruption/suite_test.go L97-153): the
 // provider environment's fake clock (k8s.io/utils/clock/testing FakeClock, moved with Step and
 // SetTime, never slept on), disruption.NewController with the orchestration queue and the
 // cluster cost, the cluster state fed by its informer controllers
@@ -144,7 +144,7 @@ func (l *Loop) Initialize(claimName string) error {
 // completeInstance gives the fake EC2 instance what DescribeInstances reports for a real one
 // launched from Karpenter's launch template: the EC2NodeClass's security groups and a subnet of
 // its zone (EC2 API Reference, Instance: SecurityGroups, SubnetId). The provider's fake
-// CreateFleet stores neither (karpenter-provider-aws v1.14.1 pkg/fake/ec2api.go L130-205), and
+// CreateFleet stores neither (karpenter-provider-aws v1.15.0 pkg/fake/ec2api.go L132-207), and
 // Karpenter's drift check compares both with the EC2NodeClass (pkg/cloudprovider/drift.go
 // areSecurityGroupsDrifted, isSubnetDrifted): without them every node would be drifted at launch.
 func (l *Loop) completeInstance(claim *karpv1.NodeClaim) error {
@@ -264,8 +264,8 @@ func (l *Loop) Disrupt() ([]*disruption.Command, error) {
 	}
 }
 
-// validationWait: the validators' commandValidationDelay (karpenter v1.14.1
-// pkg/controllers/disruption/consolidation.go), stepped at once.
+// validationWait: the validators' commandValidationDelay (karpenter v1.15.0
+// pkg/controllers/disruption/consolidation.go L45), stepped at once.
 const validationWait = 15 * time.Second
 
 // LaunchReplacements launches each replacement NodeClaim of the command through the cloud

@@ -40,7 +40,7 @@ func promiseFor(preemptible bool) Promise {
 }
 
 // AtOnce: how many of n nodes the promise lets Karpenter disrupt at once (a percentage rounds up:
-// karpenter v1.14.1 pkg/apis/v1/nodepool.go L382-396, Budget.GetAllowedDisruptions,
+// karpenter v1.15.0 pkg/apis/v1/nodepool.go L386-400, Budget.GetAllowedDisruptions,
 // intstr.GetScaledValueFromIntOrPercent(..., true)).
 func (p Promise) AtOnce(n int) int {
 	if p.Preemptible {
@@ -114,7 +114,7 @@ func rendered(np *karpv1.NodePool) string {
 	if np.Spec.Template.Spec.TerminationGracePeriod != nil {
 		tgp = np.Spec.Template.Spec.TerminationGracePeriod.Duration.String()
 	}
-	// NillableDuration's nil *time.Duration is Never (karpenter v1.14.1 pkg/apis/v1/duration.go L33-39).
+	// NillableDuration's nil *time.Duration is Never (karpenter v1.15.0 pkg/apis/v1/duration.go L33-39).
 	after := "Never"
 	if d.ConsolidateAfter.Duration != nil {
 		after = d.ConsolidateAfter.Duration.String()

@@ -1,6 +1,6 @@
 package karpenter
 
-// The disruption scenarios: Karpenter v1.14.1's disruption controller, orchestration queue and
+// The disruption scenarios: Karpenter v1.15.0's disruption controller, orchestration queue and
 // nodeclaim disruption/expiration controllers (disruptionloop_test.go) on the dev and prod
 // renders' NodePools, judged against the documented promises (disruptionpromises_test.go).
 

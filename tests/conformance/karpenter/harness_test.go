@@ -4,12 +4,13 @@ package karpenter
 // the pinned 1.15.1; issue 31) on a real
 // kube-apiserver (envtest, KUBEBUILDER_ASSETS), with the provider's fake EC2/SSM/IAM/pricing APIs
 // seeded from real instance data (instance_data.py) and from the render (subnets, security group,
-// placement group). Wired as the controller's main does (karpenter-provider-aws v1.14.1
+// placement group). Wired as the controller's main does (karpenter-provider-aws v1.15.0
 // cmd/controller/main.go: overlay.Decorate(awsCloudProvider, client, instanceTypeStore)), and as
 // the provider's own suites do (pkg/cloudprovider/suite_test.go: coretest.NewEnvironment with the
 // CRDs and the NodePool nodeClassRef field indexer, test.NewEnvironment for the providers).
-// Line citations name the release they were read at (v1.14.1 for those written before the 1.15
-// bump; the suite now runs v1.15.0, whose differences docs/karpenter-upgrade.md lists).
+// Line citations name the release they were read at: v1.15.0, the release the suite runs, or
+// v1.15.1 for the chart (a v1.14.1 line is named only to compare; docs/karpenter-upgrade.md lists
+// the differences).
 
 import (
 	"context"
@@ -111,7 +112,7 @@ func startSuite() error {
 		coretest.WithCRDs(apis.CRDs...),
 		coretest.WithFieldIndexers(coretest.NodePoolNodeClassRefFieldIndexer(ctx),
 			// The nodeclaim pod-events and disruption controllers find a node's NodeClaim and a
-			// NodeClaim's Node by provider ID (karpenter v1.14.1 pkg/utils/node, pkg/utils/nodeclaim).
+			// NodeClaim's Node by provider ID (karpenter v1.15.0 pkg/utils/node, pkg/utils/nodeclaim).
 			coretest.NodeClaimProviderIDFieldIndexer(ctx), coretest.NodeProviderIDFieldIndexer(ctx)),
 	)
 	ctx = coreoptions.ToContext(ctx, coretest.Options())
@@ -194,8 +195,8 @@ func NewBareHarness(render *Render, data *InstanceData) (*Harness, error) {
 	devices.Hydrate(ctx)
 	h.Prov = provisioning.NewProvisioner(h.Client, recorder, h.Cloud, h.Cluster, awsEnv.Clock,
 		devices, virtualpods.NewVirtualPodCache(h.Client))
-	// The overlay controller reads the undecorated provider (karpenter-provider-aws v1.14.1
-	// cmd/controller/main.go L47-48; karpenter v1.14.1 pkg/controllers/controllers.go L175).
+	// The overlay controller reads the undecorated provider (karpenter-provider-aws v1.15.0
+	// cmd/controller/main.go L53-54; karpenter v1.15.0 pkg/controllers/controllers.go L193).
 	h.Overlays = nodeoverlay.NewController(awsEnv.Clock, h.Client, h.AWSCloud, awsEnv.InstanceTypeStore, h.Cluster)
 	h.NodeClass = nodeclass.NewController(awsEnv.Clock, h.Client, h.AWSCloud, recorder, fake.DefaultRegion,
 		awsEnv.SubnetProvider, awsEnv.SecurityGroupProvider, awsEnv.AMIProvider, awsEnv.InstanceProfileProvider,
@@ -244,7 +245,7 @@ func (h *Harness) seed(data *InstanceData) error {
 	// The AMI aliases: AWS publishes one SSM parameter per Kubernetes minor, architecture, variant
 	// and release (EKS user guide "Retrieve recommended Amazon Linux AMI IDs"; the release names
 	// amazon-eks-node-al2023-<arch>-<variant>-<minor>-<release>). Only those names resolve: the
-	// fake SSM errors on any other (karpenter-provider-aws v1.14.1 pkg/fake/ssmapi.go GetParameter).
+	// fake SSM errors on any other (karpenter-provider-aws v1.15.0 pkg/fake/ssmapi.go GetParameter).
 	params, images := publishedAMIs(h.Render.AMIAliases(), supportedMinors)
 	awsEnv.SSMAPI.Parameters = params
 	awsEnv.EC2API.DescribeImagesOutput.Set(&ec2.DescribeImagesOutput{Images: images})
@@ -414,7 +415,7 @@ func (h *Harness) Provision(pods ...*corev1.Pod) (*Round, error) {
 		name, err := h.Prov.Create(h.Ctx, nc, provisioning.WithReason(metrics.ProvisionedReason))
 		if err != nil {
 			// provisioner.Create refuses a claim whose NodePool limit is exceeded (provisioner.go
-			// L471 ExceededBy): its pods stay pending.
+			// L485 ExceededBy): its pods stay pending.
 			for _, p := range nc.Pods {
 				round.PodErrors[p] = fmt.Errorf("provisioner.Create: %w", err)
 			}
@@ -428,7 +429,7 @@ func (h *Harness) Provision(pods ...*corev1.Pod) (*Round, error) {
 		launched, err := h.launch(claim)
 		if cloudprovider.IsInsufficientCapacityError(err) {
 			// As the NodeClaim lifecycle controller does: the NodeClaim is deleted, its pods stay
-			// pending (karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/launch.go L85-90).
+			// pending (karpenter v1.15.0 pkg/controllers/nodeclaim/lifecycle/launch.go L96-102).
 			if derr := h.Client.Delete(h.Ctx, claim); derr != nil && !apierrors.IsNotFound(derr) {
 				return nil, derr
 			}

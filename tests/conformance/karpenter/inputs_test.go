@@ -109,8 +109,9 @@ func (r *Render) KarpenterValues() (KarpenterValues, error) {
 	if s.ClusterName == "" {
 		return KarpenterValues{}, fmt.Errorf("%s: no values.settings.clusterName", path)
 	}
-	// The chart's defaults when a gate is not rendered (karpenter-provider-aws v1.14.1
-	// charts/karpenter/values.yaml settings.featureGates: nodeOverlay false, reservedCapacity true).
+	// The chart's defaults when a gate is not rendered (karpenter-provider-aws v1.15.1
+	// charts/karpenter/values.yaml settings.featureGates: L249 nodeOverlay false, L252
+	// reservedCapacity true).
 	overlay, ok := s.FeatureGates["nodeOverlay"]
 	if !ok {
 		overlay = false

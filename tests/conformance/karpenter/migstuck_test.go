@@ -79,13 +79,13 @@ func scenarioMIGStuck(r *Render, d *InstanceData) []error {
 	}
 	l := round.Launched[0]
 	var errs []error
-	// The node registers with the startup taint (karpenter v1.14.1 pkg/apis/v1/nodeclaim.go
-	// L32-35) and is never initialized while it is on (initialization.go L74-77).
+	// The node registers with the startup taint (karpenter v1.15.0 pkg/apis/v1/nodeclaim.go
+	// L32-35) and is never initialized while it is on (initialization.go L81-84).
 	if !hasTaintKey(l.Node.Spec.Taints, migStartupTaint) {
 		errs = append(errs, fmt.Errorf("node %s of NodePool %s has no %s startup taint: %v", l.Node.Name, pool, migStartupTaint, l.Node.Spec.Taints))
 	}
 	// The pod ended; another MIG pod pends. Karpenter counts the uninitialized node as room
-	// (statenode.go L311-336 drops startup taints from its view) and launches nothing: the stall.
+	// (statenode.go L406-435 drops startup taints from its view) and launches nothing: the stall.
 	if err := h.Client.Delete(h.Ctx, mig, client.GracePeriodSeconds(0)); err != nil {
 		return append(errs, err)
 	}
@@ -178,7 +178,7 @@ func scenarioMIGStuck(r *Render, d *InstanceData) []error {
 		}
 	}
 	// The NodeClaim lifecycle controller puts its termination finalizer on every NodeClaim before
-	// launching it (karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/controller.go L148-151);
+	// launching it (karpenter v1.15.0 pkg/controllers/nodeclaim/lifecycle/controller.go L148-151);
 	// the harness launches without that controller, so it is added here.
 	own := &karpv1.NodeClaim{}
 	if err := h.Client.Get(h.Ctx, types.NamespacedName{Name: l.NodeClaim.Name}, own); err != nil {
@@ -197,8 +197,8 @@ func scenarioMIGStuck(r *Render, d *InstanceData) []error {
 	if err := remover.Delete(h.Ctx, l.NodeClaim.DeepCopy(), client.Preconditions{UID: &l.NodeClaim.UID}); err != nil {
 		return append(errs, fmt.Errorf("the remover on %s could not delete its NodeClaim %s: %v", l.Node.Name, l.NodeClaim.Name, err))
 	}
-	// Karpenter's termination finalizer keeps it, deleting (statenode.go L438-449); the
-	// provisioner schedules on active nodes only (provisioner.go L364-366, L403): a replacement.
+	// Karpenter's termination finalizer keeps it, deleting (statenode.go L536-547); the
+	// provisioner schedules on active nodes only (provisioner.go L378-380, L417): a replacement.
 	claim := &karpv1.NodeClaim{}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		if err := h.Client.Get(h.Ctx, types.NamespacedName{Name: l.NodeClaim.Name}, claim); err != nil {

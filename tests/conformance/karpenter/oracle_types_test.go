@@ -25,9 +25,9 @@ import (
 // ---- the instance types a NodePool admits, from its requirements and AWS's data ----
 
 // typeLabels: the well-known labels Karpenter's AWS provider puts on an instance type, written
-// from AWS's DescribeInstanceTypes fields (karpenter-provider-aws v1.14.1
-// pkg/providers/instancetype/types.go L188-189 instance-type and arch, L245-256 category,
-// generation, family, size, L270-276 the GPU labels with lowerKabobCase, L593-595).
+// from AWS's DescribeInstanceTypes fields (karpenter-provider-aws v1.15.0
+// pkg/providers/instancetype/types.go L348-349 instance-type and arch, L405-416 category,
+// generation, family, size, L430-436 the GPU labels with lowerKabobCase, L753-755).
 func typeLabels(info ec2types.InstanceTypeInfo) map[string]string {
 	name := string(info.InstanceType)
 	family, size, _ := strings.Cut(name, ".")
@@ -51,7 +51,7 @@ func typeLabels(info ec2types.InstanceTypeInfo) map[string]string {
 		}
 	}
 	// instance-category / -generation: the family's letters and the number after them
-	// (types.go L245-251: ^([a-z]+)(\-[0-9]+tb)?([0-9]+).*).
+	// (types.go L405-411: ^([a-z]+)(\-[0-9]+tb)?([0-9]+).*).
 	i := 0
 	for i < len(family) && family[i] >= 'a' && family[i] <= 'z' {
 		i++
@@ -111,7 +111,7 @@ func typeOfferings(d *InstanceData, region RegionData, reservations []ec2types.C
 // render's region: each requirement on a label the type carries (typeLabels) holds, and some
 // offering (zone with a subnet of the render, capacity type) holds the zone and capacity-type
 // requirements. The requirement algebra (In, NotIn, Exists, DoesNotExist, Gt, Lt) is Karpenter's
-// own (sigs.k8s.io/karpenter v1.14.1 pkg/scheduling/requirement.go Has); the labels and offerings
+// own (sigs.k8s.io/karpenter v1.15.0 pkg/scheduling/requirement.go Has); the labels and offerings
 // are not taken from Karpenter. A requirement on a key the oracle does not know is an error.
 func admittedTypes(np *karpv1.NodePool, d *InstanceData, region RegionData, subnetZones []string, reservations []ec2types.CapacityReservation) ([]string, error) {
 	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)

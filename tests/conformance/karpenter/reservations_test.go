@@ -2,24 +2,24 @@ package karpenter
 
 // Capacity reservations and insufficient capacity on the provider's fake EC2.
 //
-// The fake EC2 (karpenter-provider-aws v1.14.1 pkg/fake/ec2api.go) answers
+// The fake EC2 (karpenter-provider-aws v1.15.0 pkg/fake/ec2api.go) answers
 // DescribeCapacityReservations from DescribeCapacityReservationsOutput, filtered by the selector's
-// ids and tags (L403-413; pkg/fake/utils.go L104-112, L157-191). Karpenter's capacity reservation
+// ids and tags (L412-422; pkg/fake/utils.go L104-112, L157-191). Karpenter's capacity reservation
 // provider counts a reservation's available instances down as it launches into it
-// (pkg/providers/capacityreservation/types.go L130-148 MarkLaunched, called by
-// pkg/cloudprovider/cloudprovider.go L151), so the flood exhausts it as EC2 would. CreateFleet skips an
+// (pkg/providers/capacityreservation/types.go L134-152 MarkLaunched, called by
+// pkg/cloudprovider/cloudprovider.go L179), so the flood exhausts it as EC2 would. CreateFleet skips an
 // override whose (type, zone, capacity type) is in InsufficientCapacityPools and reports it as
-// InsufficientInstanceCapacity (ec2api.go L157-170, L228-238); Karpenter then marks the offering
-// unavailable (pkg/providers/instance/instance.go L609-643) and, as the NodeClaim lifecycle
+// InsufficientInstanceCapacity (ec2api.go L159-172, L230-240); Karpenter then marks the offering
+// unavailable (pkg/providers/instance/instance.go L639-673) and, as the NodeClaim lifecycle
 // controller does on an insufficient-capacity error, the NodeClaim is deleted and its pods stay
-// pending (karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/launch.go L85-90; Harness.Provision).
+// pending (karpenter v1.15.0 pkg/controllers/nodeclaim/lifecycle/launch.go L96-102; Harness.Provision).
 //
 // What the fake still does not do: when a later override is fulfilled, it reports the FIRST
-// override's type and zone as launched (ec2api.go L194-225), so a scenario here only ever
+// override's type and zone as launched (ec2api.go L196-227), so a scenario here only ever
 // insufficient-capacity's every override of a request (then nothing is fulfilled and the report
 // is right). The overrides come in Karpenter's own order (the NodeClaim's types sorted by their
-// cheapest compatible offering, pkg/cloudprovider/types.go L336-355, L437-449, via
-// instance.go L343; one override per type and zone, L505-571), so "first override" is what the
+// cheapest compatible offering, karpenter pkg/cloudprovider/types.go L396-415, L502-514, via
+// instance.go L373; one override per type and zone, L535-601), so "first override" is what the
 // lowest-price allocation strategy EC2 applies to on-demand would pick among equally priced zones.
 
 import (
@@ -303,7 +303,7 @@ func reservationICE(r *Render, d *InstanceData, name string) []error {
 	}
 	offerings := strings.Join(lo.Map(iced, func(p fake.CapacityPool, _ int) string { return p.InstanceType + "/" + p.Zone + "/" + p.CapacityType }), ", ")
 	// First the reservation is used up, with no capacity error seeded: the fake matches an
-	// insufficient-capacity pool on the request's DefaultTargetCapacityType (ec2api.go L159-162),
+	// insufficient-capacity pool on the request's DefaultTargetCapacityType (ec2api.go L161-164),
 	// which Karpenter sets to on-demand for a launch into a targeted reservation too
 	// (pkg/providers/instance/types.go L205-214), where real EC2 would launch into the reservation.
 	crs := h.seededReservations()

@@ -413,8 +413,8 @@ func scenarioOverlayUnits(r *Render, d *InstanceData) []error {
 			}
 			if hasOverlayFor(r, pool.Name, it) {
 				// g: the overlay exists and matches, yet its value did not replace the type's
-				// count (karpenter v1.14.1 pkg/cloudprovider/types.go L313-316 lo.Assign replaces;
-				// pkg/apis/v1alpha1/nodeoverlay.go L84-86 documents the contrary).
+				// count (karpenter v1.15.0 pkg/cloudprovider/types.go L373-376 lo.Assign replaces;
+				// pkg/apis/v1alpha1/nodeoverlay.go L81-83 documents the contrary).
 				msg += ": a Karpenter bump changed overlay replacement: see README"
 			}
 			errs = append(errs, fmt.Errorf("%s", msg))
@@ -568,8 +568,8 @@ func scenarioEFAGang(r *Render, d *InstanceData) []error {
 		}
 		// Pods that found a reserved offering already reserved in this round are retried in a
 		// later scheduling round, where the pool's other capacity types are tried (Karpenter's
-		// strict reserved-offering mode: karpenter v1.14.1
-		// pkg/controllers/provisioning/scheduling/nodeclaim.go L333-341): run the rounds the
+		// strict reserved-offering mode: karpenter v1.15.0
+		// pkg/controllers/provisioning/scheduling/nodeclaim.go L379-384): run the rounds the
 		// provisioner would, while they launch.
 		for i := 0; i < 5 && len(round.PodErrors) > 0 && len(round.Launched) > 0; i++ {
 			if err := h.waitBound(round.Launched); err != nil {
@@ -654,7 +654,7 @@ func qty(s string) resource.Quantity { return resource.MustParse(s) }
 var instanceTypeDomain = regexp.MustCompile(`node\.kubernetes\.io/instance-type In \[([^\]]*)\]`)
 
 // explainRandomDomain: a gang template's required pod affinity on node.kubernetes.io/instance-type
-// (self-selecting, no pod placed yet) makes Karpenter v1.14.1 bootstrap the domain with a random
+// (self-selecting, no pod placed yet) makes Karpenter v1.15.0 bootstrap the domain with a random
 // instance type of ANY NodePool (pkg/controllers/provisioning/scheduling/topologygroup.go
 // L365-386 nextDomainAffinity; topology.go L105-135 buildDomainGroups: every NodePool's types).
 // When the error shows such a domain outside the pool's types, say so.
@@ -723,7 +723,7 @@ func slicedPools(r *Render) []string {
 // scenarioEFATaint: for every EFA pool, a one-GPU pod that requires the pool's label and tolerates
 // only nvidia.com/gpu (what a GPU workload without EFA carries) gets no NodeClaim: the EFA
 // NodePools' vpc.amazonaws.com/efa taint keeps it out (Karpenter's scheduler tolerates a NodePool's
-// taints or skips it: karpenter v1.14.1 pkg/controllers/provisioning/scheduling/nodeclaimtemplate
+// taints or skips it: karpenter v1.15.0 pkg/controllers/provisioning/scheduling/nodeclaimtemplate
 // and scheduling.Taints.ToleratesPod).
 func scenarioEFATaint(r *Render, d *InstanceData) []error {
 	var errs []error
@@ -757,7 +757,7 @@ func scenarioEFATaint(r *Render, d *InstanceData) []error {
 
 // waitBound waits until the client lists every pod of the launches as bound: the next
 // scheduling round must not see a pod of this round as pending (the provisioner lists pods
-// through the client: karpenter v1.14.1 pkg/controllers/provisioning/provisioner.go L196-201).
+// through the client: karpenter v1.15.0 pkg/controllers/provisioning/provisioner.go L202-207).
 func (h *Harness) waitBound(launched []Launched) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {

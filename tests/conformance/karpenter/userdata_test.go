@@ -49,7 +49,7 @@ func mimeParts(text string) ([]mimePart, error) {
 }
 
 // scenarioUserData (d): for one node of each GPU pool, the user data in the launch template
-// Karpenter v1.14.1 creates (the fake's CreateLaunchTemplate input) keeps every part of the
+// Karpenter v1.15.0 creates (the fake's CreateLaunchTemplate input) keeps every part of the
 // EC2NodeClass's userData first, unchanged and in order, and ends with Karpenter's own NodeConfig
 // (pkg/providers/amifamily/bootstrap/nodeadm.go L40-58 Script), which sets none of the pull
 // settings (what tests/nodepool/test_userdata.py

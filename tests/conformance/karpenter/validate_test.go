@@ -6,10 +6,10 @@ package karpenter
 // objects in the apiserver package's order), with the real Karpenter AWS provider's nodeclass
 // controller and the real NodePool validation and readiness controllers writing the
 // EC2NodeClasses' and NodePools' status (Harness.Reconcile, against the provider's fakes seeded
-// from the render): status.amis and AMIsReady come from karpenter-provider-aws v1.14.1
+// from the render): status.amis and AMIsReady come from karpenter-provider-aws v1.15.0
 // pkg/controllers/nodeclass/ami.go L51-96 (the render's aliases resolved through the fake SSM
 // parameters the harness publishes), Ready from the nodeclass controller's status conditions
-// (pkg/controllers/nodeclass/controller.go), NodePool Ready from karpenter v1.14.1
+// (pkg/controllers/nodeclass/controller.go), NodePool Ready from karpenter v1.15.0
 // pkg/controllers/nodepool/readiness and validation.
 //
 // What the suite cannot run and writes itself, as the real controller would: the Helm releases'
@@ -66,7 +66,7 @@ type workload struct{ Kind, Namespace, Name string }
 // components/validate/controllers.py expected_controllers (a wrong name there fails
 // controllers-ready here):
 //   - karpenter (release karpenter in kube-system): Deployment karpenter, the chart's
-//     karpenter.fullname (aws/karpenter-provider-aws v1.14.1 charts/karpenter/templates/
+//     karpenter.fullname (aws/karpenter-provider-aws v1.15.1 charts/karpenter/templates/
 //     deployment.yaml, _helpers.tpl fullname).
 //   - kai-scheduler (release kai-scheduler in kai-scheduler): the operator Deployment kai-operator
 //     (kai-scheduler v0.17.0 deployments/kai-scheduler/templates/services/operator.yaml) and the
