@@ -68,9 +68,10 @@ func report(t *testing.T, problems []error) {
 	}
 }
 
-// The suite judges with the version README pins (cluster.kubernetesVersion "1.36", Karpenter
-// v1.14.1's MaxK8sVersion): /version must say so, or the binaries were built without the version
-// ldflags (make conformance-bins).
+// The suite judges with the version README pins (cluster.kubernetesVersion "1.36", within
+// karpenter-provider-aws v1.15.0's MinK8sVersion 1.26 and MaxK8sVersion 1.37,
+// pkg/providers/version/version.go L43-44): /version must say so, or the binaries were built
+// without the version ldflags (make conformance-bins).
 func TestServerVersion(t *testing.T) {
 	v, err := env.Discover.ServerVersion()
 	if err != nil {

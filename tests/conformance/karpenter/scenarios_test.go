@@ -673,7 +673,7 @@ func explainRandomDomain(err error, poolTypes []string) string {
 		}
 	}
 	return fmt.Sprintf(" (Karpenter bootstrapped the template's instance-type pod affinity with random domains %v, "+
-		"drawn from every NodePool's types: karpenter v1.14.1 scheduling/topologygroup.go L365-386; "+
+		"drawn from every NodePool's types: karpenter v1.15.0 scheduling/topologygroup.go L365-386; "+
 		"one zone and one instance type per gang is not guaranteed)", picked)
 }
 
