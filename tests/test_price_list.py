@@ -21,8 +21,8 @@ from eks_gpu_platform.offline import mocks
 from eks_gpu_platform.price_list import cost_log, hourly_usd, product_args
 
 TABLE = (
-    "the table: on-demand Linux prices of 2026-07-06, https://github.com/aws/"
-    "karpenter-provider-aws/blob/v1.14.1/pkg/providers/pricing/zz_generated.pricing_aws.go"
+    "the table: on-demand Linux prices of 2026-07-20, https://github.com/aws/"
+    "karpenter-provider-aws/blob/v1.15.0/pkg/providers/pricing/zz_generated.pricing_aws.go"
 )
 NOT_COUNTED = "CPU pools, the EKS control plane, NAT gateways, EBS volumes and data transfer"
 SPOT = " (spot and reserved capacity priced at on-demand, their upper bound)"

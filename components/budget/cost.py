@@ -4,7 +4,7 @@ whole GPU budget running, the system node group at its largest, and the stack's 
 Pure: the pools, the GPU Operator's and the scheduler's specs, the region and the system node
 group in (read by attribute), plain data out (``capacity.json``'s ``cost``, which
 summary.md, plan.md and the validation's dry run show). One price table: ``prices``
-(Karpenter v1.14.1's generated us-east-1 on-demand Linux prices, dated).
+(Karpenter v1.15.0's generated us-east-1 on-demand Linux prices, dated).
 
 - **A pool at full budget**: per Karpenter NodePool of the pool, the most its GPU budget can buy
   per hour: the best sum of node prices whose GPUs stay within the budget (a node that would

@@ -2,8 +2,8 @@
 price table, instead of nothing ("unknown").
 
 Every expected figure is computed by hand below from prices read in aws/karpenter-provider-aws
-v1.14.1 ``pkg/providers/pricing/zz_generated.pricing_aws.go`` (us-east-1, generated
-2026-07-06): g6.xlarge $0.8048 (1 L4), g6.12xlarge $4.6016 (4 L4), p5.48xlarge $55.04
+v1.15.0 ``pkg/providers/pricing/zz_generated.pricing_aws.go`` (us-east-1, generated
+2026-07-20): g6.xlarge $0.8048 (1 L4), g6.12xlarge $4.6016 (4 L4), p5.48xlarge $55.04
 (8 H100), m7i.large $0.1008, m7i.xlarge $0.2016.
 """
 
@@ -17,7 +17,7 @@ from eks_gpu_platform.budget import cost_document, cost_lines, most_per_hour
 from eks_gpu_platform.config import PlatformConfig
 
 SOURCE = (
-    "https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/"
+    "https://github.com/aws/karpenter-provider-aws/blob/v1.15.0/"
     "pkg/providers/pricing/zz_generated.pricing_aws.go"
 )
 
@@ -80,7 +80,7 @@ def test_the_pools_system_nodes_and_stack_at_full_budget_in_a_region_without_pri
     assert cost == {
         "region": "us-west-2",
         "source": SOURCE,
-        "retrieved": "2026-07-06",
+        "retrieved": "2026-07-20",
         "pools": {
             "mixed": {
                 "hourlyUsd": 6.2112,
@@ -113,7 +113,7 @@ def test_the_pools_system_nodes_and_stack_at_full_budget_in_a_region_without_pri
         ),
     }
     assert cost_lines(cost) == [
-        "Hourly cost at full budget (on-demand Linux prices of 2026-07-06, "
+        "Hourly cost at full budget (on-demand Linux prices of 2026-07-20, "
         f"{SOURCE}; us-west-2 has no price in the table: us-east-1's prices stand in):",
         "- pool mixed: at most $6.2112/h",
         "- pool big: at most $110.0800/h (spot and reserved capacity priced at on-demand, "
@@ -129,7 +129,7 @@ def test_a_type_without_a_price_is_named_and_the_total_says_it_is_partial():
     cost = cost_of(values)
     assert cost["priceRegions"] == ["us-east-1"]
     assert cost_lines(cost)[0] == (
-        f"Hourly cost at full budget (on-demand Linux prices of 2026-07-06, {SOURCE}):"
+        f"Hourly cost at full budget (on-demand Linux prices of 2026-07-20, {SOURCE}):"
     )
     # p5e.48xlarge has no price in the table: the pool is priced with p5.48xlarge only.
     raw = {

@@ -283,7 +283,7 @@ def test_dev_capacity_json_notebooks_and_queues():
         "cost",
         "gangs",
     }
-    # At full budget (issue 28, point 12), us-east-1's prices of 2026-07-06 for us-west-2:
+    # At full budget (issue 28, point 12), us-east-1's prices of 2026-07-20 for us-west-2:
     # gpu-spot 6 x g6e.16xlarge $7.57719 (its dearest per GPU) = 45.46314, inference 4 x
     # g6.16xlarge $3.3968 = 13.5872, notebooks 1 x 3.3968, system 3 x m7i.large $0.1008 = 0.3024.
     cost = document["cost"]

@@ -63,7 +63,7 @@ def test_the_whole_check_passes_on_a_cluster_that_behaves():
     )
     assert res.details == (
         "cost estimate: $0.40 = 1 node(s) x $0.8048/h (g6.xlarge, us-east-1, on-demand, "
-        "2026-07-06) x 30 min",
+        "2026-07-20) x 30 min",
         f"Job {NS}/validate-capacity-inference via queue serving: requests 1 nvidia.com/gpu "
         "on g6.xlarge",
         "pod validate-capacity-inference-x7k2p Succeeded on node ip-10-0-1-1.ec2.internal "
@@ -154,7 +154,7 @@ def test_no_price_refuses_to_launch():
     [res] = run(kube, g6_render(region="us-west-2"), clock)
     assert (res.status, res.reason) == (
         "fail",
-        f"no price for g6.xlarge, g6.12xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE}; "
+        f"no price for g6.xlarge, g6.12xlarge in us-west-2 (table of 2026-07-20, {prices.SOURCE}; "
         "--price INSTANCE_TYPE=USD_PER_HOUR supplies one)"
         ": the cost cap cannot be checked; nothing created",
     )

@@ -246,15 +246,15 @@ def test_dry_run_prints_the_plan_with_prices_and_the_total(render_dir, capsys):
     out = dry_run(render_dir, capsys)
     assert out == (
         "Dry run of dev (run 0a1b2c3d): nothing is created.\n"
-        f"Prices: {prices.SOURCE} (retrieved 2026-07-06), region us-west-2.\n"
+        f"Prices: {prices.SOURCE} (retrieved 2026-07-20), region us-west-2.\n"
         "User-supplied prices (--price), where the table has none: g6.xlarge $0.8048/h, "
         "g6.2xlarge $0.9776/h.\n"
         "\n"
-        # The stack at full budget (issue 28, point 12), us-east-1's prices of 2026-07-06 for
+        # The stack at full budget (issue 28, point 12), us-east-1's prices of 2026-07-20 for
         # us-west-2: gpu-spot 6 GPUs on the dearest per GPU, g6e.16xlarge (1 L40S, $7.57719):
         # 45.46314; inference 4 x g6.16xlarge (1 L4, $3.3968): 13.5872; notebooks 1 GPU (its 4
         # slices): 3.3968; system 3 x m7i.large ($0.1008): 0.3024; total 62.74954.
-        "Hourly cost at full budget (on-demand Linux prices of 2026-07-06, "
+        "Hourly cost at full budget (on-demand Linux prices of 2026-07-20, "
         f"{prices.SOURCE}; us-west-2 has no price in the table: us-east-1's prices stand in):\n"
         "- pool gpu-spot: at most $45.4631/h (spot and reserved capacity priced at on-demand, "
         "their upper bound)\n"
@@ -361,7 +361,7 @@ def test_a_price_the_table_has_is_not_overridden(render_dir, capsys, tmp_path):
     assert (code, out) == (2, "")
     assert err == (
         "eks-gpu-platform-validate: --price: g6.xlarge: the price table has $0.8048/h for it in "
-        "us-east-1 (retrieved 2026-07-06); --price is only for a type it has no price for\n"
+        "us-east-1 (retrieved 2026-07-20); --price is only for a type it has no price for\n"
     )
 
 
@@ -379,7 +379,7 @@ def test_a_run_records_the_user_supplied_prices_in_both_reports(render_dir, tmp_
     assert code == 0
     note = (
         "Price of g6.xlarge in us-west-2: $0.81/h, user-supplied (--price); the table "
-        "(2026-07-06) has none"
+        "(2026-07-20) has none"
     )
     assert f"\n- {note}\n" in (tmp_path / "validate.md").read_text()
     assert f'<property name="note.1" value="{note}" />' in (tmp_path / "validate.xml").read_text()

@@ -99,7 +99,7 @@ def test_nccl_over_efa_reports_the_table_and_a_run_short_of_16gib_misses_aicr_s_
     assert res.details[:4] == (
         # 2 x $55.04/h x (30 min time cap + 5 min consolidateAfter) = $64.21
         "cost estimate: $64.21 = 2 node(s) x $55.0400/h (p5.48xlarge, us-east-1, on-demand, "
-        "2026-07-06) x 35 min",
+        "2026-07-20) x 35 min",
         f"MPIJob {NS}/validate-nccl-train-efa: 2 x p5.48xlarge, all_reduce_perf",
         "launcher validate-nccl-train-efa-launcher Succeeded after 80 s",
         "aws-ofi-nccl providers: efa",
@@ -198,7 +198,7 @@ def test_no_price_refuses():
     [res] = run(kube, clock, efa_render("us-west-2"))
     assert (res.status, res.reason) == (
         "fail",
-        f"no price for p5.48xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE}; --price "
+        f"no price for p5.48xlarge in us-west-2 (table of 2026-07-20, {prices.SOURCE}; --price "
         "INSTANCE_TYPE=USD_PER_HOUR supplies one): the cost cap cannot be checked; nothing created",
     )
 

@@ -14,6 +14,7 @@ from eks_gpu_platform.validate.core import Planned
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 import gen_prices  # noqa: E402
+import upstream_modules  # noqa: E402
 
 # the shipped stacks as the fixture stacks freeze them: never the user's root files
 FIXTURE_STACKS = TESTS / "fixtures" / "stacks"
@@ -46,31 +47,39 @@ def test_the_unpriced_entries_and_their_reasons():
 
 
 def test_spot_checked_prices_and_date():
-    # Karpenter v1.14.1 zz_generated.pricing_aws.go, us-east-1, "generated at 2026-07-06T14:20:29Z".
-    assert prices.RETRIEVED == "2026-07-06"
+    # Karpenter v1.15.0 zz_generated.pricing_aws.go, us-east-1, "generated at 2026-07-20T13:44:30Z"
+    # (v1.14.1's, "generated at 2026-07-06T14:20:29Z", had the same prices for these types).
+    assert prices.RETRIEVED == "2026-07-20"
     assert prices.hourly_usd("us-east-1", "g6.xlarge") == 0.8048
     assert prices.hourly_usd("us-east-1", "p5.48xlarge") == 55.04
     assert prices.hourly_usd("us-east-1", "p4d.24xlarge") == 21.957642
     assert prices.hourly_usd("us-east-1", "p6-b200.48xlarge") == 113.9328
     assert prices.SOURCE == (
-        "https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/"
+        "https://github.com/aws/karpenter-provider-aws/blob/v1.15.0/"
         "pkg/providers/pricing/zz_generated.pricing_aws.go"
     )
 
 
 def test_the_table_is_what_the_generator_writes_from_karpenters_file():
-    if not gen_prices.PRICING.exists():
-        pytest.skip(f"{gen_prices.PRICING} is not on this machine (go mod download)")
+    # Never skipped: the file comes from the Karpenter module tests/conformance/go.mod pins
+    # (go mod download, checked by go.sum); if it cannot be fetched, the test fails in one line.
     block = gen_prices.render(
-        gen_prices.PRICING.read_text(),
+        gen_prices.pricing_file().read_text(),
         gen_prices.stack_regions(FIXTURE_STACKS),
         gen_prices.table_types(FIXTURE_STACKS),
     )
     assert block in gen_prices.OUT.read_text()
 
 
+def test_the_source_is_the_file_of_the_pinned_module():
+    # bumping tests/conformance/go.mod's pin makes this fail until the table is regenerated
+    version = upstream_modules.required_version(upstream_modules.KARPENTER_AWS)
+    pinned = f"https://github.com/aws/karpenter-provider-aws/blob/{version}/{gen_prices.PRICING}"
+    assert pinned == prices.SOURCE
+
+
 GO_EXCERPT = """\
-// generated at 2026-07-06T14:20:29Z for us-east-1
+// generated at 2026-07-20T13:44:30Z for us-east-1
 
 var InitialOnDemandPricesAWS = map[string]map[ec2types.InstanceType]float64{
 \t// us-east-1
@@ -84,14 +93,14 @@ var InitialOnDemandPricesAWS = map[string]map[ec2types.InstanceType]float64{
 
 def test_the_generator_parses_karpenters_go_map():
     assert gen_prices.prices(GO_EXCERPT) == {"g6.12xlarge": 4.6016, "g6.xlarge": 0.8048}
-    assert gen_prices.generated_at(GO_EXCERPT) == "2026-07-06"
+    assert gen_prices.generated_at(GO_EXCERPT) == "2026-07-20"
     block = gen_prices.render(
         GO_EXCERPT, ("us-east-1", "us-west-2"), ("g6.xlarge", "g6.12xlarge", "p5.48xlarge")
     )
     assert block == "\n".join(
         [
             gen_prices.BEGIN,
-            'RETRIEVED = "2026-07-06"',
+            'RETRIEVED = "2026-07-20"',
             'REGIONS = ("us-east-1", "us-west-2")',
             "HOURLY_USD: dict[str, dict[str, float]] = {",
             '    "us-east-1": {',
@@ -129,10 +138,10 @@ def test_estimate_of_a_check_that_launches_nothing_is_zero():
 
 def test_describe():
     assert prices.describe(planned(["g6.xlarge"], 1, 15.0), "us-east-1") == (
-        "$0.20 = 1 node(s) x $0.8048/h (g6.xlarge, us-east-1, on-demand, 2026-07-06) x 15 min"
+        "$0.20 = 1 node(s) x $0.8048/h (g6.xlarge, us-east-1, on-demand, 2026-07-20) x 15 min"
     )
     assert prices.describe(planned(["g6.xlarge"]), "us-west-2") == (
-        f"no price for g6.xlarge in us-west-2 (table of 2026-07-06, {prices.SOURCE}; "
+        f"no price for g6.xlarge in us-west-2 (table of 2026-07-20, {prices.SOURCE}; "
         "--price INSTANCE_TYPE=USD_PER_HOUR supplies one)"
     )
 
@@ -155,5 +164,5 @@ def test_describe_names_a_user_supplied_price():
         "$0.20 = 1 node(s) x $0.8100/h (g6.xlarge, us-west-2, user-supplied (--price)) x 15 min"
     )
     assert prices.describe(planned(["g6.xlarge"], 1, 15.0), "us-east-1", user) == (
-        "$0.20 = 1 node(s) x $0.8048/h (g6.xlarge, us-east-1, on-demand, 2026-07-06) x 15 min"
+        "$0.20 = 1 node(s) x $0.8048/h (g6.xlarge, us-east-1, on-demand, 2026-07-20) x 15 min"
     )
