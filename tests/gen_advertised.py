@@ -18,7 +18,9 @@ Sources, each at a pinned version:
 
 Usage (the committed table is the output; tests/test_karpenter_model.py re-extracts its EC2 rows
 from moto, pinned in requirements-dev.txt, its MIG table from the vendored mig-parted config, and
-its prices from the Go module cache when that holds Karpenter v1.14.1):
+checks its prices against the pinned Karpenter's, v1.15.0's file fetched by
+tests/upstream_modules.py: the same for every type the table prices; v1.15.0 adds the g7 family,
+which the table, from v1.14.1's file, leaves unpriced):
 
     python tests/gen_advertised.py [--moto-wheel PATH] [--pricing PATH] [--mig-parted PATH]
 """
