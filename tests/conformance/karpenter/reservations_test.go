@@ -275,6 +275,23 @@ func reservedFirst(r *Render, d *InstanceData, name string) []error {
 	return errs
 }
 
+// reservationPods: pods of one GPU unit each for the NodePool's pool, as many as the seeded
+// reservations' instances hold (their total instance count times the units a node of the
+// reservation's type advertises), named prefix-0, prefix-1, ...; and that instance count.
+func reservationPods(r *Render, d *InstanceData, np *karpv1.NodePool, crs []ec2types.CapacityReservation, prefix string) ([]*corev1.Pod, int) {
+	want, perNode := 0, int64(0)
+	for _, cr := range crs {
+		want += int(aws.ToInt32(cr.TotalInstanceCount))
+		perNode = nodeUnits(r, d, np.Spec.Template.Labels[poolLabel], aws.ToString(cr.InstanceType))
+	}
+	template := PoolTemplate(np.Spec.Template.Labels[poolLabel], np.Spec.Template.Spec.Taints)
+	var pods []*corev1.Pod
+	for i := 0; i < want*int(perNode); i++ {
+		pods = append(pods, UnitPod(template, "default", fmt.Sprintf("%s-%d", prefix, i), rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")))
+	}
+	return pods, want
+}
+
 func reservationICE(r *Render, d *InstanceData, name string) []error {
 	h, herrs := newHarness(r, d)
 	if herrs != nil {
@@ -306,19 +323,7 @@ func reservationICE(r *Render, d *InstanceData, name string) []error {
 	// insufficient-capacity pool on the request's DefaultTargetCapacityType (ec2api.go L161-164),
 	// which Karpenter sets to on-demand for a launch into a targeted reservation too
 	// (pkg/providers/instance/types.go L205-214), where real EC2 would launch into the reservation.
-	crs := h.seededReservations()
-	want := 0
-	perNode := int64(0)
-	for _, cr := range crs {
-		want += int(aws.ToInt32(cr.TotalInstanceCount))
-		perNode = nodeUnits(r, d, np.Spec.Template.Labels[poolLabel], aws.ToString(cr.InstanceType))
-	}
-	pool := np.Spec.Template.Labels[poolLabel]
-	template := PoolTemplate(pool, np.Spec.Template.Spec.Taints)
-	var pods []*corev1.Pod
-	for i := 0; i < want*int(perNode); i++ {
-		pods = append(pods, UnitPod(template, "default", fmt.Sprintf("reservation-%s-%d", name, i), rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")))
-	}
+	pods, want := reservationPods(r, d, np, h.seededReservations(), "reservation-"+name)
 	var errs []error
 	first, err := h.Provision(pods...)
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,17 +86,7 @@ func reservedOnly(r *Render, d *InstanceData, name string) []error {
 	}
 
 	// 1. The reservations' instances, one pod per unit of each: all reserved, in the reserved pool.
-	want, perNode := 0, int64(0)
-	for _, cr := range crs {
-		want += int(aws.ToInt32(cr.TotalInstanceCount))
-		perNode = nodeUnits(r, d, reservedPool.Spec.Template.Labels[poolLabel], aws.ToString(cr.InstanceType))
-	}
-	template := PoolTemplate(reservedPool.Spec.Template.Labels[poolLabel], reservedPool.Spec.Template.Spec.Taints)
-	unit := rl("cpu", "100m", "memory", "128Mi", string(gpu), "1")
-	var pods []*corev1.Pod
-	for i := 0; i < want*int(perNode); i++ {
-		pods = append(pods, UnitPod(template, "default", fmt.Sprintf("reserved-only-%s-%d", name, i), unit))
-	}
+	pods, want := reservationPods(r, d, reservedPool, crs, "reserved-only-"+name)
 	var errs []error
 	first, err := h.Provision(pods...)
 	if err != nil {
@@ -111,7 +100,8 @@ func reservedOnly(r *Render, d *InstanceData, name string) []error {
 	}
 
 	// 2. One more pod: the reservation is full, and nothing launches, in either pool.
-	extra := UnitPod(template, "default", "reserved-only-"+name+"-extra", unit)
+	template := PoolTemplate(reservedPool.Spec.Template.Labels[poolLabel], reservedPool.Spec.Template.Spec.Taints)
+	extra := UnitPod(template, "default", "reserved-only-"+name+"-extra", rl("cpu", "100m", "memory", "128Mi", string(gpu), "1"))
 	full, err := h.Provision(extra)
 	if err != nil {
 		return append(errs, fmt.Errorf("reserved-only: NodePool %s, reservation full: %w", name, err))
