@@ -105,11 +105,9 @@ def test_the_tables_prices_are_karpenters_static_prices():
     that it leaves unpriced (no offering in the model) are exactly :data:`PRICED_SINCE_1_15`:
     regenerating the table from v1.15.0's file empties that list."""
     import gen_advertised
-    from upstream_modules import karpenter_file
+    import gen_prices
 
-    price = gen_advertised.prices(
-        karpenter_file("pkg/providers/pricing/zz_generated.pricing_aws.go")
-    )
+    price = gen_advertised.prices(gen_prices.pricing_file())
     rows = table()["instanceTypes"]
     priced = {name: row["onDemandPrice"] for name, row in rows.items() if "onDemandPrice" in row}
     assert priced == {name: price.get(name) for name in priced}
